@@ -1,0 +1,51 @@
+# propagit — one command per question. `make help` lists the targets.
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+KUBE_VERSION    ?= v1.37.2
+PROPAGIT_CACHE  ?= $(HOME)/.cache/propagit
+PROPAGIT_ASSETS ?= $(PROPAGIT_CACHE)/assets/k8s-$(KUBE_VERSION)
+export PROPAGIT_ASSETS
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/propagit/propagit/internal/cli.version=$(VERSION) -X github.com/propagit/propagit/internal/cli.commit=$(COMMIT)
+
+FUZZTIME ?= 10s
+GO_TEST_TIMEOUT ?= 30m
+
+.PHONY: help
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## Build bin/propagit
+	go build -ldflags "$(LDFLAGS)" -o bin/propagit ./cmd/propagit
+
+.PHONY: test-assets
+test-assets: ## Build the real control-plane binaries the tests run (cached in $(PROPAGIT_ASSETS))
+	./e2e/tools/build-assets.sh "$(PROPAGIT_ASSETS)"
+
+.PHONY: lint
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l cmd internal e2e); if [[ -n "$$out" ]]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	go vet ./...
+
+.PHONY: test
+test: test-assets lint ## Everything: lint, unit, integration against real apiservers, examples, fuzz (bounded)
+	go test -timeout $(GO_TEST_TIMEOUT) -count=1 ./...
+	$(MAKE) fuzz
+
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for FUZZTIME (default 10s)
+	go test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./internal/load
+	go test -run '^$$' -fuzz '^FuzzImageOverride$$' -fuzztime $(FUZZTIME) ./internal/override
+
+.PHONY: bench
+bench: ## Benchmarks, with the peer they are compared with in the same run
+	go test -run '^$$' -bench . -benchmem -benchtime 3x -timeout 30m ./internal/render/...
+
+.PHONY: clean
+clean: ## Remove build outputs (the asset cache is kept; rm -rf $(PROPAGIT_CACHE) to drop it)
+	rm -rf bin

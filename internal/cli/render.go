@@ -1,0 +1,248 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/render"
+)
+
+// renderMarker marks a folder written by `propagit render`, so a later render
+// may replace it; any other non-empty folder is refused.
+const renderMarker = ".propagit-render"
+
+// sourceOptions are the flags every command that reads a source shares.
+type sourceOptions struct {
+	source            string
+	skippedNamespaces []string
+}
+
+func (o *sourceOptions) bindFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.source, "source", "s", ".", "folder holding templates, policies and Cluster objects")
+	cmd.Flags().StringSliceVar(&o.skippedNamespaces, "skipped-namespaces", []string{"kube-.*"},
+		"regular expressions (anchored) of namespaces never propagated; karmada-system, karmada-cluster and karmada-es-* are always skipped")
+}
+
+func (o *sourceOptions) renderOptions() (render.Options, error) {
+	var opts render.Options
+	for _, s := range o.skippedNamespaces {
+		re, err := regexp.Compile("^(?:" + s + ")$")
+		if err != nil {
+			return opts, fmt.Errorf("invalid --skipped-namespaces pattern %q: %w", s, err)
+		}
+		opts.SkippedNamespaces = append(opts.SkippedNamespaces, re)
+	}
+	return opts, nil
+}
+
+func (o *sourceOptions) load() (*load.Set, error) {
+	abs, err := filepath.Abs(o.source)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("--source %s: not a folder", o.source)
+	}
+	return load.Load(filesys.MakeFsOnDisk(), abs)
+}
+
+type renderOptions struct {
+	sourceOptions
+	out      string
+	previous string
+}
+
+func newRenderCommand() *cobra.Command {
+	o := &renderOptions{}
+	cmd := &cobra.Command{
+		Use:   "render --source DIR --out OUT",
+		Short: "Render what each member cluster receives, without any cluster",
+		Long: `render reads every *.yaml/*.yml under --source (folders with a
+kustomization.yaml are built with kustomize), applies Karmada's matching,
+scheduling and override rules, and writes, for every cluster that receives
+anything, OUT/<cluster>/<namespace or _cluster>/<kind>.<group>_<name>.yaml.
+
+Cluster objects may carry a status (Ready condition, resourceSummary,
+apiEnablements): in render mode that is the cluster state. A Cluster with no
+status is taken as Ready with every API enabled and unknown capacity.
+
+Karmada's results depend on history (the policy that claimed a template, the
+previous replicas of dynamic and aggregated division, the clusterAffinities
+term in use); pass the previous render with --previous to reproduce them.`,
+		Example: `  propagit render --source ./fleet --out ./rendered
+  propagit render --source ./fleet --out ./rendered --previous ./rendered
+  propagit render --source ./fleet --out -`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.OutOrStdout(), cmd.ErrOrStderr()) },
+	}
+	o.bindFlags(cmd)
+	cmd.Flags().StringVarP(&o.out, "out", "o", "", `output folder, or "-" for a YAML stream on stdout`)
+	cmd.Flags().StringVar(&o.previous, "previous", "", "folder of an earlier render whose placement is the history")
+	_ = cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+func (o *renderOptions) run(stdout, stderr io.Writer) error {
+	set, err := o.load()
+	if err != nil {
+		return err
+	}
+	opts, err := o.renderOptions()
+	if err != nil {
+		return err
+	}
+	in := render.Input{Set: set, Options: opts}
+	if o.previous != "" {
+		works, err := readRendered(o.previous)
+		if err != nil {
+			return fmt.Errorf("failed to read --previous: %w", err)
+		}
+		in.Previous = render.PreviousFromWorks(works)
+	}
+	res := render.Render(in)
+	printFindings(stderr, set, res)
+	if o.out == "-" {
+		return writeStream(stdout, res.Works)
+	}
+	if err := writeFolder(o.out, res.Works); err != nil {
+		return err
+	}
+	n := 0
+	for _, w := range res.Works {
+		n += len(w.Objects)
+	}
+	fmt.Fprintf(stderr, "rendered %d objects for %d clusters into %s\n", n, len(res.Works), o.out)
+	return nil
+}
+
+// printFindings reports loader findings and per-template problems on stderr;
+// they do not stop the render (Karmada skips only the failing cluster).
+func printFindings(w io.Writer, set *load.Set, res *render.Result) {
+	for _, f := range set.Findings {
+		fmt.Fprintf(w, "warning: %s\n", f)
+	}
+	for _, b := range res.Bindings {
+		if b.ScheduleError != "" {
+			kept := "it is placed nowhere"
+			if b.KeptPrevious {
+				kept = "the previous placement stays"
+			}
+			fmt.Fprintf(w, "warning: %s: %s: scheduling failed: %s (%s)\n", b.Template.Source, b.Key, b.ScheduleError, kept)
+		}
+		for _, t := range b.Targets {
+			if t.Error != "" {
+				fmt.Fprintf(w, "warning: %s: %s: not rendered for cluster %s: %s\n", b.Template.Source, b.Key, t.Cluster, t.Error)
+			}
+		}
+	}
+}
+
+// marshal renders one object as YAML with sorted keys.
+func marshal(obj *unstructured.Unstructured) ([]byte, error) {
+	return yaml.Marshal(obj.Object)
+}
+
+func writeStream(w io.Writer, works []render.Work) error {
+	for _, work := range works {
+		fmt.Fprintf(w, "# cluster: %s\n", work.Cluster)
+		for _, obj := range work.Objects {
+			b, err := marshal(obj)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "---\n# %s/%s\n%s", work.Cluster, render.KeyOf(obj).Path(), b)
+		}
+	}
+	return nil
+}
+
+// writeFolder writes works into out, replacing an earlier render there. It
+// refuses a non-empty folder that is not a propagit render, so nothing of the
+// user's is deleted by surprise.
+func writeFolder(out string, works []render.Work) error {
+	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
+		if _, err := os.Stat(filepath.Join(out, renderMarker)); err != nil {
+			return fmt.Errorf("refusing to write into %s: it is not empty and was not written by propagit render (no %s file)", out, renderMarker)
+		}
+	}
+	parent := filepath.Dir(filepath.Clean(out))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, ".propagit-render-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for _, work := range works {
+		for _, obj := range work.Objects {
+			if err := writeObject(filepath.Join(tmp, work.Cluster), obj); err != nil {
+				return err
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(tmp, renderMarker), []byte("written by propagit render; this folder is replaced on the next render\n"), 0o644); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(out); err != nil {
+		return err
+	}
+	return os.Rename(tmp, out)
+}
+
+func writeObject(dir string, obj *unstructured.Unstructured) error {
+	path := filepath.Join(dir, filepath.FromSlash(render.KeyOf(obj).Path()))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := marshal(obj)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// readRendered reads a folder written by render back into Works.
+func readRendered(dir string) ([]render.Work, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var works []render.Work
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		w := render.Work{Cluster: e.Name()}
+		err := filepath.WalkDir(filepath.Join(dir, e.Name()), func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			obj := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal(b, &obj.Object); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			w.Objects = append(w.Objects, obj)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		works = append(works, w)
+	}
+	return works, nil
+}

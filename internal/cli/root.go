@@ -1,0 +1,67 @@
+// Package cli holds propagit's cobra commands. Commands parse flags, call the
+// pipeline stages and print; they hold no business rules.
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// ExitError carries a process exit code through cobra (for example
+// `diff --exit-code` exits 1 on a difference without being an error).
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// NewRootCommand builds the propagit command tree.
+func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "propagit",
+		Short: "GitOps for many Kubernetes clusters with Karmada's policy model",
+		Long: `propagit reads Kubernetes manifests and Karmada-compatible policies
+(PropagationPolicy, ClusterPropagationPolicy, OverridePolicy,
+ClusterOverridePolicy, Cluster) from Git, decides what each member cluster
+gets, and applies it.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(
+		newVersionCommand(),
+		newRenderCommand(),
+		newExplainCommand(),
+		newLintCommand(),
+	)
+	return root
+}
+
+// Execute runs the root command and returns the process exit code.
+func Execute() int {
+	cmd := NewRootCommand(os.Stdout, os.Stderr)
+	if err := cmd.Execute(); err != nil {
+		code := 2
+		if ee, ok := err.(*ExitError); ok {
+			code = ee.Code
+			if ee.Err == nil {
+				return code
+			}
+		}
+		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		return code
+	}
+	return 0
+}

@@ -1,0 +1,73 @@
+package load
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/policyv1alpha1"
+)
+
+// Source is where an object was declared: a slash-separated path relative to
+// the loaded folder, and the 1-based line of the document's first line.
+type Source struct {
+	Path string `json:"path"`
+	Line int    `json:"line"`
+}
+
+// String renders "path:line".
+func (s Source) String() string {
+	if s.Line == 0 {
+		return s.Path
+	}
+	return fmt.Sprintf("%s:%d", s.Path, s.Line)
+}
+
+// Template is an ordinary Kubernetes object that policies may propagate.
+type Template struct {
+	Object *unstructured.Unstructured
+	Source Source
+}
+
+// Propagation is a PropagationPolicy (ClusterScoped false) or a
+// ClusterPropagationPolicy (ClusterScoped true).
+type Propagation struct {
+	Policy        *policyv1alpha1.PropagationPolicy
+	ClusterScoped bool
+	Source        Source
+}
+
+// Override is an OverridePolicy (ClusterScoped false) or a
+// ClusterOverridePolicy (ClusterScoped true).
+type Override struct {
+	Policy        *policyv1alpha1.OverridePolicy
+	ClusterScoped bool
+	Source        Source
+}
+
+// Cluster is a member cluster declared in Git.
+type Cluster struct {
+	Cluster *clusterv1alpha1.Cluster
+	Source  Source
+}
+
+// Finding is a non-fatal problem found while loading, such as a Karmada kind
+// propagit does not implement. The object it names is never propagated.
+type Finding struct {
+	Source  Source
+	Message string
+}
+
+// String renders "path:line: message".
+func (f Finding) String() string { return f.Source.String() + ": " + f.Message }
+
+// Set is everything loaded from one folder, each list in a stable order
+// (by path, then line).
+type Set struct {
+	Templates    []Template
+	Propagations []Propagation
+	Overrides    []Override
+	Clusters     []Cluster
+	Findings     []Finding
+}

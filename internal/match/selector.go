@@ -1,0 +1,84 @@
+package match
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/propagit/propagit/internal/api/policyv1alpha1"
+)
+
+// Priority is Karmada's implicit priority of a selector match.
+type Priority int
+
+// Implicit priorities, lowest first. None means the selector does not match.
+const (
+	None          Priority = 0
+	MatchAll      Priority = 1
+	LabelSelector Priority = 2
+	Name          Priority = 3
+)
+
+// String names the priority the way explain prints it.
+func (p Priority) String() string {
+	switch p {
+	case MatchAll:
+		return "kind match"
+	case LabelSelector:
+		return "labelSelector match"
+	case Name:
+		return "name match"
+	default:
+		return "no match"
+	}
+}
+
+// Selector reports how a single resource selector matches obj. The selector's
+// namespace must already be defaulted (a PropagationPolicy's empty namespace
+// means its own; a cluster-scoped policy's empty namespace means any).
+func Selector(sel policyv1alpha1.ResourceSelector, obj *unstructured.Unstructured) Priority {
+	if sel.APIVersion != obj.GetAPIVersion() || sel.Kind != obj.GetKind() {
+		return None
+	}
+	if sel.Namespace != "" && sel.Namespace != obj.GetNamespace() {
+		return None
+	}
+	if sel.Name != "" {
+		if sel.Name == obj.GetName() {
+			return Name
+		}
+		return None
+	}
+	if sel.LabelSelector == nil {
+		return MatchAll
+	}
+	s, err := metav1.LabelSelectorAsSelector(sel.LabelSelector)
+	if err != nil || !s.Matches(labels.Set(obj.GetLabels())) {
+		return None
+	}
+	return LabelSelector
+}
+
+// Selectors returns the highest priority over sels; None if none match.
+func Selectors(sels []policyv1alpha1.ResourceSelector, obj *unstructured.Unstructured) Priority {
+	best := None
+	for _, sel := range sels {
+		if p := Selector(sel, obj); p > best {
+			best = p
+		}
+	}
+	return best
+}
+
+// DefaultNamespace returns sels with every empty namespace set to ns, as
+// Karmada's webhook does for namespaced policies.
+func DefaultNamespace(sels []policyv1alpha1.ResourceSelector, ns string) []policyv1alpha1.ResourceSelector {
+	out := make([]policyv1alpha1.ResourceSelector, len(sels))
+	for i, sel := range sels {
+		if sel.Namespace == "" {
+			sel.Namespace = ns
+		}
+		out[i] = sel
+	}
+	return out
+}

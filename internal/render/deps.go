@@ -1,0 +1,194 @@
+package render
+
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/api/policyv1alpha1"
+	"github.com/propagit/propagit/internal/load"
+)
+
+// addDependencies implements propagateDeps: the ConfigMaps, Secrets,
+// ServiceAccounts and PersistentVolumeClaims a namespaced workload references
+// follow it to its clusters. A dependency with its own policy keeps its own
+// placement and gains the referrers' clusters; one without becomes an
+// attached binding placed on the union of its referrers' clusters.
+func addDependencies(bindings []*Binding, byKey map[Key]*Binding, _ []load.Propagation) {
+	for _, b := range bindings {
+		if b.Choice.Winner == nil || !b.Choice.Winner.Policy.Policy.Spec.PropagateDeps || b.Key.Namespace == "" {
+			continue
+		}
+		spec := b.Choice.Winner.Policy.Policy.Spec
+		for _, dk := range dependencies(b.Template.Object) {
+			dep := byKey[dk]
+			if dep == nil || dep.Skipped != "" {
+				continue // missing dependencies are skipped, as in Karmada
+			}
+			attach(dep, b, spec)
+		}
+	}
+}
+
+func attach(dep, referrer *Binding, spec policyv1alpha1.PropagationSpec) {
+	if !slices.Contains(dep.DependencyOf, referrer.Key.String()) {
+		dep.DependencyOf = append(dep.DependencyOf, referrer.Key.String())
+		slices.Sort(dep.DependencyOf)
+	}
+	if dep.Policy == nil && spec.ConflictResolution == policyv1alpha1.ConflictOverwrite {
+		dep.Overwrite = true
+	}
+	for _, t := range referrer.Targets {
+		if !slices.ContainsFunc(dep.Targets, func(x *Target) bool { return x.Cluster == t.Cluster }) {
+			dep.Targets = append(dep.Targets, &Target{Cluster: t.Cluster, Suspended: t.Suspended})
+		}
+	}
+	slices.SortFunc(dep.Targets, func(a, b *Target) int {
+		if a.Cluster < b.Cluster {
+			return -1
+		}
+		if a.Cluster > b.Cluster {
+			return 1
+		}
+		return 0
+	})
+}
+
+// dependencies lists the objects obj references through its pod spec (or,
+// for an Ingress, its TLS secrets), all in obj's namespace.
+func dependencies(obj *unstructured.Unstructured) []Key {
+	ns := obj.GetNamespace()
+	var keys []Key
+	add := func(group, kind, name string) {
+		if name == "" {
+			return
+		}
+		k := Key{Group: group, Kind: kind, Namespace: ns, Name: name}
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	if obj.GetKind() == "Ingress" {
+		tls, _, _ := unstructured.NestedSlice(obj.Object, "spec", "tls")
+		for _, t := range tls {
+			if m, ok := t.(map[string]any); ok {
+				s, _ := m["secretName"].(string)
+				add("core", "Secret", s)
+			}
+		}
+		return keys
+	}
+	pod := podSpec(obj)
+	if pod == nil {
+		return nil
+	}
+	if sa, _ := pod["serviceAccountName"].(string); sa != "default" {
+		add("core", "ServiceAccount", sa)
+	}
+	for _, ref := range list(pod, "imagePullSecrets") {
+		add("core", "Secret", str(ref, "name"))
+	}
+	for _, field := range []string{"initContainers", "containers", "ephemeralContainers"} {
+		for _, c := range list(pod, field) {
+			containerDeps(c, add)
+		}
+	}
+	claimTemplates := volumeClaimTemplates(obj)
+	for _, v := range list(pod, "volumes") {
+		volumeDeps(v, claimTemplates, add)
+	}
+	return keys
+}
+
+func containerDeps(c map[string]any, add func(group, kind, name string)) {
+	for _, env := range list(c, "env") {
+		from, _ := env["valueFrom"].(map[string]any)
+		add("core", "ConfigMap", str(from, "configMapKeyRef", "name"))
+		add("core", "Secret", str(from, "secretKeyRef", "name"))
+	}
+	for _, from := range list(c, "envFrom") {
+		add("core", "ConfigMap", str(from, "configMapRef", "name"))
+		add("core", "Secret", str(from, "secretRef", "name"))
+	}
+}
+
+func volumeDeps(v map[string]any, claimTemplates []string, add func(group, kind, name string)) {
+	add("core", "ConfigMap", str(v, "configMap", "name"))
+	add("core", "Secret", str(v, "secret", "secretName"))
+	if claim := str(v, "persistentVolumeClaim", "claimName"); !slices.Contains(claimTemplates, claim) {
+		add("core", "PersistentVolumeClaim", claim)
+	}
+	for _, src := range list(mapAt(v, "projected"), "sources") {
+		add("core", "ConfigMap", str(src, "configMap", "name"))
+		add("core", "Secret", str(src, "secret", "name"))
+	}
+	for _, plugin := range []string{"azureFile", "cephfs", "cinder", "flexVolume", "rbd", "scaleIO", "iscsi", "storageos"} {
+		if plugin == "azureFile" {
+			add("core", "Secret", str(v, plugin, "secretName"))
+			continue
+		}
+		add("core", "Secret", str(v, plugin, "secretRef", "name"))
+	}
+	add("core", "Secret", str(v, "csi", "nodePublishSecretRef", "name"))
+}
+
+// podSpec returns the pod spec of the workload kinds Karmada knows.
+func podSpec(obj *unstructured.Unstructured) map[string]any {
+	var path []string
+	switch obj.GetKind() {
+	case "Pod":
+		path = []string{"spec"}
+	case "Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job":
+		path = []string{"spec", "template", "spec"}
+	case "CronJob":
+		path = []string{"spec", "jobTemplate", "spec", "template", "spec"}
+	default:
+		return nil
+	}
+	m, _, _ := unstructured.NestedMap(obj.Object, path...)
+	return m
+}
+
+func volumeClaimTemplates(obj *unstructured.Unstructured) []string {
+	if obj.GetKind() != "StatefulSet" {
+		return nil
+	}
+	var names []string
+	vcts, _, _ := unstructured.NestedSlice(obj.Object, "spec", "volumeClaimTemplates")
+	for _, v := range vcts {
+		if m, ok := v.(map[string]any); ok {
+			names = append(names, str(m, "metadata", "name"))
+		}
+	}
+	return names
+}
+
+func mapAt(m map[string]any, key string) map[string]any {
+	v, _ := m[key].(map[string]any)
+	return v
+}
+
+func list(m map[string]any, key string) []map[string]any {
+	items, _ := m[key].([]any)
+	out := make([]map[string]any, 0, len(items))
+	for _, it := range items {
+		if im, ok := it.(map[string]any); ok {
+			out = append(out, im)
+		}
+	}
+	return out
+}
+
+func str(m map[string]any, path ...string) string {
+	for i, p := range path {
+		if m == nil {
+			return ""
+		}
+		if i == len(path)-1 {
+			s, _ := m[p].(string)
+			return s
+		}
+		m, _ = m[p].(map[string]any)
+	}
+	return ""
+}

@@ -1,0 +1,123 @@
+package render
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/schedule"
+)
+
+// Explanation is a Binding in words and plain data: what `propagit explain`
+// prints and what `-o json` emits.
+type Explanation struct {
+	Template      string              `json:"template"`
+	Source        string              `json:"source"`
+	Skipped       string              `json:"skipped,omitempty"`
+	Policy        string              `json:"policy,omitempty"`
+	PolicyReason  string              `json:"policyReason,omitempty"`
+	Candidates    []CandidateVerdict  `json:"candidates,omitempty"`
+	DependencyOf  []string            `json:"dependencyOf,omitempty"`
+	Terms         []TermVerdict       `json:"terms,omitempty"`
+	ScheduleError string              `json:"scheduleError,omitempty"`
+	KeptPrevious  bool                `json:"keptPrevious,omitempty"`
+	Steps         []string            `json:"replicaSteps,omitempty"`
+	Targets       []TargetExplanation `json:"targets"`
+}
+
+// CandidateVerdict is one matching policy.
+type CandidateVerdict struct {
+	Policy   string `json:"policy"`
+	Priority int32  `json:"priority"`
+	Match    string `json:"match"`
+}
+
+// TermVerdict is the per-cluster verdict of one affinity term.
+type TermVerdict struct {
+	AffinityName string           `json:"affinityName,omitempty"`
+	Clusters     []ClusterVerdict `json:"clusters"`
+	Error        string           `json:"error,omitempty"`
+}
+
+// ClusterVerdict says whether a cluster was kept and why not.
+type ClusterVerdict struct {
+	Name    string `json:"name"`
+	Kept    bool   `json:"kept"`
+	Verdict string `json:"verdict"`
+}
+
+// TargetExplanation is one cluster of the placement.
+type TargetExplanation struct {
+	Cluster   string   `json:"cluster"`
+	Replicas  *int32   `json:"replicas,omitempty"`
+	Suspended bool     `json:"suspended,omitempty"`
+	Error     string   `json:"error,omitempty"`
+	Changes   []string `json:"overrides,omitempty"`
+}
+
+// Explain turns b into an Explanation.
+func Explain(b *Binding, clusters []*clusterv1alpha1.Cluster) Explanation {
+	e := Explanation{Template: b.Key.String(), Source: b.Template.Source.String(), Skipped: b.Skipped,
+		PolicyReason: b.Choice.Reason, DependencyOf: b.DependencyOf, ScheduleError: b.ScheduleError, KeptPrevious: b.KeptPrevious}
+	if b.Choice.Winner != nil {
+		e.Policy = policyName(b.Policy)
+	}
+	for _, c := range b.Choice.Candidates {
+		ref := &PolicyRef{ClusterScoped: c.Policy.ClusterScoped, Namespace: c.Policy.Policy.Namespace, Name: c.Policy.Policy.Name}
+		e.Candidates = append(e.Candidates, CandidateVerdict{Policy: policyName(ref), Priority: c.Explicit, Match: c.Implicit.String()})
+	}
+	if b.Decision != nil {
+		e.Steps = b.Decision.Steps
+		for _, term := range b.Decision.Terms {
+			e.Terms = append(e.Terms, termVerdict(term, b.Decision, clusters))
+		}
+	}
+	workload := b.Decision != nil && b.Decision.Workload
+	for _, t := range b.Targets {
+		te := TargetExplanation{Cluster: t.Cluster, Suspended: t.Suspended, Error: t.Error}
+		if workload && t.Scheduled {
+			r := t.Replicas
+			te.Replicas = &r
+		}
+		for _, c := range t.Overrides.Changes {
+			te.Changes = append(te.Changes, fmt.Sprintf("%s rule %d %s %s: %s → %s", c.Policy, c.Rule, c.Overrider, c.Path, orAbsent(c.Before), orAbsent(c.After)))
+		}
+		e.Targets = append(e.Targets, te)
+	}
+	return e
+}
+
+func termVerdict(term schedule.TermTrace, d *schedule.Decision, clusters []*clusterv1alpha1.Cluster) TermVerdict {
+	tv := TermVerdict{AffinityName: term.AffinityName, Error: term.Err}
+	succeeded := term.Err == "" && term.AffinityName == d.AffinityName
+	for _, c := range clusters {
+		v := ClusterVerdict{Name: c.Name}
+		switch reason, filtered := term.Filtered[c.Name]; {
+		case filtered:
+			v.Verdict = "filtered: " + reason
+		case succeeded && !slices.ContainsFunc(d.Clusters, func(tc schedule.TargetCluster) bool { return tc.Name == c.Name }):
+			v.Kept, v.Verdict = true, "passed the filters; not selected (spread constraints, weights or 0 replicas)"
+		default:
+			v.Kept, v.Verdict = true, "kept"
+		}
+		tv.Clusters = append(tv.Clusters, v)
+	}
+	return tv
+}
+
+func policyName(p *PolicyRef) string {
+	if p == nil {
+		return ""
+	}
+	if p.ClusterScoped {
+		return "ClusterPropagationPolicy " + p.Name
+	}
+	return "PropagationPolicy " + p.Namespace + "/" + p.Name
+}
+
+func orAbsent(s string) string {
+	if s == "" {
+		return "(absent)"
+	}
+	return s
+}

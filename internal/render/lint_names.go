@@ -1,0 +1,59 @@
+package render
+
+import (
+	"fmt"
+
+	"github.com/propagit/propagit/internal/api/policyv1alpha1"
+	"github.com/propagit/propagit/internal/load"
+)
+
+// lintClusterNames flags cluster names in policies that name no Cluster.
+func lintClusterNames(set *load.Set) []load.Finding {
+	known := map[string]bool{}
+	for _, c := range set.Clusters {
+		known[c.Cluster.Name] = true
+	}
+	var out []load.Finding
+	check := func(src load.Source, policy, field string, names []string) {
+		for _, n := range names {
+			if !known[n] {
+				out = append(out, load.Finding{Source: src, Message: fmt.Sprintf("%s: %s names cluster %q, which no Cluster declares", policy, field, n)})
+			}
+		}
+	}
+	affinity := func(src load.Source, policy, field string, a *policyv1alpha1.ClusterAffinity) {
+		if a != nil {
+			check(src, policy, field+".clusterNames", a.ClusterNames)
+			check(src, policy, field+".exclude", a.ExcludeClusters)
+		}
+	}
+	for _, p := range set.Propagations {
+		name := kindName(p.ClusterScoped, "PropagationPolicy", p.Policy.Namespace, p.Policy.Name)
+		pl := p.Policy.Spec.Placement
+		affinity(p.Source, name, "placement.clusterAffinity", pl.ClusterAffinity)
+		for i := range pl.ClusterAffinities {
+			affinity(p.Source, name, fmt.Sprintf("placement.clusterAffinities[%d]", i), &pl.ClusterAffinities[i].ClusterAffinity)
+		}
+		if pl.ReplicaScheduling != nil && pl.ReplicaScheduling.WeightPreference != nil {
+			for i := range pl.ReplicaScheduling.WeightPreference.StaticWeightList {
+				affinity(p.Source, name, fmt.Sprintf("placement.replicaScheduling.weightPreference.staticWeightList[%d].targetCluster", i),
+					&pl.ReplicaScheduling.WeightPreference.StaticWeightList[i].TargetCluster)
+			}
+		}
+	}
+	for _, o := range set.Overrides {
+		name := kindName(o.ClusterScoped, "OverridePolicy", o.Policy.Namespace, o.Policy.Name)
+		affinity(o.Source, name, "targetCluster", o.Policy.Spec.TargetCluster)
+		for i := range o.Policy.Spec.OverrideRules {
+			affinity(o.Source, name, fmt.Sprintf("overrideRules[%d].targetCluster", i), o.Policy.Spec.OverrideRules[i].TargetCluster)
+		}
+	}
+	return out
+}
+
+func kindName(clusterScoped bool, kind, ns, name string) string {
+	if clusterScoped {
+		return "Cluster" + kind + " " + name
+	}
+	return kind + " " + ns + "/" + name
+}

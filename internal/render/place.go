@@ -1,0 +1,151 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/policyv1alpha1"
+	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/match"
+	"github.com/propagit/propagit/internal/schedule"
+)
+
+// LabelSkipAutoPropagation on a Namespace stops Karmada's namespace
+// auto-propagation.
+const LabelSkipAutoPropagation = "namespace.karmada.io/skip-auto-propagation"
+
+// reservedNamespaces are never propagated by Karmada.
+var reservedNamespaces = []string{"karmada-system", "karmada-cluster"}
+
+// skippedGroups are API groups Karmada never propagates (apart from its own,
+// which load never classifies as templates).
+var skippedGroups = []string{"events.k8s.io", "coordination.k8s.io"}
+
+// place decides the policy and the clusters of one template.
+func place(t *load.Template, in Input, clusters []*clusterv1alpha1.Cluster) *Binding {
+	obj := t.Object
+	b := &Binding{Key: KeyOf(obj), Template: t}
+	if reason := skipReason(obj, in.Options); reason != "" {
+		b.Skipped = reason
+		return b
+	}
+	if isNamespace(obj) {
+		placeNamespace(b, obj, in.Options, clusters)
+		return b
+	}
+	prev := in.Previous.lookup(b.Key)
+	var claim *match.Claim
+	if prev != nil {
+		claim = prev.Claim
+	}
+	b.Choice = match.Policies(obj, obj.GetNamespace() != "", in.Set.Propagations, claim)
+	if b.Choice.Winner == nil {
+		return b
+	}
+	p := b.Choice.Winner.Policy
+	b.Policy = &PolicyRef{ClusterScoped: p.ClusterScoped, Namespace: p.Policy.Namespace, Name: p.Policy.Name}
+	if p.ClusterScoped {
+		b.Policy.Namespace = ""
+	}
+	b.Overwrite = p.Policy.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite
+	schedulePolicy(b, p.Policy, prev, clusters)
+	return b
+}
+
+func schedulePolicy(b *Binding, p *policyv1alpha1.PropagationPolicy, prev *PreviousTemplate, clusters []*clusterv1alpha1.Cluster) {
+	in := schedule.Input{Template: b.Template.Object, Placement: p.Spec.Placement, Clusters: clusters}
+	if prev != nil {
+		pl := prev.Placement
+		in.Previous = &pl
+	}
+	d, err := schedule.Schedule(in)
+	b.Decision = &d
+	targets := d.Clusters
+	b.AffinityName = d.AffinityName
+	if err != nil {
+		b.ScheduleError = err.Error()
+		var se *schedule.Error
+		targets = nil
+		if prev != nil && !(errors.As(err, &se) && se.NoClusterFit) {
+			b.KeptPrevious = true
+			targets = prev.Placement.Clusters
+			b.AffinityName = prev.Placement.AffinityName
+		}
+	}
+	for _, tc := range targets {
+		b.Targets = append(b.Targets, &Target{Cluster: tc.Name, Replicas: tc.Replicas, Scheduled: true,
+			Suspended: suspended(p.Spec.Suspension, tc.Name)})
+	}
+}
+
+// suspended reports whether dispatching to cluster is paused.
+func suspended(s *policyv1alpha1.Suspension, cluster string) bool {
+	if s == nil {
+		return false
+	}
+	if s.Dispatching != nil && *s.Dispatching {
+		return true
+	}
+	return s.DispatchingOnClusters != nil && slices.Contains(s.DispatchingOnClusters.ClusterNames, cluster)
+}
+
+// skipReason says why a template is never propagated, or "".
+func skipReason(obj *unstructured.Unstructured, o Options) string {
+	ns := obj.GetNamespace()
+	if isNamespace(obj) {
+		ns = obj.GetName()
+	}
+	if r := skippedNamespace(ns, o); r != "" && !(isNamespace(obj) && ns == "default") {
+		return r
+	}
+	group, _, _ := strings.Cut(obj.GetAPIVersion(), "/")
+	if slices.Contains(skippedGroups, group) || (obj.GetAPIVersion() == "v1" && obj.GetKind() == "Event") {
+		return fmt.Sprintf("Karmada never propagates API group %q", group)
+	}
+	if ns == "kube-system" && obj.GetKind() == "ConfigMap" && obj.GetName() == "extension-apiserver-authentication" {
+		return "Karmada never propagates kube-system/extension-apiserver-authentication"
+	}
+	return ""
+}
+
+// skippedNamespace says why namespace ns is skipped, or "".
+func skippedNamespace(ns string, o Options) string {
+	if ns == "" {
+		return ""
+	}
+	if slices.Contains(reservedNamespaces, ns) || strings.HasPrefix(ns, "karmada-es-") {
+		return fmt.Sprintf("namespace %q is reserved by Karmada and never propagated", ns)
+	}
+	for _, re := range o.SkippedNamespaces {
+		if re.MatchString(ns) {
+			return fmt.Sprintf("namespace %q matches the skipped-namespace pattern %s and is never propagated", ns, re)
+		}
+	}
+	return ""
+}
+
+func isNamespace(obj *unstructured.Unstructured) bool {
+	return obj.GetAPIVersion() == "v1" && obj.GetKind() == "Namespace"
+}
+
+// placeNamespace sends a Namespace to every cluster (Karmada's namespace
+// auto-propagation), except default and namespaces labelled to skip it.
+func placeNamespace(b *Binding, obj *unstructured.Unstructured, o Options, clusters []*clusterv1alpha1.Cluster) {
+	if obj.GetName() == "default" {
+		b.Skipped = `namespace "default" is never auto-propagated`
+		return
+	}
+	if strings.EqualFold(obj.GetLabels()[LabelSkipAutoPropagation], "true") {
+		b.Skipped = fmt.Sprintf("namespace is labelled %s=true", LabelSkipAutoPropagation)
+		return
+	}
+	b.Choice = match.Choice{Reason: "Namespaces propagate to every cluster without a policy (Karmada's namespace auto-propagation)"}
+	for _, c := range clusters {
+		b.Targets = append(b.Targets, &Target{Cluster: c.Name, Scheduled: true})
+	}
+}

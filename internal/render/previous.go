@@ -1,0 +1,79 @@
+package render
+
+import (
+	"slices"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/match"
+	"github.com/propagit/propagit/internal/schedule"
+)
+
+// Previous is the placement of an earlier render: the history Karmada's
+// results depend on (§0 of the semantics). The zero value is a first render.
+type Previous struct {
+	Templates map[Key]*PreviousTemplate `json:"templates,omitempty"`
+}
+
+// PreviousTemplate is the earlier placement of one template.
+type PreviousTemplate struct {
+	Claim     *match.Claim      `json:"claim,omitempty"`
+	Placement schedule.Previous `json:"placement"`
+}
+
+// lookup returns the history of key, or nil.
+func (p *Previous) lookup(k Key) *PreviousTemplate {
+	if p == nil || p.Templates == nil {
+		return nil
+	}
+	return p.Templates[k]
+}
+
+// PreviousFromWorks rebuilds the previous placement from rendered Works: each
+// object names its template, its claiming policy and its scheduled replicas
+// in the annotations stamp writes. Dependencies are skipped.
+func PreviousFromWorks(works []Work) *Previous {
+	prev := &Previous{Templates: map[Key]*PreviousTemplate{}}
+	for _, w := range works {
+		for _, obj := range w.Objects {
+			addPrevious(prev, w.Cluster, obj)
+		}
+	}
+	for _, t := range prev.Templates {
+		slices.SortFunc(t.Placement.Clusters, func(a, b schedule.TargetCluster) int {
+			if a.Name < b.Name {
+				return -1
+			}
+			if a.Name > b.Name {
+				return 1
+			}
+			return 0
+		})
+	}
+	return prev
+}
+
+func addPrevious(prev *Previous, cluster string, obj *unstructured.Unstructured) {
+	ann := obj.GetAnnotations()
+	if ann[AnnotationDependencyOf] != "" && ann[AnnotationPPName] == "" && ann[AnnotationCPPName] == "" {
+		return
+	}
+	key, err := ParseKey(ann[AnnotationTemplate])
+	if err != nil {
+		return
+	}
+	t := prev.Templates[key]
+	if t == nil {
+		t = &PreviousTemplate{Placement: schedule.Previous{AffinityName: ann[AnnotationAffinityName]}}
+		switch {
+		case ann[AnnotationCPPName] != "":
+			t.Claim = &match.Claim{ClusterScoped: true, Name: ann[AnnotationCPPName]}
+		case ann[AnnotationPPName] != "":
+			t.Claim = &match.Claim{Namespace: ann[AnnotationPPNamespace], Name: ann[AnnotationPPName]}
+		}
+		prev.Templates[key] = t
+	}
+	replicas, _ := strconv.Atoi(ann[AnnotationScheduledReplicas])
+	t.Placement.Clusters = append(t.Placement.Clusters, schedule.TargetCluster{Name: cluster, Replicas: int32(replicas)})
+}

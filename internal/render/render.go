@@ -1,0 +1,176 @@
+package render
+
+import (
+	"regexp"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/match"
+	"github.com/propagit/propagit/internal/override"
+	"github.com/propagit/propagit/internal/schedule"
+)
+
+// Input is everything one render depends on.
+type Input struct {
+	Set *load.Set
+	// Status replaces, per cluster name, the status declared in Git (the
+	// controller's live probes). Clusters absent from the map keep Git's.
+	Status map[string]*clusterv1alpha1.ClusterStatus
+	// Previous is the placement of the previous render; nil for a first one.
+	Previous *Previous
+	Options  Options
+}
+
+// Options tune what is never propagated.
+type Options struct {
+	// SkippedNamespaces are anchored regular expressions; templates in a
+	// matching namespace are never propagated. Karmada's default is kube-.*.
+	SkippedNamespaces []*regexp.Regexp
+}
+
+// DefaultOptions returns Karmada's defaults.
+func DefaultOptions() Options {
+	return Options{SkippedNamespaces: []*regexp.Regexp{regexp.MustCompile(`^kube-.*$`)}}
+}
+
+// Result is the outcome of one render.
+type Result struct {
+	// Works holds, per cluster that receives anything, its objects in final
+	// form; sorted by cluster name, objects sorted by Key.
+	Works []Work
+	// Bindings explain every template, sorted by Key.
+	Bindings []*Binding
+	// Clusters are the clusters rendered for, sorted by name, with the
+	// effective status.
+	Clusters []*clusterv1alpha1.Cluster
+}
+
+// Work is what one member cluster receives.
+type Work struct {
+	Cluster string
+	Objects []*unstructured.Unstructured
+}
+
+// PolicyRef names a propagation policy.
+type PolicyRef struct {
+	ClusterScoped bool   `json:"clusterScoped"`
+	Namespace     string `json:"namespace,omitempty"`
+	Name          string `json:"name"`
+}
+
+// Binding is the record of how one template was placed and rendered.
+type Binding struct {
+	Key      Key
+	Template *load.Template
+	// Skipped says why the template is never propagated ("" when it is not).
+	Skipped string
+	Choice  match.Choice
+	Policy  *PolicyRef
+	// Decision is the scheduler's result; nil when no policy matched.
+	Decision *schedule.Decision
+	// ScheduleError is set when scheduling failed; KeptPrevious says whether
+	// the previous placement stayed in force (Karmada keeps it except for
+	// "no cluster fits").
+	ScheduleError string
+	KeptPrevious  bool
+	AffinityName  string
+	// DependencyOf lists the templates whose propagateDeps pulled this one in.
+	DependencyOf []string
+	Overwrite    bool
+	Targets      []*Target
+}
+
+// Target is the rendering of a template for one cluster.
+type Target struct {
+	Cluster  string
+	Replicas int32
+	// Scheduled is false for clusters added only as a dependency target.
+	Scheduled bool
+	Suspended bool
+	Overrides override.Result
+	// Error is why this cluster got nothing for the template (an override
+	// failed); the other clusters still render.
+	Error  string
+	Object *unstructured.Unstructured
+}
+
+// Render runs match → schedule → override for every template and groups the
+// results into Works.
+func Render(in Input) *Result {
+	clusters := effectiveClusters(in.Set.Clusters, in.Status)
+	r := &Result{Clusters: clusters}
+	byKey := map[Key]*Binding{}
+	templates := slices.Clone(in.Set.Templates)
+	slices.SortStableFunc(templates, func(a, b load.Template) int { return cmpKey(KeyOf(a.Object), KeyOf(b.Object)) })
+	for i := range templates {
+		b := place(&templates[i], in, clusters)
+		byKey[b.Key] = b
+		r.Bindings = append(r.Bindings, b)
+	}
+	addDependencies(r.Bindings, byKey, in.Set.Propagations)
+	for _, b := range r.Bindings {
+		renderTargets(b, clusters, in.Set.Overrides)
+	}
+	r.Works = group(r.Bindings)
+	return r
+}
+
+func cmpKey(a, b Key) int {
+	switch {
+	case a.Less(b):
+		return -1
+	case b.Less(a):
+		return 1
+	}
+	return 0
+}
+
+// effectiveClusters returns the clusters sorted by name, each a copy whose
+// status is the live one when given.
+func effectiveClusters(cs []load.Cluster, status map[string]*clusterv1alpha1.ClusterStatus) []*clusterv1alpha1.Cluster {
+	out := make([]*clusterv1alpha1.Cluster, 0, len(cs))
+	for _, c := range cs {
+		cp := *c.Cluster
+		if s, ok := status[cp.Name]; ok && s != nil {
+			cp.Status = s
+		}
+		out = append(out, &cp)
+	}
+	slices.SortFunc(out, func(a, b *clusterv1alpha1.Cluster) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// group collects rendered objects per cluster.
+func group(bindings []*Binding) []Work {
+	per := map[string][]*unstructured.Unstructured{}
+	for _, b := range bindings {
+		for _, t := range b.Targets {
+			if t.Object != nil && !t.Suspended {
+				per[t.Cluster] = append(per[t.Cluster], t.Object)
+			}
+		}
+	}
+	names := make([]string, 0, len(per))
+	for n := range per {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	works := make([]Work, 0, len(names))
+	for _, n := range names {
+		objs := per[n]
+		slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int { return cmpKey(KeyOf(a), KeyOf(b)) })
+		works = append(works, Work{Cluster: n, Objects: objs})
+	}
+	return works
+}

@@ -1,0 +1,129 @@
+package render
+
+import (
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Labels and annotations propagit stamps on every object it renders. The
+// Karmada claim annotations are kept under Karmada's own keys so tools that
+// read them keep working.
+const (
+	// LabelManaged marks an object propagit created; only such objects are
+	// ever pruned.
+	LabelManaged = "propagit.io/managed"
+	// AnnotationTemplate names the source template (Key.String()).
+	AnnotationTemplate = "propagit.io/template"
+	// AnnotationScheduledReplicas records the replicas the scheduler gave this
+	// cluster before overrides; it is the "previous placement" of the next
+	// render.
+	AnnotationScheduledReplicas = "propagit.io/scheduled-replicas"
+	// AnnotationAffinityName records the clusterAffinities term in use.
+	AnnotationAffinityName = "propagit.io/affinity-name"
+	// AnnotationDependencyOf names the templates that pulled in a dependency
+	// (propagateDeps), comma-separated.
+	AnnotationDependencyOf = "propagit.io/dependency-of"
+
+	AnnotationPPName         = "propagationpolicy.karmada.io/name"
+	AnnotationPPNamespace    = "propagationpolicy.karmada.io/namespace"
+	AnnotationCPPName        = "clusterpropagationpolicy.karmada.io/name"
+	AnnotationConflict       = "work.karmada.io/conflict-resolution"
+	AnnotationRetainReplicas = "resourcetemplate.karmada.io/retain-replicas"
+)
+
+// stamp adds propagit's labels and annotations to obj.
+func stamp(obj *unstructured.Unstructured, b *Binding, replicas *int32) {
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[LabelManaged] = "true"
+	obj.SetLabels(labels)
+
+	ann := obj.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[AnnotationTemplate] = b.Key.String()
+	if b.Policy != nil {
+		if b.Policy.ClusterScoped {
+			ann[AnnotationCPPName] = b.Policy.Name
+		} else {
+			ann[AnnotationPPName] = b.Policy.Name
+			ann[AnnotationPPNamespace] = b.Policy.Namespace
+		}
+	}
+	if replicas != nil {
+		ann[AnnotationScheduledReplicas] = strconv.Itoa(int(*replicas))
+	}
+	if b.AffinityName != "" {
+		ann[AnnotationAffinityName] = b.AffinityName
+	}
+	if len(b.DependencyOf) > 0 {
+		ann[AnnotationDependencyOf] = strings.Join(b.DependencyOf, ",")
+	}
+	ann[AnnotationConflict] = conflictResolution(obj, b)
+	obj.SetAnnotations(ann)
+}
+
+// conflictResolution is the template annotation when it is overwrite or
+// abort, else the policy's field (Karmada's mergeConflictResolution).
+func conflictResolution(obj *unstructured.Unstructured, b *Binding) string {
+	switch v := obj.GetAnnotations()[AnnotationConflict]; v {
+	case "overwrite", "abort":
+		return v
+	}
+	if b.Overwrite {
+		return "overwrite"
+	}
+	return "abort"
+}
+
+// prune removes the fields Karmada never propagates: server-owned metadata,
+// status, and per-kind generated fields.
+func prune(obj *unstructured.Unstructured) {
+	for _, f := range []string{"creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+		"generation", "managedFields", "resourceVersion", "selfLink", "uid", "ownerReferences", "finalizers"} {
+		unstructured.RemoveNestedField(obj.Object, "metadata", f)
+	}
+	unstructured.RemoveNestedField(obj.Object, "status")
+	ann := obj.GetAnnotations()
+	switch obj.GetKind() {
+	case "Deployment":
+		delete(ann, "deployment.kubernetes.io/revision")
+		delete(ann, "deployment.kubernetes.io/revision-history")
+	case "Job":
+		pruneJob(obj)
+	case "Service":
+		if ip, _, _ := unstructured.NestedString(obj.Object, "spec", "clusterIP"); ip != "None" {
+			unstructured.RemoveNestedField(obj.Object, "spec", "clusterIP")
+			unstructured.RemoveNestedField(obj.Object, "spec", "clusterIPs")
+		}
+	case "PersistentVolumeClaim":
+		delete(ann, "volume.kubernetes.io/selected-node")
+	case "Secret":
+		if t, _, _ := unstructured.NestedString(obj.Object, "type"); t == "kubernetes.io/service-account-token" {
+			delete(ann, "kubernetes.io/service-account.uid")
+			unstructured.RemoveNestedField(obj.Object, "data")
+		}
+	}
+	if ann != nil {
+		obj.SetAnnotations(ann)
+		if len(ann) == 0 {
+			unstructured.RemoveNestedField(obj.Object, "metadata", "annotations")
+		}
+	}
+}
+
+func pruneJob(obj *unstructured.Unstructured) {
+	unstructured.RemoveNestedField(obj.Object, "spec", "ttlSecondsAfterFinished")
+	if manual, _, _ := unstructured.NestedBool(obj.Object, "spec", "manualSelector"); manual {
+		return
+	}
+	for _, l := range []string{"controller-uid", "batch.kubernetes.io/controller-uid", "job-name", "batch.kubernetes.io/job-name"} {
+		unstructured.RemoveNestedField(obj.Object, "spec", "selector", "matchLabels", l)
+		unstructured.RemoveNestedField(obj.Object, "spec", "template", "metadata", "labels", l)
+	}
+}
