@@ -3,6 +3,7 @@ package override
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,9 +14,16 @@ import (
 )
 
 // ErrMissingPath matches, with errors.Is, every error caused by a path that
-// does not exist in the object: a patch's path or parent, an image predicate
-// path or a fieldOverrider fieldPath.
-var ErrMissingPath = jsonpatch.ErrMissing
+// does not exist in the object: a patch's path, its parent or an array index
+// out of range, an image predicate path, or a fieldOverrider fieldPath.
+var ErrMissingPath = errors.New("path does not exist")
+
+// missingPath keeps a json-patch error's message and makes it match both the
+// library's sentinel and ErrMissingPath.
+type missingPath struct{ err error }
+
+func (e missingPath) Error() string   { return e.err.Error() }
+func (e missingPath) Unwrap() []error { return []error{e.err, ErrMissingPath} }
 
 // operation is one RFC 6902 operation. Value is always sent, as Karmada
 // sends it: a missing value is JSON null.
@@ -56,6 +64,9 @@ func patchJSON(doc []byte, ops []operation) ([]byte, error) {
 		return nil, fmt.Errorf("failed to decode patch: %w", err)
 	}
 	out, err := patch.Apply(doc)
+	if errors.Is(err, jsonpatch.ErrMissing) || errors.Is(err, jsonpatch.ErrInvalidIndex) {
+		err = missingPath{err}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("failed to apply patch: %w", err)
 	}
