@@ -49,3 +49,9 @@ bench: ## Benchmarks, with the peer they are compared with in the same run
 .PHONY: clean
 clean: ## Remove build outputs (the asset cache is kept; rm -rf $(PROPAGIT_CACHE) to drop it)
 	rm -rf bin
+
+CONTROLLER_GEN ?= go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
+
+.PHONY: generate
+generate: ## Regenerate deepcopy code and the Work CRD (deploy/crds) with controller-gen
+	$(CONTROLLER_GEN) object paths=./internal/api/workv1alpha1/... crd:crdVersions=v1 output:crd:dir=./deploy/crds

@@ -45,6 +45,7 @@ gets, and applies it.`,
 		newRenderCommand(),
 		newExplainCommand(),
 		newLintCommand(),
+		newDiffCommand(),
 	)
 	return root
 }

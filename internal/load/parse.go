@@ -13,12 +13,30 @@ import (
 )
 
 // issue is a problem found inside one document: the field path, the line of
-// the offending node (0: unknown) and the message.
+// the offending node (0: unknown), the message and how grave it is.
 type issue struct {
 	field string
 	line  int
 	msg   string
+	sev   severity
+	// absent, when set, names a field whose absence alone causes the issue
+	// (e.g. a missing spec.resourceSelectors); see excerpt.
+	absent string
 }
+
+// severity says what an issue does to the load.
+type severity int
+
+const (
+	// sevError fails the load.
+	sevError severity = iota
+	// sevWarning becomes a Finding; the object loads with the field ignored.
+	sevWarning
+	// sevSkip becomes a Finding; the document is not loaded. It is used for
+	// documents that are evidently not manifests (pseudo-YAML, placeholders,
+	// excerpts), which the corpus' EXPECT.md wants accepted.
+	sevSkip
+)
 
 // maxNodes bounds the nodes a document may expand to through aliases, so a
 // "billion laughs" file fails instead of exhausting memory.
@@ -134,7 +152,7 @@ func (z *normalizer) mapping(n *yaml.Node, path string) *yaml.Node {
 			continue
 		}
 		if k.Kind != yaml.ScalarNode {
-			z.add(path, k.Line, "mapping keys must be scalars")
+			z.add(path, k.Line, "invalid YAML: mapping keys must be scalars (a {{ template }} placeholder?)")
 			continue
 		}
 		field := fieldPath(path, k.Value)

@@ -33,17 +33,31 @@ var (
 // a strict JSON decoder would (json tag names, case-sensitive, embedded
 // structs inlined), but keeps each node's line. It records the line of every
 // field it sees, so later semantic checks can point at lines too.
+//
+// Two classes of problems are softer than the rest (see severity): unknown
+// fields in metadata, which the API server drops with a warning, are
+// warnings; an object or list where the type wants something else is the
+// mark of pseudo-YAML or a "{placeholder}", and skips the document.
 type strictWalker struct {
 	lines  map[string]int
 	issues []issue
+	// lenient is a path prefix (e.g. "status") under which scalars are
+	// taken as strings where strings are expected; asString records them.
+	lenient  string
+	asString map[*yaml.Node]bool
 }
 
 func newStrictWalker() *strictWalker {
-	return &strictWalker{lines: map[string]int{}}
+	return &strictWalker{lines: map[string]int{}, asString: map[*yaml.Node]bool{}}
 }
 
 func (w *strictWalker) add(path string, n *yaml.Node, format string, args ...any) {
 	w.issues = append(w.issues, issue{field: path, line: n.Line, msg: fmt.Sprintf(format, args...)})
+}
+
+func (w *strictWalker) addSev(sev severity, path string, n *yaml.Node, format string, args ...any) {
+	w.add(path, n, format, args...)
+	w.issues[len(w.issues)-1].sev = sev
 }
 
 // walk checks n against t. A null value is accepted for every type: JSON
@@ -64,7 +78,7 @@ func (w *strictWalker) walk(n *yaml.Node, t reflect.Type, path string) {
 	case reflect.String:
 		w.expectString(n, path)
 	case reflect.Bool:
-		if !w.expectScalar(n, path, "a boolean") || n.ShortTag() != "!!bool" {
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
 			w.mismatch(n, path, "a boolean")
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
@@ -127,7 +141,15 @@ func (w *strictWalker) object(n *yaml.Node, t reflect.Type, path string) {
 		w.lines[p] = k.Line
 		ft, ok := fields[k.Value]
 		if !ok {
-			w.add(p, k, "unknown field%s", suggest(k.Value, fields))
+			sev := sevError
+			if strings.HasPrefix(p, "metadata.") {
+				sev = sevWarning
+			}
+			msg := "unknown field%s"
+			if sev == sevWarning {
+				msg += "; ignored"
+			}
+			w.addSev(sev, p, k, msg, suggest(k.Value, fields))
 			continue
 		}
 		w.walk(v, ft, p)
@@ -183,11 +205,16 @@ func (w *strictWalker) integer(n *yaml.Node, t reflect.Type, path string) {
 	}
 }
 
-// expectString accepts a scalar that JSON holds as a string.
+// expectString accepts a scalar that JSON holds as a string; under the
+// lenient prefix, any scalar.
 func (w *strictWalker) expectString(n *yaml.Node, path string) bool {
-	switch n.ShortTag() {
-	case "!!str", "!!timestamp", "!!binary":
-		if n.Kind == yaml.ScalarNode {
+	if n.Kind == yaml.ScalarNode {
+		switch n.ShortTag() {
+		case "!!str", "!!timestamp", "!!binary":
+			return true
+		}
+		if w.lenient != "" && (path == w.lenient || strings.HasPrefix(path, w.lenient+".")) {
+			w.asString[n] = true
 			return true
 		}
 	}
@@ -203,7 +230,13 @@ func (w *strictWalker) expectScalar(n *yaml.Node, path, want string) bool {
 	return true
 }
 
+// mismatch reports a value of the wrong type. Getting an object or a list
+// where the type wants something else skips the document (see severity).
 func (w *strictWalker) mismatch(n *yaml.Node, path, want string) {
+	if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
+		w.addSev(sevSkip, path, n, "expected %s, got %s (pseudo-YAML or a {placeholder}?)", want, got(n))
+		return
+	}
 	w.add(path, n, "expected %s, got %s", want, got(n))
 }
 

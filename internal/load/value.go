@@ -13,22 +13,27 @@ import (
 // float64, bool or nil. Scalars follow YAML 1.2 as kustomize reads them
 // (yes/no/on/off are strings); timestamps stay strings. Values JSON cannot
 // hold (NaN, infinities, integers beyond int64) are reported.
-func valueOf(n *yaml.Node, path string, issues *[]issue) any {
+//
+// Scalars in asString (may be nil) are taken as strings whatever their tag.
+func valueOf(n *yaml.Node, path string, issues *[]issue, asString map[*yaml.Node]bool) any {
 	switch n.Kind {
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i].Value
-			m[k] = valueOf(n.Content[i+1], fieldPath(path, k), issues)
+			m[k] = valueOf(n.Content[i+1], fieldPath(path, k), issues, asString)
 		}
 		return m
 	case yaml.SequenceNode:
 		s := make([]any, len(n.Content))
 		for i, c := range n.Content {
-			s[i] = valueOf(c, indexPath(path, i), issues)
+			s[i] = valueOf(c, indexPath(path, i), issues, asString)
 		}
 		return s
 	case yaml.ScalarNode:
+		if asString[n] {
+			return n.Value
+		}
 		v, msg := scalarValue(n)
 		if msg != "" {
 			*issues = append(*issues, issue{field: path, line: n.Line, msg: msg})

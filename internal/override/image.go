@@ -115,9 +115,9 @@ func overrideImage(s string, o policyv1alpha1.ImageOverrider) (string, error) {
 	}
 	switch o.Component {
 	case policyv1alpha1.ImageRegistry:
-		im.host = edit(im.host, o.Operator, o.Value)
+		im.host = editComponent(im.host, o.Operator, o.Value)
 	case policyv1alpha1.ImageRepository:
-		im.repo = edit(im.repo, o.Operator, o.Value)
+		im.repo = editComponent(im.repo, o.Operator, o.Value)
 	case policyv1alpha1.ImageTag:
 		switch o.Operator {
 		case policyv1alpha1.OpAdd:
@@ -133,9 +133,9 @@ func overrideImage(s string, o policyv1alpha1.ImageOverrider) (string, error) {
 	return im.String(), nil
 }
 
-// edit applies a registry or repository operator: add concatenates, replace
+// editComponent applies a registry or repository operator: add concatenates, replace
 // sets, remove empties; an unknown operator changes nothing.
-func edit(current, operator, value string) string {
+func editComponent(current, operator, value string) string {
 	switch operator {
 	case policyv1alpha1.OpAdd:
 		return current + value

@@ -97,14 +97,24 @@ func Apply(obj *unstructured.Unstructured, cluster *clusterv1alpha1.Cluster, pol
 	e := &editor{obj: obj}
 	var res Result
 	var err error
-	res.ClusterOverrides, err = e.applyAll(ordered(policies, obj, true), cluster)
-	if err == nil && obj.GetNamespace() != "" {
-		res.Overrides, err = e.applyAll(ordered(policies, obj, false), cluster)
-	}
+	res.ClusterOverrides, res.Overrides, err = e.run(cluster, policies)
 	for _, ed := range e.edits {
 		res.Changes = append(res.Changes, ed.Change)
 	}
 	return res, err
+}
+
+// run applies the ClusterOverridePolicies, then the OverridePolicies. Each
+// set is matched against the object as the previous set left it, as in
+// Karmada: a label added by a ClusterOverridePolicy can make an
+// OverridePolicy's labelSelector match.
+func (e *editor) run(cluster *clusterv1alpha1.Cluster, policies []load.Override) (cops, ops []Applied, err error) {
+	cops, err = e.applyAll(ordered(policies, e.obj, true), cluster)
+	if err != nil || e.obj.GetNamespace() == "" {
+		return cops, nil, err
+	}
+	ops, err = e.applyAll(ordered(policies, e.obj, false), cluster)
+	return cops, ops, err
 }
 
 // applyAll applies the matching rules of policies, in order, and returns

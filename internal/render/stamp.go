@@ -64,7 +64,11 @@ func stamp(obj *unstructured.Unstructured, b *Binding, replicas *int32) {
 	if len(b.DependencyOf) > 0 {
 		ann[AnnotationDependencyOf] = strings.Join(b.DependencyOf, ",")
 	}
-	ann[AnnotationConflict] = conflictResolution(obj, b)
+	if !(b.Policy == nil && isNamespace(obj)) {
+		// Auto-propagated Namespaces carry no conflict resolution in Karmada:
+		// a namespace that already exists on a member is never adopted.
+		ann[AnnotationConflict] = conflictResolution(obj, b)
+	}
 	obj.SetAnnotations(ann)
 }
 

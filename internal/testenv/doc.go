@@ -5,6 +5,9 @@
 // its own folder under one temporary root per Env. With Options.Workloads a
 // member also runs kube-controller-manager, kube-scheduler and kwok with one
 // fake Node, so Deployments become Available without a container runtime.
+// kwok drives Pods through its pod/general stages, which simulate 1–6 s of
+// delay for each of the create and ready steps, so a new Deployment takes a
+// few seconds (measured: ~7 s for 3 replicas) to become Available.
 //
 // Lifecycle contract:
 //

@@ -1,0 +1,135 @@
+package workv1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// GroupVersion is propagit.io/v1alpha1.
+var GroupVersion = schema.GroupVersion{Group: "propagit.io", Version: "v1alpha1"}
+
+// FormatVersion is the Work format this build writes and understands. An
+// agent that meets a newer format stops applying that Work and says so.
+const FormatVersion = 1
+
+// Work is what one member cluster must run, rendered from one source
+// revision.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.cluster`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.spec.sourceRevision`
+// +kubebuilder:printcolumn:name="Applied",type=string,JSONPath=`.status.appliedRevision`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+type Work struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   WorkSpec   `json:"spec"`
+	Status WorkStatus `json:"status,omitempty"`
+}
+
+// WorkSpec holds the final manifests of one cluster.
+type WorkSpec struct {
+	// Cluster is the member cluster name.
+	Cluster string `json:"cluster"`
+	// FormatVersion is the Work format; see FormatVersion.
+	FormatVersion int `json:"formatVersion"`
+	// SourceRevision is the Git commit the manifests were rendered from.
+	SourceRevision string `json:"sourceRevision"`
+	// Suspended pauses applying: the member is not touched.
+	// +optional
+	Suspended bool `json:"suspended,omitempty"`
+	// Manifests are the objects, in final form, sorted by namespace, kind,
+	// group and name.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +optional
+	Manifests []runtime.RawExtension `json:"manifests,omitempty"`
+}
+
+// WorkStatus is what the applier (controller or agent) observed.
+type WorkStatus struct {
+	// AppliedRevision is the SourceRevision last applied completely.
+	// +optional
+	AppliedRevision string `json:"appliedRevision,omitempty"`
+	// Conditions: Applied, Healthy, Ready.
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Inventory is every object propagit applied to the member and still
+	// owns; objects that leave the Work are pruned from it.
+	// +optional
+	Inventory []ObjectRef `json:"inventory,omitempty"`
+	// Objects holds the last result per object.
+	// +optional
+	Objects []ObjectResult `json:"objects,omitempty"`
+	// Drift lists recent changes made on the member outside propagit.
+	// +optional
+	Drift []DriftRecord `json:"drift,omitempty"`
+	// Heartbeat is when the applier last reported (pull agents).
+	// +optional
+	Heartbeat *metav1.Time `json:"heartbeat,omitempty"`
+	// AgentVersion is the version of the applier that wrote this status.
+	// +optional
+	AgentVersion string `json:"agentVersion,omitempty"`
+	// Message explains the Ready condition in one line (for example
+	// "agent too old for Work format 2").
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// ObjectRef identifies an object on a member.
+type ObjectRef struct {
+	Group     string `json:"group"`
+	Version   string `json:"version,omitempty"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// ObjectResult is the outcome of applying one object.
+type ObjectResult struct {
+	ObjectRef `json:",inline"`
+	// Action: Created, Configured, Unchanged, Pruned, Failed, Skipped.
+	Action string `json:"action"`
+	// Health from kstatus: Current, InProgress, Failed, Unknown.
+	// +optional
+	Health string `json:"health,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// DriftRecord is one change made on a member outside propagit.
+type DriftRecord struct {
+	ObjectRef `json:",inline"`
+	// Fields that differ from the Work, as JSON paths.
+	// +optional
+	Fields []string `json:"fields,omitempty"`
+	// Manager is the field manager that made the change.
+	// +optional
+	Manager string `json:"manager,omitempty"`
+	// Action: Corrected, Reported.
+	Action string      `json:"action"`
+	Time   metav1.Time `json:"time"`
+}
+
+// WorkList is a list of Works.
+//
+// +kubebuilder:object:root=true
+type WorkList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Work `json:"items"`
+}
+
+// SchemeBuilder registers the types.
+var (
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
+	AddToScheme   = SchemeBuilder.AddToScheme
+)
+
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &Work{}, &WorkList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}

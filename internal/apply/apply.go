@@ -1,0 +1,76 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"github.com/fluxcd/pkg/ssa"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+)
+
+// Apply makes the member match desired and returns what happened to every
+// desired and every pruned object, and the new inventory.
+//
+// inventory is what propagit applied to this member before (the Inventory
+// of the previous Result). Every entry that is not desired any more is
+// pruned, but only when the live object still carries propagit.io/managed=
+// "true"; an entry whose live copy lost the label is reported Skipped and
+// leaves the inventory. The new inventory holds the desired objects applied
+// now, plus previous entries that failed this time (to apply or to prune),
+// so nothing propagit created is ever forgotten.
+//
+// Per-object failures (an invalid object, a webhook denial, a conflict) are
+// results, not errors: the other objects are still applied. The error is
+// non-nil only when ctx ended before the work was done; the Result is then
+// still complete and its inventory still safe to store.
+func (m *Manager) Apply(ctx context.Context, desired []*unstructured.Unstructured,
+	inventory []workv1alpha1.ObjectRef) (*Result, error) {
+	p := newPlan(desired, inventory)
+	namespaces := m.ensureNamespaces(ctx, p)
+	for _, s := range p.stages() {
+		m.applyStage(ctx, s)
+	}
+	prunes := m.prune(ctx, p.stale)
+	res := newResult(p, prunes, namespaces, ctx.Err())
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("failed to apply %d objects before the context ended: %w", len(p.items), err)
+	}
+	return res, nil
+}
+
+// applyStage applies the pending items of s concurrently, then, when s is a
+// definitions stage, waits for what it created or changed to be ready.
+func (m *Manager) applyStage(ctx context.Context, s stage) {
+	forEach(ctx, len(s.items), m.opts.Concurrency, func(i int) {
+		m.applyItem(ctx, s.items[i])
+	})
+	if s.wait {
+		m.waitReady(ctx, s.items)
+	}
+}
+
+// waitReady waits with kstatus until the created or configured items are
+// Current. On timeout every waited item keeps its action and says it is not
+// ready; the objects that needed it then fail on their own.
+func (m *Manager) waitReady(ctx context.Context, items []*item) {
+	var set object.ObjMetadataSet
+	var waited []*item
+	for _, it := range items {
+		if it.action == ActionCreated || it.action == ActionConfigured {
+			set = append(set, object.UnstructuredToObjMetadata(it.obj))
+			waited = append(waited, it)
+		}
+	}
+	if len(set) == 0 || ctx.Err() != nil {
+		return
+	}
+	opts := ssa.WaitOptions{Interval: m.opts.WaitInterval, Timeout: m.opts.WaitTimeout}
+	if err := m.ssa.WaitForSetWithContext(ctx, set, opts); err != nil {
+		for _, it := range waited {
+			it.message = fmt.Sprintf("%s is not ready: %v", fmtRef(it.ref), err)
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package apply
+
+import (
+	"fmt"
+
+	"github.com/fluxcd/pkg/ssa/utils"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+)
+
+// key identifies an object across API versions: an inventory entry written
+// with apps/v1beta1 and a desired apps/v1 object are the same object.
+type key struct {
+	Group, Kind, Namespace, Name string
+}
+
+func keyOf(r workv1alpha1.ObjectRef) key {
+	return key{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+}
+
+// refOf returns the reference of obj.
+func refOf(obj *unstructured.Unstructured) workv1alpha1.ObjectRef {
+	gvk := obj.GroupVersionKind()
+	return workv1alpha1.ObjectRef{
+		Group:     gvk.Group,
+		Version:   gvk.Version,
+		Kind:      gvk.Kind,
+		Namespace: obj.GetNamespace(),
+		Name:      obj.GetName(),
+	}
+}
+
+// gvkOf returns the group, version and kind of r.
+func gvkOf(r workv1alpha1.ObjectRef) schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
+}
+
+// fmtRef formats r as Kind/namespace/name (Kind/name when cluster-scoped),
+// the prefix of every message about an object.
+func fmtRef(r workv1alpha1.ObjectRef) string {
+	if r.Namespace == "" {
+		return r.Kind + "/" + r.Name
+	}
+	return r.Kind + "/" + r.Namespace + "/" + r.Name
+}
+
+// item is one desired object and what happened to it. Each item is written
+// by one goroutine only.
+type item struct {
+	obj *unstructured.Unstructured
+	ref workv1alpha1.ObjectRef
+	// owned: the object is in the previous inventory, under prev.
+	owned bool
+	prev  workv1alpha1.ObjectRef
+	// done: action and message are final; the item is not applied.
+	done    bool
+	action  string
+	message string
+}
+
+func (it *item) fail(format string, args ...any) {
+	it.done = true
+	it.action = ActionFailed
+	it.message = fmtRef(it.ref) + " " + fmt.Sprintf(format, args...)
+}
+
+func (it *item) set(action string) {
+	it.done = true
+	it.action = action
+}
+
+// plan is what one Apply call works on.
+type plan struct {
+	items []*item
+	// stale are the inventory entries no longer desired, in inventory order.
+	stale []workv1alpha1.ObjectRef
+}
+
+// newPlan pairs desired objects with the inventory. Objects without a kind,
+// version or name, and second copies of an object, fail at once.
+func newPlan(desired []*unstructured.Unstructured, inventory []workv1alpha1.ObjectRef) *plan {
+	inv := make(map[key]workv1alpha1.ObjectRef, len(inventory))
+	for _, r := range inventory {
+		inv[keyOf(r)] = r
+	}
+	p := &plan{items: make([]*item, 0, len(desired))}
+	seen := make(map[key]bool, len(desired))
+	for _, obj := range desired {
+		if obj == nil {
+			continue
+		}
+		it := &item{obj: obj.DeepCopy(), ref: refOf(obj)}
+		k := keyOf(it.ref)
+		it.prev, it.owned = inv[k]
+		p.items = append(p.items, it)
+		switch {
+		case !utils.IsKubernetesObject(obj):
+			it.fail("is not a valid object: apiVersion, kind and metadata.name are required")
+		case seen[k]:
+			it.fail("is desired more than once; only the first copy is applied")
+		}
+		seen[k] = true
+	}
+	for _, r := range inventory {
+		if !seen[keyOf(r)] {
+			p.stale = append(p.stale, r)
+			seen[keyOf(r)] = true // an inventory listing an object twice prunes it once
+		}
+	}
+	return p
+}
+
+// stage is a set of items applied together.
+type stage struct {
+	items []*item
+	// wait: the applied objects must become ready before the next stage,
+	// because later objects may need them (a CRD before its custom
+	// resources).
+	wait bool
+}
+
+// stages splits the items the way ssa.ApplyAllStaged does: CRDs,
+// Namespaces and ClusterRoles; then *Class kinds; then everything else.
+func (p *plan) stages() []stage {
+	var defs, classes, rest []*item
+	for _, it := range p.items {
+		if it.done {
+			continue
+		}
+		switch {
+		case utils.IsClusterDefinition(it.obj):
+			defs = append(defs, it)
+		case utils.IsClassDefinition(it.obj):
+			classes = append(classes, it)
+		default:
+			rest = append(rest, it)
+		}
+	}
+	return []stage{{items: defs, wait: true}, {items: classes, wait: true}, {items: rest}}
+}
+
+// failMsg fails the item with a message that already names the object.
+func (it *item) failMsg(msg string) {
+	it.done = true
+	it.action = ActionFailed
+	it.message = msg
+}

@@ -1,0 +1,82 @@
+package apply
+
+import (
+	"context"
+
+	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/utils"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+)
+
+// pruned is the outcome of pruning one stale inventory entry.
+type pruned struct {
+	ref     workv1alpha1.ObjectRef
+	action  string // ActionPruned, ActionSkipped, ActionFailed; "" if not tried
+	message string
+}
+
+// keep reports whether the entry stays in the inventory: it does unless it
+// is gone or no longer propagit's.
+func (p pruned) keep() bool {
+	return p.action != ActionPruned && p.action != ActionSkipped
+}
+
+// prune deletes the stale inventory entries whose live copy still carries
+// propagit's managed label, with background propagation. Other objects go
+// first, then definitions (CRDs, Namespaces, ClusterRoles, *Class kinds),
+// so custom resources and namespace contents are not cut from under their
+// definition in the same call.
+func (m *Manager) prune(ctx context.Context, stale []workv1alpha1.ObjectRef) []pruned {
+	out := make([]pruned, len(stale))
+	var objects, defs []int
+	for i, r := range stale {
+		out[i].ref = r
+		u := stub(r)
+		if utils.IsClusterDefinition(u) || utils.IsClassDefinition(u) {
+			defs = append(defs, i)
+		} else {
+			objects = append(objects, i)
+		}
+	}
+	for _, group := range [][]int{objects, defs} {
+		forEach(ctx, len(group), m.opts.Concurrency, func(j int) {
+			i := group[j]
+			out[i] = m.pruneOne(ctx, stale[i])
+		})
+	}
+	return out
+}
+
+// pruneOne deletes one stale object through ssa, which reads it first and
+// skips it unless it matches the managed label.
+func (m *Manager) pruneOne(ctx context.Context, r workv1alpha1.ObjectRef) pruned {
+	opts := ssa.DeleteOptions{
+		PropagationPolicy: metav1.DeletePropagationBackground,
+		Inclusions:        map[string]string{LabelManaged: "true"},
+	}
+	entry, err := m.ssa.Delete(ctx, stub(r), opts)
+	switch {
+	case err != nil && meta.IsNoMatchError(err):
+		// The kind is no longer served (its CRD is gone): so is the object.
+		return pruned{ref: r, action: ActionPruned, message: fmtRef(r) + " is gone: its kind is no longer served"}
+	case err != nil:
+		return pruned{ref: r, action: ActionFailed, message: err.Error()} // ssa's error leads with Kind/namespace/name
+	case entry.Action == ssa.SkippedAction:
+		return pruned{ref: r, action: ActionSkipped, message: fmtRef(r) +
+			" was not pruned: the live object no longer carries " + LabelManaged + "=true, so propagit no longer owns it"}
+	}
+	return pruned{ref: r, action: ActionPruned}
+}
+
+// stub is an object carrying only the identity of r.
+func stub(r workv1alpha1.ObjectRef) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvkOf(r))
+	u.SetNamespace(r.Namespace)
+	u.SetName(r.Name)
+	return u
+}

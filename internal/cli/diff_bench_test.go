@@ -1,0 +1,206 @@
+package cli
+
+// The diff benchmark of issue #4: two revisions of a generated repository
+// with 1,000 templates and 20 clusters, 10 templates changed between them.
+// In the same run it times rendering both revisions (load + render, no Git
+// and no comparison) and reports the full diff as a ratio of that.
+//
+//	go test -run '^$' -bench BenchmarkDiff -benchtime 5x ./internal/cli/
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/render"
+)
+
+const (
+	benchDiffTemplates = 1000
+	benchDiffClusters  = 20
+	benchDiffGroups    = 50
+	benchDiffChanged   = 10
+)
+
+// benchDiffFleet returns the files of the generated fleet; version 1 bumps
+// the image (or data) of the first benchDiffChanged templates.
+func benchDiffFleet(version int) map[string]string {
+	files := map[string]string{}
+	for c := 0; c < benchDiffClusters; c++ {
+		files[fmt.Sprintf("fleet/clusters/c%02d.yaml", c)] = fmt.Sprintf(
+			"apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: c%02d\n  labels:\n    region: r%d\nspec:\n  syncMode: Push\n",
+			c, c%4)
+	}
+	for n := 0; n < 10; n++ {
+		files[fmt.Sprintf("fleet/namespaces/ns%d.yaml", n)] = fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns%d\n", n)
+	}
+	for g := 0; g < benchDiffGroups; g++ {
+		files[fmt.Sprintf("fleet/policies/g%02d.yaml", g)] = benchDiffPolicy(g)
+	}
+	files["fleet/policies/region-label.yaml"] = benchDiffOverride
+	for i := 0; i < benchDiffTemplates; i++ {
+		v := 0
+		if i < benchDiffChanged {
+			v = version
+		}
+		files[fmt.Sprintf("fleet/apps/g%02d/t%04d.yaml", i%benchDiffGroups, i)] = benchDiffTemplate(i, v)
+	}
+	return files
+}
+
+// benchDiffTemplate is a Deployment, a Service or a ConfigMap of group
+// i%benchDiffGroups, in namespace ns(group%10).
+func benchDiffTemplate(i, version int) string {
+	g := i % benchDiffGroups
+	meta := fmt.Sprintf("metadata:\n  name: t%04d\n  namespace: ns%d\n  labels:\n    group: g%02d\n", i, g%10, g)
+	switch i % 3 {
+	case 0:
+		return "apiVersion: apps/v1\nkind: Deployment\n" + meta + fmt.Sprintf(`spec:
+  replicas: 6
+  selector:
+    matchLabels: {app: t%04d}
+  template:
+    metadata:
+      labels: {app: t%04[1]d}
+    spec:
+      containers:
+      - name: app
+        image: registry.example.com/t%04[1]d:1.%d.0
+        resources:
+          requests: {cpu: 100m, memory: 128Mi}
+`, i, version)
+	case 1:
+		return "apiVersion: v1\nkind: Service\n" + meta + fmt.Sprintf("spec:\n  selector: {app: t%04d}\n  ports:\n  - port: %d\n", i, 80+version)
+	}
+	return "apiVersion: v1\nkind: ConfigMap\n" + meta + fmt.Sprintf("data:\n  config.yaml: |\n    level: info\n    version: %d\n", version)
+}
+
+// benchDiffPolicy places group g: Divided by region weights, Duplicated to
+// every cluster, or Duplicated to five named clusters, by g%3.
+func benchDiffPolicy(g int) string {
+	head := fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: g%02d
+  namespace: ns%d
+spec:
+  resourceSelectors:
+  - apiVersion: apps/v1
+    kind: Deployment
+    labelSelector: {matchLabels: {group: g%02[1]d}}
+  - apiVersion: v1
+    kind: Service
+    labelSelector: {matchLabels: {group: g%02[1]d}}
+  - apiVersion: v1
+    kind: ConfigMap
+    labelSelector: {matchLabels: {group: g%02[1]d}}
+  placement:
+`, g, g%10)
+	switch g % 3 {
+	case 0:
+		return head + `    replicaScheduling:
+      replicaSchedulingType: Divided
+      replicaDivisionPreference: Weighted
+      weightPreference:
+        staticWeightList:
+        - {targetCluster: {labelSelector: {matchLabels: {region: r0}}}, weight: 1}
+        - {targetCluster: {labelSelector: {matchLabels: {region: r1}}}, weight: 2}
+        - {targetCluster: {labelSelector: {matchLabels: {region: r2}}}, weight: 3}
+`
+	case 1:
+		return head + "    replicaScheduling: {replicaSchedulingType: Duplicated}\n"
+	}
+	names := make([]string, 5)
+	for k := range names {
+		names[k] = fmt.Sprintf("c%02d", (g+k*3)%benchDiffClusters)
+	}
+	return head + "    clusterAffinity:\n      clusterNames: [" + strings.Join(names, ", ") + "]\n"
+}
+
+const benchDiffOverride = `apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterOverridePolicy
+metadata:
+  name: region-label
+spec:
+  resourceSelectors:
+  - apiVersion: apps/v1
+    kind: Deployment
+  overrideRules:
+  - targetCluster: {labelSelector: {matchLabels: {region: r1}}}
+    overriders:
+      labelsOverrider:
+      - operator: add
+        value: {topology.example.com/region: r1}
+`
+
+// benchDiffRepo commits both versions of the fleet and tags them.
+func benchDiffRepo(b *testing.B) string {
+	dir := b.TempDir()
+	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &committer{t: b, dir: dir, repo: repo}
+	c.commit("bench-base", benchDiffFleet(0))
+	c.commit("bench-head", benchDiffFleet(1))
+	return dir
+}
+
+// renderTwice loads and renders both versions from memory, the way diff
+// does once Git has been read.
+func renderTwice(b *testing.B, base, head filesys.FileSystem) {
+	sets := make([]*load.Set, 2)
+	for i, fs := range []filesys.FileSystem{base, head} {
+		set, err := load.Load(fs, "/fleet")
+		if err != nil {
+			b.Fatal(err)
+		}
+		sets[i] = set
+	}
+	res := render.Render(render.Input{Set: sets[0], Options: render.DefaultOptions()})
+	render.Render(render.Input{Set: sets[1], Options: render.DefaultOptions(), Previous: render.PreviousFromWorks(res.Works)})
+}
+
+func memFleet(b *testing.B, files map[string]string) filesys.FileSystem {
+	fs := filesys.MakeFsInMemory()
+	for p, content := range files {
+		if err := fs.WriteFile("/"+p, []byte(content)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return fs
+}
+
+func BenchmarkDiff(b *testing.B) {
+	dir := benchDiffRepo(b)
+	baseFS, headFS := memFleet(b, benchDiffFleet(0)), memFleet(b, benchDiffFleet(1))
+	renderTwice(b, baseFS, headFS) // warm up
+	const rounds = 3
+	start := time.Now()
+	for i := 0; i < rounds; i++ {
+		renderTwice(b, baseFS, headFS)
+	}
+	twice := time.Since(start) / rounds
+	args := []string{"diff", "--repo", dir, "--path", "fleet", "--base", "bench-base", "--head", "bench-head", "-o", "json", "--exit-code"}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cmd := NewRootCommand(io.Discard, io.Discard)
+		cmd.SetArgs(args)
+		if err, ok := cmd.Execute().(*ExitError); !ok || err.Code != 1 {
+			b.Fatalf("diff: %v, want exit 1 (differences)", err)
+		}
+	}
+	b.StopTimer()
+	per := b.Elapsed() / time.Duration(b.N)
+	b.ReportMetric(float64(twice.Milliseconds()), "render-twice-ms")
+	b.ReportMetric(float64(per)/float64(twice), "x-render-twice")
+}

@@ -1,0 +1,138 @@
+package diff
+
+import (
+	"github.com/propagit/propagit/internal/render"
+)
+
+// Ref names an object the way render.Key does, without its String method
+// (which, promoted, would make every report type print as a bare key).
+type Ref struct {
+	// Group is the API group, "core" for the core group.
+	Group string `json:"group"`
+	Kind  string `json:"kind"`
+	// Namespace is "" for cluster-scoped objects.
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+func refOf(k render.Key) Ref {
+	return Ref{Group: k.Group, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name}
+}
+
+// Key returns the render.Key of r.
+func (r Ref) Key() render.Key {
+	return render.Key{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+}
+
+// SchemaVersion names the shape of the JSON report; it changes only when a
+// field is removed or changes meaning.
+const SchemaVersion = "propagit.io/diff/v1"
+
+// Revision names the revision one side was rendered from.
+type Revision struct {
+	// Name is the revision as the user gave it ("main", "HEAD~1", ".").
+	Name string `json:"name"`
+	// Hash is the full commit hash; for the working tree, the commit HEAD
+	// points at ("" when unknown).
+	Hash string `json:"hash,omitempty"`
+	// WorkingTree is true when the side was read from disk, uncommitted
+	// changes included.
+	WorkingTree bool `json:"workingTree,omitempty"`
+}
+
+// Change is what happened to an object on one cluster.
+type Change string
+
+// The changes an object can undergo.
+const (
+	Added   Change = "added"
+	Changed Change = "changed"
+	Removed Change = "removed"
+)
+
+// Report is the difference between two renders. It is also the JSON schema
+// of `propagit diff -o json`: every list is present (possibly empty) and
+// sorted as documented on its field.
+type Report struct {
+	// SchemaVersion is the constant SchemaVersion.
+	SchemaVersion string   `json:"schemaVersion"`
+	Base          Revision `json:"base"`
+	Head          Revision `json:"head"`
+	// Differs is true when any cluster receives anything different.
+	Differs bool `json:"differs"`
+	// Clusters are the clusters with at least one difference, by name.
+	Clusters []Cluster `json:"clusters"`
+	// UnchangedClusters counts the clusters that receive objects on either
+	// side and see no difference.
+	UnchangedClusters int `json:"unchangedClusters"`
+	// Moves are objects that leave one cluster and arrive on another, by
+	// object then source cluster.
+	Moves []Move `json:"moves"`
+	// Deletions are objects removed from clusters and not moved elsewhere,
+	// by object.
+	Deletions []Deletion `json:"deletions"`
+	// Warnings are the head render's problems (a template that could not be
+	// scheduled, a cluster an override failed for), by template and cluster.
+	Warnings []Warning `json:"warnings"`
+}
+
+// Cluster is the difference on one member cluster.
+type Cluster struct {
+	Name    string `json:"name"`
+	Added   int    `json:"added"`
+	Changed int    `json:"changed"`
+	Removed int    `json:"removed"`
+	// Replicas sums the workload replicas the cluster runs before and after;
+	// nil when neither side has a workload there.
+	Replicas *Replicas `json:"replicas"`
+	// Objects are the objects that differ, by namespace, kind, group, name.
+	Objects []Object `json:"objects"`
+}
+
+// Replicas is a replica count before and after the change.
+type Replicas struct {
+	Before int64 `json:"before"`
+	After  int64 `json:"after"`
+}
+
+// Object is one object that differs on one cluster.
+type Object struct {
+	Ref
+	// Template names the template the object was rendered from.
+	Template string `json:"template,omitempty"`
+	Change   Change `json:"change"`
+	// MovedFrom is set on an added object that was removed from that
+	// cluster; MovedTo on the removed object it came from.
+	MovedFrom string `json:"movedFrom,omitempty"`
+	MovedTo   string `json:"movedTo,omitempty"`
+	// Diff is the unified diff of the final manifests, Secret values
+	// redacted. A moved object's diff is on the cluster it arrives on and
+	// compares it with the object on the cluster it left; it is empty when
+	// the object arrives identical, and on the removed half of a move.
+	Diff string `json:"diff,omitempty"`
+}
+
+// Move is an object that leaves one cluster and arrives on another.
+type Move struct {
+	Ref
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// Deletion is an object removed from clusters and not moved elsewhere.
+type Deletion struct {
+	Ref
+	// Clusters are the clusters it is deleted from, by name.
+	Clusters []string `json:"clusters"`
+}
+
+// Warning is a problem of the head render.
+type Warning struct {
+	// Source is "path:line" of the template, relative to the repository.
+	Source   string `json:"source"`
+	Template string `json:"template"`
+	// Cluster is the cluster the template was not rendered for; "" when it
+	// failed to schedule.
+	Cluster string `json:"cluster,omitempty"`
+	Message string `json:"message"`
+}

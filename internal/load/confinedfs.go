@@ -1,0 +1,152 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// errOutside is returned for every access outside the source folder.
+var errOutside = errors.New("outside the source folder")
+
+// errReadOnly is returned for every write.
+var errReadOnly = errors.New("the source folder is read-only")
+
+// confinedFS is a read-only view of a filesystem that refuses every path
+// outside root, symlinks resolved (on disk). krusty builds run on it, so a
+// kustomization cannot read anything but the checkout.
+type confinedFS struct {
+	fs   filesys.FileSystem
+	root string
+}
+
+var _ filesys.FileSystem = (*confinedFS)(nil)
+
+// newConfinedFS confines fs to the folder root.
+func newConfinedFS(fs filesys.FileSystem, root string) (*confinedFS, error) {
+	d, f, err := fs.CleanedAbs(root)
+	if err != nil {
+		return nil, fmt.Errorf("failed to open source folder %q: %w", root, err)
+	}
+	if f != "" {
+		return nil, fmt.Errorf("source %q is not a folder", root)
+	}
+	return &confinedFS{fs: fs, root: string(d)}, nil
+}
+
+// resolve returns the absolute, symlink-free form of path and whether it
+// lies inside root. A path that does not exist is judged by its nearest
+// existing ancestor, after lexical cleaning.
+func (c *confinedFS) resolve(path string) (string, bool) {
+	p := filepath.Clean(path)
+	suffix := ""
+	for {
+		d, f, err := c.fs.CleanedAbs(p)
+		if err == nil {
+			full := filepath.Join(string(d), f, suffix)
+			return full, within(c.root, full)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return p, false
+		}
+		suffix = filepath.Join(filepath.Base(p), suffix)
+		p = parent
+	}
+}
+
+// within reports whether p is root or lies under it.
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+func (c *confinedFS) check(path string) error {
+	if _, ok := c.resolve(path); !ok {
+		return fmt.Errorf("%s: %w", path, errOutside)
+	}
+	return nil
+}
+
+// Create refuses: the view is read-only.
+func (c *confinedFS) Create(string) (filesys.File, error) { return nil, errReadOnly }
+
+// Mkdir refuses: the view is read-only.
+func (c *confinedFS) Mkdir(string) error { return errReadOnly }
+
+// MkdirAll refuses: the view is read-only.
+func (c *confinedFS) MkdirAll(string) error { return errReadOnly }
+
+// RemoveAll refuses: the view is read-only.
+func (c *confinedFS) RemoveAll(string) error { return errReadOnly }
+
+// WriteFile refuses: the view is read-only.
+func (c *confinedFS) WriteFile(string, []byte) error { return errReadOnly }
+
+// Open opens a file inside root.
+func (c *confinedFS) Open(path string) (filesys.File, error) {
+	if err := c.check(path); err != nil {
+		return nil, err
+	}
+	return c.fs.Open(path)
+}
+
+// IsDir reports whether path is a folder inside root.
+func (c *confinedFS) IsDir(path string) bool {
+	return c.check(path) == nil && c.fs.IsDir(path)
+}
+
+// ReadDir lists a folder inside root.
+func (c *confinedFS) ReadDir(path string) ([]string, error) {
+	if err := c.check(path); err != nil {
+		return nil, err
+	}
+	return c.fs.ReadDir(path)
+}
+
+// CleanedAbs resolves a path inside root.
+func (c *confinedFS) CleanedAbs(path string) (filesys.ConfirmedDir, string, error) {
+	if err := c.check(path); err != nil {
+		return "", "", err
+	}
+	return c.fs.CleanedAbs(path)
+}
+
+// Exists reports whether path exists inside root.
+func (c *confinedFS) Exists(path string) bool {
+	return c.check(path) == nil && c.fs.Exists(path)
+}
+
+// Glob returns the matches of pattern that lie inside root.
+func (c *confinedFS) Glob(pattern string) ([]string, error) {
+	matches, err := c.fs.Glob(pattern)
+	if err != nil {
+		return nil, err
+	}
+	out := matches[:0]
+	for _, m := range matches {
+		if c.check(m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// ReadFile reads a file inside root.
+func (c *confinedFS) ReadFile(path string) ([]byte, error) {
+	if err := c.check(path); err != nil {
+		return nil, err
+	}
+	return c.fs.ReadFile(path)
+}
+
+// Walk walks a folder inside root.
+func (c *confinedFS) Walk(path string, walkFn filepath.WalkFunc) error {
+	if err := c.check(path); err != nil {
+		return err
+	}
+	return c.fs.Walk(path, walkFn)
+}

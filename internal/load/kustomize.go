@@ -1,0 +1,113 @@
+package load
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// buildMu serializes krusty builds: krusty keeps global state (the OpenAPI
+// schema) that concurrent builds would race on.
+var buildMu sync.Mutex
+
+// build runs krusty on one kustomization folder with propagit's safe
+// options: builtin plugins only (no exec, container or Helm plugins), files
+// loaded from the kustomization's own folder only, and no managed-by label.
+// A panic inside kustomize is returned as an error.
+func build(fs filesys.FileSystem, dir string) (out []byte, err error) {
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("kustomize panicked: %v", r)
+		}
+	}()
+	opts := krusty.MakeDefaultOptions()
+	opts.LoadRestrictions = types.LoadRestrictionsRootOnly
+	opts.PluginConfig = types.DisabledPluginConfig()
+	opts.AddManagedbyLabel = false
+	m, err := krusty.MakeKustomizer(opts).Run(fs, dir)
+	if err != nil {
+		return nil, err
+	}
+	return m.AsYaml()
+}
+
+// kustomize builds one kustomization folder and loads its output. Objects
+// and problems point at the kustomization file; a problem also names the
+// object it is about, since lines of kustomize's output mean nothing to
+// the user.
+func (l *loader) kustomize(c *collector, u unit) {
+	data, err := build(l.fs, u.abs)
+	if err != nil {
+		msg := strings.Join(strings.Fields(err.Error()), " ")
+		c.problems = append(c.problems, problemf(Source{Path: u.rel}, "", "kustomize build failed: %s", msg))
+		return
+	}
+	sub := &collector{}
+	sub.file(u.rel, data)
+	ids := outputIdentities(data)
+	for _, p := range sub.problems {
+		if id := identityAt(ids, p.Source.Line); id != "" {
+			p.Message += " (in " + id + " built by kustomize)"
+		}
+		p.Source.Line = 0
+		c.problems = append(c.problems, p)
+	}
+	for _, t := range sub.set.Templates {
+		t.Source.Line = 0
+		c.set.Templates = append(c.set.Templates, t)
+	}
+	for _, p := range sub.set.Propagations {
+		p.Source.Line = 0
+		c.set.Propagations = append(c.set.Propagations, p)
+	}
+	for _, o := range sub.set.Overrides {
+		o.Source.Line = 0
+		c.set.Overrides = append(c.set.Overrides, o)
+	}
+	for _, cl := range sub.set.Clusters {
+		cl.Source.Line = 0
+		c.set.Clusters = append(c.set.Clusters, cl)
+	}
+	for _, f := range sub.set.Findings {
+		f.Source.Line = 0
+		c.set.Findings = append(c.set.Findings, f)
+	}
+}
+
+// docIdentity is the first line and the "Kind "name"" of one output document.
+type docIdentity struct {
+	line int
+	id   string
+}
+
+func outputIdentities(data []byte) []docIdentity {
+	docs, _, _ := splitDocuments(data)
+	out := make([]docIdentity, 0, len(docs))
+	for _, d := range docs {
+		kind, name := "", ""
+		if k := lookup(d, "kind"); k != nil {
+			kind = k.Value
+		}
+		if n := lookup(lookup(d, "metadata"), "name"); n != nil {
+			name = n.Value
+		}
+		out = append(out, docIdentity{line: d.Line, id: fmt.Sprintf("%s %q", kind, name)})
+	}
+	return out
+}
+
+// identityAt returns the identity of the document holding line.
+func identityAt(ids []docIdentity, line int) string {
+	i := sort.Search(len(ids), func(i int) bool { return ids[i].line > line })
+	if i == 0 {
+		return ""
+	}
+	return ids[i-1].id
+}

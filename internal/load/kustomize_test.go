@@ -1,0 +1,158 @@
+package load
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestKustomizeBaseAndOverlay(t *testing.T) {
+	set := mustLoad(t, map[string]string{
+		"base/kustomization.yaml":     "resources:\n- deployment.yaml\n",
+		"base/deployment.yaml":        deployment,
+		"overlay/kustomization.yaml":  "namePrefix: prod-\nnamespace: shop\nresources:\n- ../base\n",
+		"plain/configmap.yaml":        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: b\n",
+		"overlay/not-a-manifest.yaml": "this file is not read: the folder is built by kustomize\n",
+	})
+	if diff := cmp.Diff([]string{"shop/prod-web", "default/settings"}, templateNames(set)); diff != "" {
+		t.Errorf("templates (-want +got):\n%s", diff)
+	}
+	if got := set.Templates[0].Source; got != (Source{Path: "overlay/kustomization.yaml"}) {
+		t.Errorf("source of a built object: got %+v", got)
+	}
+}
+
+func TestKustomizeBaseIsBuiltWhenNothingUsesIt(t *testing.T) {
+	set := mustLoad(t, map[string]string{
+		"app/kustomization.yml": "namePrefix: a-\nresources:\n- deployment.yaml\n",
+		"app/deployment.yaml":   deployment,
+	})
+	if diff := cmp.Diff([]string{"default/a-web"}, templateNames(set)); diff != "" {
+		t.Errorf("templates (-want +got):\n%s", diff)
+	}
+}
+
+func TestKustomizeRootFolder(t *testing.T) {
+	set := mustLoad(t, map[string]string{
+		"Kustomization":   "resources:\n- deployment.yaml\n",
+		"deployment.yaml": deployment,
+	})
+	if diff := cmp.Diff([]string{"default/web"}, templateNames(set)); diff != "" {
+		t.Errorf("templates (-want +got):\n%s", diff)
+	}
+}
+
+func TestKustomizeRefusals(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{
+			name: "resource outside the source folder",
+			files: map[string]string{
+				"app/kustomization.yaml": "resources:\n- ../../outside\n",
+			},
+			want: []string{`app/kustomization.yaml:2: resources[0]: "../../outside" is outside the source folder`},
+		},
+		{
+			name: "remote git base",
+			files: map[string]string{
+				"app/kustomization.yaml": "resources:\n- deployment.yaml\n- github.com/org/repo//deploy?ref=v1\n",
+				"app/deployment.yaml":    deployment,
+			},
+			want: []string{`app/kustomization.yaml:3: resources[1]: "github.com/org/repo//deploy?ref=v1" is a remote reference: propagit builds kustomizations from the source folder only`},
+		},
+		{
+			name: "remote patch over https in a base",
+			files: map[string]string{
+				"base/kustomization.yaml":    "resources:\n- deployment.yaml\npatches:\n- path: https://example.com/patch.yaml\n",
+				"base/deployment.yaml":       deployment,
+				"overlay/kustomization.yaml": "resources:\n- ../base\n",
+			},
+			want: []string{`base/kustomization.yaml:4: patches[0].path: "https://example.com/patch.yaml" is a remote reference: propagit builds kustomizations from the source folder only`},
+		},
+		{
+			name: "scp-style git base",
+			files: map[string]string{
+				"app/kustomization.yaml": "components:\n- git@gitlab.example.com:org/repo.git\n",
+			},
+			want: []string{`app/kustomization.yaml:2: components[0]: "git@gitlab.example.com:org/repo.git" is a remote reference: propagit builds kustomizations from the source folder only`},
+		},
+		{
+			name: "bases that use each other",
+			files: map[string]string{
+				"a/kustomization.yaml": "resources:\n- ../b\n",
+				"b/kustomization.yaml": "resources:\n- ../a\n",
+			},
+			want: []string{`b/kustomization.yaml:2: resources[0]: "../a" refers back to a kustomization that uses this one: cycle`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, problemsOf(t, tt.files)); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestKustomizeBuildErrorsAreProblems(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{
+			name:  "missing resource",
+			files: map[string]string{"app/kustomization.yaml": "resources:\n- missing.yaml\n"},
+			want:  "app/kustomization.yaml: kustomize build failed: ",
+		},
+		{
+			name: "exec plugin",
+			files: map[string]string{
+				"app/kustomization.yaml": "generators:\n- gen.yaml\n",
+				"app/gen.yaml": "apiVersion: example.com/v1\nkind: Gen\nmetadata:\n  name: g\n" +
+					"  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: /bin/sh\n",
+			},
+			want: "app/kustomization.yaml: kustomize build failed: ",
+		},
+		{
+			name: "helm chart",
+			files: map[string]string{
+				"app/kustomization.yaml": "helmCharts:\n- name: nginx\n  repo: https://charts.example.com\n",
+			},
+			want: "app/kustomization.yaml: kustomize build failed: ",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := problemsOf(t, tt.files)
+			if len(got) != 1 || !strings.HasPrefix(got[0], tt.want) {
+				t.Errorf("got %q, want one problem starting with %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestKustomizeOutputIsValidatedStrictly(t *testing.T) {
+	got := problemsOf(t, map[string]string{
+		"app/kustomization.yaml": "resources:\n- policy.yaml\n",
+		"app/policy.yaml": `apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: web
+spec:
+  resourceSelectors:
+  - apiVersion: apps/v1
+    kind: Deployment
+  placement:
+    clusterAfinity: {}
+`,
+	})
+	want := []string{`app/kustomization.yaml: spec.placement.clusterAfinity: unknown field (in PropagationPolicy "web" built by kustomize)`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,192 @@
+package load
+
+import (
+	"cmp"
+	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// Load reads every *.yaml and *.yml file under root in fsys, recursively and
+// document by document, skipping hidden files and folders (such as .git). A
+// folder holding a kustomization (kustomization.yaml, kustomization.yml or
+// Kustomization) is built with krusty instead, and none of its files or
+// subfolders are read one by one; a kustomization that another one uses as a
+// base or component is not built on its own.
+//
+// fsys may be on disk or in memory. Source paths are slash-separated and
+// relative to root. When anything is wrong Load returns a nil Set and an
+// *Error listing every problem.
+func Load(fsys filesys.FileSystem, root string) (*Set, error) {
+	cfs, err := newConfinedFS(fsys, root)
+	if err != nil {
+		return nil, &Error{Problems: []Problem{{Source: Source{Path: "."}, Message: err.Error()}}}
+	}
+	l := &loader{fs: cfs, visited: map[string]bool{}}
+	l.scan(cfs.root, "")
+	slices.SortFunc(l.units, func(a, b unit) int { return cmp.Compare(a.rel, b.rel) })
+	built := l.checkKustomizations()
+	c := &collector{}
+	for _, u := range l.units {
+		switch {
+		case !u.kust:
+			data, err := cfs.ReadFile(u.abs)
+			if err != nil {
+				c.problems = append(c.problems, problemf(Source{Path: u.rel}, "", "failed to read file: %v", err))
+				continue
+			}
+			c.file(u.rel, data)
+		case built[u.abs]:
+			l.kustomize(c, u)
+		}
+	}
+	c.problems = append(c.problems, l.problems...)
+	return c.finish()
+}
+
+// unit is one file to read, or one kustomization folder to build.
+type unit struct {
+	rel  string // file, or kustomization file, relative to root
+	abs  string // file, or kustomization folder, in the filesystem
+	kust bool
+}
+
+// loader walks the source folder.
+type loader struct {
+	fs       *confinedFS
+	units    []unit
+	visited  map[string]bool
+	problems []Problem
+}
+
+// scan collects the YAML files and kustomization folders under dir.
+func (l *loader) scan(dir, rel string) {
+	resolved, _ := l.fs.resolve(dir)
+	if l.visited[resolved] {
+		return
+	}
+	l.visited[resolved] = true
+	names, err := l.fs.ReadDir(dir)
+	if err != nil {
+		l.problems = append(l.problems, problemf(Source{Path: relOrDot(rel)}, "", "failed to read folder: %v", err))
+		return
+	}
+	slices.Sort(names)
+	if k := kustomizationFile(names); k != "" {
+		l.units = append(l.units, unit{rel: path.Join(rel, k), abs: dir, kust: true})
+		return
+	}
+	for _, name := range names {
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		full, r := filepath.Join(dir, name), path.Join(rel, name)
+		if _, ok := l.fs.resolve(full); !ok {
+			l.problems = append(l.problems, problemf(Source{Path: r}, "", "points outside the source folder; it is not read"))
+			continue
+		}
+		if l.fs.IsDir(full) {
+			l.scan(full, r)
+			continue
+		}
+		if ext := filepath.Ext(name); ext == ".yaml" || ext == ".yml" {
+			l.units = append(l.units, unit{rel: r, abs: full})
+		}
+	}
+}
+
+// kustomizationFile returns the kustomization file among a folder's
+// entries, or "".
+func kustomizationFile(names []string) string {
+	for _, k := range konfig.RecognizedKustomizationFileNames() {
+		if slices.Contains(names, k) {
+			return k
+		}
+	}
+	return ""
+}
+
+func relOrDot(rel string) string {
+	if rel == "" {
+		return "."
+	}
+	return rel
+}
+
+// finish defaults template namespaces, finds duplicate definitions and
+// returns the set, or every problem found.
+func (c *collector) finish() (*Set, error) {
+	sc := scopesOf(c.set.Templates)
+	for _, t := range c.set.Templates {
+		gk := t.Object.GroupVersionKind().GroupKind()
+		switch {
+		case sc.clusterScoped(gk):
+			t.Object.SetNamespace("")
+		case t.Object.GetNamespace() == "":
+			t.Object.SetNamespace("default")
+		}
+	}
+	c.problems = append(c.problems, duplicates(&c.set)...)
+	if len(c.problems) > 0 {
+		sortProblems(c.problems)
+		return nil, &Error{Problems: c.problems}
+	}
+	return &c.set, nil
+}
+
+// objectKey identifies an object regardless of its API version.
+type objectKey struct {
+	group, kind, namespace, name string
+}
+
+func (k objectKey) String() string {
+	id := k.kind
+	if k.group != "" {
+		id = k.group + "/" + k.kind
+	}
+	if k.namespace == "" {
+		return fmt.Sprintf("%s %q", id, k.name)
+	}
+	return fmt.Sprintf("%s %q in namespace %q", id, k.name, k.namespace)
+}
+
+// duplicates reports every object defined more than once, at each later
+// definition, naming the first.
+func duplicates(s *Set) []Problem {
+	type entry struct {
+		key objectKey
+		src Source
+	}
+	var all []entry
+	for _, t := range s.Templates {
+		gvk := t.Object.GroupVersionKind()
+		all = append(all, entry{objectKey{gvk.Group, gvk.Kind, t.Object.GetNamespace(), t.Object.GetName()}, t.Source})
+	}
+	for _, p := range s.Propagations {
+		all = append(all, entry{objectKey{"policy.karmada.io", p.Policy.Kind, p.Policy.Namespace, p.Policy.Name}, p.Source})
+	}
+	for _, o := range s.Overrides {
+		all = append(all, entry{objectKey{"policy.karmada.io", o.Policy.Kind, o.Policy.Namespace, o.Policy.Name}, o.Source})
+	}
+	for _, cl := range s.Clusters {
+		all = append(all, entry{objectKey{"cluster.karmada.io", "Cluster", "", cl.Cluster.Name}, cl.Source})
+	}
+	slices.SortStableFunc(all, func(a, b entry) int {
+		return cmp.Or(cmp.Compare(a.src.Path, b.src.Path), cmp.Compare(a.src.Line, b.src.Line))
+	})
+	first := map[objectKey]Source{}
+	var out []Problem
+	for _, e := range all {
+		if f, dup := first[e.key]; dup {
+			out = append(out, problemf(e.src, "", "%s is defined twice: first at %s", e.key, f))
+			continue
+		}
+		first[e.key] = e.src
+	}
+	return out
+}

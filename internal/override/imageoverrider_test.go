@@ -1,0 +1,134 @@
+package override
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/propagit/propagit/internal/api/policyv1alpha1"
+	"github.com/propagit/propagit/internal/load"
+)
+
+func TestImageOverrider(t *testing.T) {
+	const (
+		web     = "/spec/template/spec/containers/0/image"
+		sidecar = "/spec/template/spec/containers/1/image"
+		init    = "/spec/template/spec/initContainers/0/image"
+	)
+	registry := func(operator, value string) policyv1alpha1.ImageOverrider {
+		return policyv1alpha1.ImageOverrider{Component: "Registry", Operator: operator, Value: value}
+	}
+	tests := []struct {
+		name    string
+		file    string
+		items   []policyv1alpha1.ImageOverrider
+		want    map[string]any
+		wantErr string
+	}{
+		{
+			name:  "no predicate edits every container but not initContainers",
+			file:  "deployment.yaml",
+			items: []policyv1alpha1.ImageOverrider{registry("replace", "mirror.example")},
+			want: map[string]any{
+				web:     "mirror.example/imagename:v1.0.0",
+				sidecar: "mirror.example/tools/proxy@" + testDigest,
+				init:    "busybox:1.36",
+			},
+		},
+		{
+			name:  "each item is a separate patch that sees the previous one",
+			file:  "deployment.yaml",
+			items: []policyv1alpha1.ImageOverrider{registry("remove", ""), registry("add", "r.example")},
+			want: map[string]any{
+				web:     "r.example/imagename:v1.0.0",
+				sidecar: "r.example/tools/proxy@" + testDigest,
+				init:    "busybox:1.36",
+			},
+		},
+		{
+			name: "predicate path reaches an init container",
+			file: "deployment.yaml",
+			items: []policyv1alpha1.ImageOverrider{{
+				Predicate: &policyv1alpha1.ImagePredicate{Path: init},
+				Component: "Tag", Operator: "replace", Value: "1.37",
+			}},
+			want: map[string]any{web: "fictional.registry.example/imagename:v1.0.0", init: "busybox:1.37"},
+		},
+		{
+			name:  "pod containers live under spec",
+			file:  "pod.yaml",
+			items: []policyv1alpha1.ImageOverrider{registry("add", "registry.k8s.io")},
+			want:  map[string]any{"/spec/containers/0/image": "registry.k8s.io/perl:5.34.0"},
+		},
+		{
+			name:  "other kinds are untouched without a predicate",
+			file:  "cronjob.yaml",
+			items: []policyv1alpha1.ImageOverrider{registry("add", "registry.k8s.io")},
+			want:  map[string]any{"/spec/jobTemplate/spec/template/spec/containers/0/image": "nginx"},
+		},
+		{
+			name: "predicate path works on any kind",
+			file: "cronjob.yaml",
+			items: []policyv1alpha1.ImageOverrider{{
+				Predicate: &policyv1alpha1.ImagePredicate{Path: "/spec/jobTemplate/spec/template/spec/containers/0/image"},
+				Component: "Registry", Operator: "add", Value: "registry.k8s.io",
+			}},
+			want: map[string]any{"/spec/jobTemplate/spec/template/spec/containers/0/image": "registry.k8s.io/nginx"},
+		},
+		{
+			name: "predicate path on a non-string value fails",
+			file: "deployment.yaml",
+			items: []policyv1alpha1.ImageOverrider{{
+				Predicate: &policyv1alpha1.ImagePredicate{Path: "/spec/replicas"},
+				Component: "Tag", Operator: "replace", Value: "x",
+			}},
+			wantErr: `OverridePolicy default/p: overrideRules[0].overriders.imageOverrider[0]: failed to read "/spec/replicas": value is a number, not a string`,
+		},
+		{
+			name: "predicate path that does not exist fails",
+			file: "deployment.yaml",
+			items: []policyv1alpha1.ImageOverrider{{
+				Predicate: &policyv1alpha1.ImagePredicate{Path: "/spec/template/spec/containers/5/image"},
+				Component: "Tag", Operator: "replace", Value: "x",
+			}},
+			wantErr: `OverridePolicy default/p: overrideRules[0].overriders.imageOverrider[0]: failed to read "/spec/template/spec/containers/5/image": path does not exist`,
+		},
+		{
+			name: "a failing second item names its index",
+			file: "deployment.yaml",
+			items: []policyv1alpha1.ImageOverrider{
+				registry("add", ".test"),
+				{Component: "Layer", Operator: "add", Value: "x"},
+			},
+			wantErr: `OverridePolicy default/p: overrideRules[0].overriders.imageOverrider[1]: unsupported image component "Layer"`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj, _, err := applyRule(t, tt.file, policyv1alpha1.Overriders{ImageOverrider: tt.items})
+			if diff := cmp.Diff(tt.wantErr, errString(err)); diff != "" {
+				t.Fatalf("error mismatch (-want +got):\n%s", diff)
+			}
+			if err != nil {
+				return
+			}
+			paths := make([]string, 0, len(tt.want))
+			for p := range tt.want {
+				paths = append(paths, p)
+			}
+			if diff := cmp.Diff(tt.want, valuesAt(t, obj, paths)); diff != "" {
+				t.Errorf("images mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestImageOverriderFailsOnMistypedWorkload(t *testing.T) {
+	obj := readObject(t, "deployment.yaml")
+	obj.Object["spec"].(map[string]any)["replicas"] = "three"
+	items := []policyv1alpha1.ImageOverrider{{Component: "Tag", Operator: "replace", Value: "x"}}
+	_, err := Apply(obj, member("member1", nil), []load.Override{op("p", withRule(nil, policyv1alpha1.Overriders{ImageOverrider: items}))})
+	if err == nil {
+		t.Fatal("Apply succeeded on a Deployment whose replicas is a string; Karmada fails to convert it")
+	}
+}

@@ -1,0 +1,365 @@
+package render_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/render"
+)
+
+// clusters declares Ready clusters with the given names and labels "region".
+func clusters(names ...string) string {
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, `---
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata:
+  name: %s
+  labels: {name: %s}
+spec:
+  syncMode: Push
+`, n, n)
+	}
+	return b.String()
+}
+
+const nginx = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: nginx
+  namespace: demo
+  uid: 0b9f
+  resourceVersion: "12"
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: nginx}}
+  template:
+    metadata: {labels: {app: nginx}}
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.27
+        envFrom:
+        - configMapRef: {name: nginx-env}
+status:
+  readyReplicas: 4
+`
+
+const nginxEnv = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: nginx-env, namespace: demo}
+data: {A: "1"}
+`
+
+func pp(name, extra string) string {
+	return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: %s, namespace: demo}
+spec:
+  resourceSelectors:
+  - {apiVersion: apps/v1, kind: Deployment, name: nginx}
+%s`, name, extra)
+}
+
+func renderFiles(t *testing.T, files map[string]string, prev *render.Previous) *render.Result {
+	t.Helper()
+	fs := filesys.MakeFsInMemory()
+	for name, content := range files {
+		if err := fs.WriteFile("/repo/"+name, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := load.Load(fs, "/repo")
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return render.Render(render.Input{Set: set, Options: render.DefaultOptions(), Previous: prev})
+}
+
+// placement returns cluster → object keys (with replicas for Deployments).
+func placement(res *render.Result) map[string][]string {
+	out := map[string][]string{}
+	for _, w := range res.Works {
+		for _, o := range w.Objects {
+			s := render.KeyOf(o).String()
+			if r, ok, _ := unstructured.NestedInt64(o.Object, "spec", "replicas"); ok {
+				s += fmt.Sprintf(" replicas=%d", r)
+			}
+			out[w.Cluster] = append(out[w.Cluster], s)
+		}
+	}
+	return out
+}
+
+func object(t *testing.T, res *render.Result, cluster, key string) *unstructured.Unstructured {
+	t.Helper()
+	for _, w := range res.Works {
+		if w.Cluster != cluster {
+			continue
+		}
+		for _, o := range w.Objects {
+			if render.KeyOf(o).String() == key {
+				return o
+			}
+		}
+	}
+	t.Fatalf("%s not rendered for %s; placement: %v", key, cluster, placement(res))
+	return nil
+}
+
+func TestDividedWithOverrideAndDependencies(t *testing.T) {
+	res := renderFiles(t, map[string]string{
+		"clusters.yaml": clusters("m1", "m2"),
+		"ns.yaml":       "apiVersion: v1\nkind: Namespace\nmetadata: {name: demo}\n",
+		"app.yaml":      nginx + "---\n" + nginxEnv,
+		"pp.yaml": pp("nginx", `  propagateDeps: true
+  placement:
+    replicaScheduling:
+      replicaSchedulingType: Divided
+      replicaDivisionPreference: Weighted
+      weightPreference:
+        staticWeightList:
+        - {targetCluster: {clusterNames: [m1]}, weight: 3}
+        - {targetCluster: {clusterNames: [m2]}, weight: 1}
+`),
+		"op.yaml": `apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: bump, namespace: demo}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
+  overrideRules:
+  - targetCluster: {clusterNames: [m2]}
+    overriders:
+      imageOverrider: [{component: Registry, operator: add, value: registry.m2.example}]
+`,
+	}, nil)
+	want := map[string][]string{
+		"m1": {"Namespace.core/demo", "ConfigMap.core/demo/nginx-env", "Deployment.apps/demo/nginx replicas=3"},
+		"m2": {"Namespace.core/demo", "ConfigMap.core/demo/nginx-env", "Deployment.apps/demo/nginx replicas=1"},
+	}
+	if diff := cmp.Diff(want, placement(res)); diff != "" {
+		t.Fatalf("placement (-want +got):\n%s", diff)
+	}
+	d := object(t, res, "m2", "Deployment.apps/demo/nginx")
+	img, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	if got := img[0].(map[string]any)["image"]; got != "registry.m2.example/nginx:1.27" {
+		t.Errorf("m2 image = %v, want the registry override", got)
+	}
+	for _, f := range [][]string{{"status"}, {"metadata", "uid"}, {"metadata", "resourceVersion"}} {
+		if _, found, _ := unstructured.NestedFieldNoCopy(d.Object, f...); found {
+			t.Errorf("%v was not pruned", f)
+		}
+	}
+	ann := d.GetAnnotations()
+	for k, v := range map[string]string{
+		render.AnnotationTemplate: "Deployment.apps/demo/nginx", render.AnnotationPPName: "nginx",
+		render.AnnotationPPNamespace: "demo", render.AnnotationScheduledReplicas: "1", render.AnnotationConflict: "abort",
+	} {
+		if ann[k] != v {
+			t.Errorf("annotation %s = %q, want %q", k, ann[k], v)
+		}
+	}
+	if d.GetLabels()[render.LabelManaged] != "true" {
+		t.Errorf("missing %s label", render.LabelManaged)
+	}
+	cm := object(t, res, "m1", "ConfigMap.core/demo/nginx-env")
+	if got := cm.GetAnnotations()[render.AnnotationDependencyOf]; got != "Deployment.apps/demo/nginx" {
+		t.Errorf("dependency-of = %q", got)
+	}
+}
+
+func TestNamespacesAndSkippedTemplates(t *testing.T) {
+	res := renderFiles(t, map[string]string{
+		"clusters.yaml": clusters("m1", "m2"),
+		"ns.yaml": `apiVersion: v1
+kind: Namespace
+metadata: {name: team-a}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: default}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: kube-app-prod}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: private, labels: {namespace.karmada.io/skip-auto-propagation: "TRUE"}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: c, namespace: kube-system}
+`,
+		"cpp.yaml": `apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterPropagationPolicy
+metadata: {name: all}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]
+`,
+	}, nil)
+	want := map[string][]string{"m1": {"Namespace.core/team-a"}, "m2": {"Namespace.core/team-a"}}
+	if diff := cmp.Diff(want, placement(res)); diff != "" {
+		t.Fatalf("placement (-want +got):\n%s", diff)
+	}
+	skipped := map[string]bool{}
+	for _, b := range res.Bindings {
+		if b.Skipped != "" {
+			skipped[b.Key.String()] = true
+		}
+	}
+	for _, k := range []string{"Namespace.core/default", "Namespace.core/kube-app-prod", "Namespace.core/private", "ConfigMap.core/kube-system/c"} {
+		if !skipped[k] {
+			t.Errorf("%s should be skipped with a reason", k)
+		}
+	}
+}
+
+func TestSuspendedClusterGetsNothing(t *testing.T) {
+	res := renderFiles(t, map[string]string{
+		"clusters.yaml": clusters("m1", "m2"),
+		"app.yaml":      nginx,
+		"pp.yaml":       pp("nginx", "  suspension:\n    dispatchingOnClusters: {clusterNames: [m2]}\n"),
+	}, nil)
+	want := map[string][]string{"m1": {"Deployment.apps/demo/nginx replicas=4"}}
+	if diff := cmp.Diff(want, placement(res)); diff != "" {
+		t.Fatalf("placement (-want +got):\n%s", diff)
+	}
+}
+
+func TestOverrideFailureSkipsOnlyThatCluster(t *testing.T) {
+	res := renderFiles(t, map[string]string{
+		"clusters.yaml": clusters("m1", "m2"),
+		"app.yaml":      nginx,
+		"pp.yaml":       pp("nginx", ""),
+		"op.yaml": `apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: broken, namespace: demo}
+spec:
+  overrideRules:
+  - targetCluster: {clusterNames: [m1]}
+    overriders:
+      plaintext: [{path: /spec/missing/field, operator: replace, value: 1}]
+`,
+	}, nil)
+	want := map[string][]string{"m2": {"Deployment.apps/demo/nginx replicas=4"}}
+	if diff := cmp.Diff(want, placement(res)); diff != "" {
+		t.Fatalf("placement (-want +got):\n%s", diff)
+	}
+	var errs []string
+	for _, b := range res.Bindings {
+		for _, tg := range b.Targets {
+			if tg.Error != "" {
+				errs = append(errs, tg.Cluster+": "+tg.Error)
+			}
+		}
+	}
+	if len(errs) != 1 || !strings.HasPrefix(errs[0], "m1: ") || !strings.Contains(errs[0], "broken") {
+		t.Errorf("want one error on m1 naming the policy, got %q", errs)
+	}
+}
+
+func TestJobCompletionsSplitByParallelism(t *testing.T) {
+	res := renderFiles(t, map[string]string{
+		"clusters.yaml": clusters("m1", "m2"),
+		"job.yaml": `apiVersion: batch/v1
+kind: Job
+metadata: {name: pi, namespace: demo}
+spec:
+  parallelism: 6
+  completions: 10
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: pi, image: perl}]
+`,
+		"pp.yaml": `apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: pi, namespace: demo}
+spec:
+  resourceSelectors: [{apiVersion: batch/v1, kind: Job}]
+  placement:
+    replicaScheduling:
+      replicaSchedulingType: Divided
+      weightPreference:
+        staticWeightList:
+        - {targetCluster: {clusterNames: [m1]}, weight: 2}
+        - {targetCluster: {clusterNames: [m2]}, weight: 1}
+`,
+	}, nil)
+	got := map[string][2]int64{}
+	for _, c := range []string{"m1", "m2"} {
+		j := object(t, res, c, "Job.batch/demo/pi")
+		p, _, _ := unstructured.NestedInt64(j.Object, "spec", "parallelism")
+		n, _, _ := unstructured.NestedInt64(j.Object, "spec", "completions")
+		got[c] = [2]int64{p, n}
+	}
+	// parallelism 6 at 2:1 → 4/2; completions 10 by votes 4:2 → 7/3 (Webster).
+	want := map[string][2]int64{"m1": {4, 7}, "m2": {2, 3}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("parallelism/completions (-want +got):\n%s", diff)
+	}
+}
+
+func TestClaimIsStickyWithPrevious(t *testing.T) {
+	files := map[string]string{
+		"clusters.yaml": clusters("m1", "m2"),
+		"app.yaml":      nginx,
+		"pp.yaml":       pp("first", "  placement:\n    clusterAffinity: {clusterNames: [m1]}\n"),
+	}
+	first := renderFiles(t, files, nil)
+	files["pp2.yaml"] = pp("second", "  priority: 10\n  placement:\n    clusterAffinity: {clusterNames: [m2]}\n")
+	fresh := renderFiles(t, files, nil)
+	if _, ok := placement(fresh)["m2"]; !ok {
+		t.Fatalf("without history the higher-priority policy should win: %v", placement(fresh))
+	}
+	sticky := renderFiles(t, files, render.PreviousFromWorks(first.Works))
+	want := map[string][]string{"m1": {"Deployment.apps/demo/nginx replicas=4"}}
+	if diff := cmp.Diff(want, placement(sticky)); diff != "" {
+		t.Errorf("with history the claiming policy keeps the template (-want +got):\n%s", diff)
+	}
+}
+
+func TestRenderIsDeterministic(t *testing.T) {
+	files := map[string]string{
+		"clusters.yaml": clusters("c", "a", "b"),
+		"ns.yaml":       "apiVersion: v1\nkind: Namespace\nmetadata: {name: demo}\n",
+		"app.yaml":      nginx + "---\n" + nginxEnv,
+		"pp.yaml":       pp("nginx", "  propagateDeps: true\n  placement:\n    replicaScheduling: {}\n"),
+	}
+	serialize := func(res *render.Result) string {
+		var b strings.Builder
+		for _, w := range res.Works {
+			for _, o := range w.Objects {
+				y, err := yaml.Marshal(o.Object)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.WriteString(w.Cluster + "\n" + string(y))
+			}
+		}
+		return b.String()
+	}
+	want := serialize(renderFiles(t, files, nil))
+	for i := 0; i < 5; i++ {
+		if got := serialize(renderFiles(t, files, nil)); got != want {
+			t.Fatalf("render %d differs:\n%s", i, cmp.Diff(want, got))
+		}
+	}
+	clustersSeen := []string{}
+	for _, w := range renderFiles(t, files, nil).Works {
+		clustersSeen = append(clustersSeen, w.Cluster)
+	}
+	if !slices.IsSorted(clustersSeen) {
+		t.Errorf("works not sorted by cluster: %v", clustersSeen)
+	}
+}

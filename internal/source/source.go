@@ -1,0 +1,147 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// WorkingTree is the revision name that stands for the files on disk,
+// uncommitted changes included.
+const WorkingTree = "."
+
+// FileWriter knows how to store one file; parent folders are created as
+// needed. kyaml's filesys.FileSystem satisfies it.
+type FileWriter interface {
+	WriteFile(path string, data []byte) error
+}
+
+// Revision is what a revision name resolved to.
+type Revision struct {
+	// Name is the revision as asked: "main", "HEAD~1", "." ...
+	Name string
+	// Hash is the full commit hash. For the working tree it is the commit
+	// HEAD points at ("" in a repository without commits).
+	Hash string
+	// WorkingTree is true when the files were read from disk.
+	WorkingTree bool
+}
+
+// Short returns the first seven characters of the hash.
+func (r Revision) Short() string {
+	if len(r.Hash) > 7 {
+		return r.Hash[:7]
+	}
+	return r.Hash
+}
+
+// String renders the short hash, or "working tree".
+func (r Revision) String() string {
+	if r.WorkingTree {
+		return "working tree"
+	}
+	return r.Short()
+}
+
+// Repository is an opened Git repository.
+type Repository struct {
+	repo *git.Repository
+	// workdir is the root of the working tree on disk; "" when the
+	// repository has none (bare, or cloned into memory).
+	workdir string
+	// location is where the repository came from, safe to print.
+	location string
+}
+
+// Open opens the repository at location: a path inside a working copy, a
+// bare repository, or a URL, which is cloned into memory (every branch and
+// tag; no working tree).
+func Open(ctx context.Context, location string) (*Repository, error) {
+	if isURL(location) {
+		return clone(ctx, location)
+	}
+	abs, err := filepath.Abs(location)
+	if err != nil {
+		return nil, fmt.Errorf("failed to open repository %s: %w", location, err)
+	}
+	// A bare repository is found only without DetectDotGit; a folder
+	// inside a working copy only with it.
+	repo, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		repo, err = git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to open repository %s: %w", location, err)
+	}
+	r := &Repository{repo: repo, location: location}
+	if wt, err := repo.Worktree(); err == nil {
+		r.workdir = wt.Filesystem.Root()
+	} else if !errors.Is(err, git.ErrIsBareRepository) {
+		return nil, fmt.Errorf("failed to open the working tree of %s: %w", location, err)
+	}
+	return r, nil
+}
+
+// clone mirrors the repository at rawURL into memory.
+func clone(ctx context.Context, rawURL string) (*Repository, error) {
+	installFileTransport()
+	safe := redactURL(rawURL)
+	repo, err := git.CloneContext(ctx, memory.NewStorage(), nil, &git.CloneOptions{
+		URL:    rawURL,
+		Mirror: true,
+		Tags:   git.AllTags,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed to clone %s: %w", safe, sanitize(err, rawURL))
+	}
+	return &Repository{repo: repo, location: safe}, nil
+}
+
+// Tree copies the files under subdir (slash-separated, relative to the
+// repository root; "" for all) of revision rev into dst, with paths relative
+// to subdir and a leading "/". rev is anything `git rev-parse` accepts for a
+// commit that go-git implements (branch, tag, short or long hash, HEAD~1,
+// main^2), or WorkingTree for the files on disk.
+func (r *Repository) Tree(rev, subdir string, dst FileWriter) (Revision, error) {
+	dir, err := cleanSubdir(subdir)
+	if err != nil {
+		return Revision{}, err
+	}
+	if rev == WorkingTree {
+		return r.workingTree(dir, dst)
+	}
+	return r.commitTree(rev, dir, dst)
+}
+
+// cleanSubdir validates a folder relative to the repository root.
+func cleanSubdir(subdir string) (string, error) {
+	s := path.Clean(filepath.ToSlash(subdir))
+	if s == "." || s == "/" {
+		return "", nil
+	}
+	if path.IsAbs(s) || s == ".." || strings.HasPrefix(s, "../") {
+		return "", fmt.Errorf("invalid path %q: want a folder relative to the repository root", subdir)
+	}
+	return s, nil
+}
+
+// isURL tells a URL ("scheme://…" or scp-like "user@host:path") from a path.
+func isURL(location string) bool {
+	if strings.Contains(location, "://") {
+		return true
+	}
+	if _, err := os.Stat(location); err == nil {
+		return false
+	}
+	at := strings.Index(location, "@")
+	colon := strings.Index(location, ":")
+	slash := strings.Index(location, "/")
+	return at > 0 && colon > at && (slash < 0 || slash > colon)
+}

@@ -1,0 +1,65 @@
+package source
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// commitTree resolves rev and copies its tree under dir into dst. Symbolic
+// links and submodules are skipped: their targets are not part of the tree.
+func (r *Repository) commitTree(rev, dir string, dst FileWriter) (Revision, error) {
+	hash, err := r.repo.ResolveRevision(plumbing.Revision(rev))
+	if err != nil {
+		return Revision{}, fmt.Errorf("failed to resolve revision %q in %s: %w%s", rev, r.location, err, r.shallowHint())
+	}
+	commit, err := r.repo.CommitObject(*hash)
+	if err != nil {
+		return Revision{}, fmt.Errorf("failed to read commit %s: %w", hash, err)
+	}
+	out := Revision{Name: rev, Hash: hash.String()}
+	tree, err := commit.Tree()
+	if err != nil {
+		return out, fmt.Errorf("failed to read the tree of %s: %w", out.Short(), err)
+	}
+	if dir != "" {
+		if tree, err = tree.Tree(dir); err != nil {
+			return out, fmt.Errorf("failed to find folder %q in %s: %w", dir, out.Short(), err)
+		}
+	}
+	err = tree.Files().ForEach(func(f *object.File) error {
+		if f.Mode == filemode.Symlink {
+			return nil
+		}
+		return copyBlob(f, dst)
+	})
+	if err != nil {
+		return out, fmt.Errorf("failed to read the files of %s: %w", out.Short(), err)
+	}
+	return out, nil
+}
+
+func copyBlob(f *object.File, dst FileWriter) error {
+	rd, err := f.Reader()
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Name, err)
+	}
+	defer rd.Close()
+	data, err := io.ReadAll(rd)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Name, err)
+	}
+	return dst.WriteFile("/"+f.Name, data)
+}
+
+// shallowHint explains a missing commit in a shallow clone.
+func (r *Repository) shallowHint() string {
+	shallow, err := r.repo.Storer.Shallow()
+	if err != nil || len(shallow) == 0 {
+		return ""
+	}
+	return " (the repository is a shallow clone: fetch more history, for example `git fetch --deepen=1` or `fetch-depth: 0`)"
+}
