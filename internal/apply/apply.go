@@ -42,13 +42,15 @@ func (m *Manager) Apply(ctx context.Context, desired []*unstructured.Unstructure
 }
 
 // applyStage applies the pending items of s concurrently, then, when s is a
-// definitions stage, waits for what it created or changed to be ready.
+// definitions stage, waits for what it created or changed to be ready and,
+// for CRDs, served.
 func (m *Manager) applyStage(ctx context.Context, s stage) {
 	forEach(ctx, len(s.items), m.opts.Concurrency, func(i int) {
 		m.applyItem(ctx, s.items[i])
 	})
 	if s.wait {
 		m.waitReady(ctx, s.items)
+		m.waitDiscovery(ctx, s.items)
 	}
 }
 

@@ -15,9 +15,9 @@ import (
 
 // Health reads every inventory object and computes its kstatus: Current,
 // InProgress or Failed, NotFound when the object (or its kind) is gone, and
-// Unknown when it could not be read or computed. Action is left empty; merge
-// the health into Apply's results by ObjectRef. Results are sorted by
-// namespace, kind, group and name. The error is non-nil only when ctx ended
+// Unknown when it could not be read or computed; Message explains any status
+// but Current. Action is left empty: merge the health into Apply's results
+// by ObjectRef. Results are sorted by namespace, kind, group and name. The error is non-nil only when ctx ended
 // first; the objects not read then say so.
 func (m *Manager) Health(ctx context.Context, inventory []workv1alpha1.ObjectRef) ([]workv1alpha1.ObjectResult, error) {
 	out := make([]workv1alpha1.ObjectResult, len(inventory))
@@ -60,8 +60,8 @@ func (m *Manager) healthOf(ctx context.Context, r workv1alpha1.ObjectRef) workv1
 		return res
 	}
 	res.Health = st.Status.String()
-	if st.Message != "" {
-		res.Message = st.Message
+	if st.Status != status.CurrentStatus {
+		res.Message = fmtRef(r) + ": " + st.Message
 	}
 	return res
 }

@@ -8,6 +8,8 @@ package cli
 //	go test -run '^$' -bench BenchmarkDiff -benchtime 5x ./internal/cli/
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/propagit/propagit/internal/diff"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
 )
@@ -191,6 +194,7 @@ func BenchmarkDiff(b *testing.B) {
 	}
 	twice := time.Since(start) / rounds
 	args := []string{"diff", "--repo", dir, "--path", "fleet", "--base", "bench-base", "--head", "bench-head", "-o", "json", "--exit-code"}
+	checkBenchDiff(b, args)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		cmd := NewRootCommand(io.Discard, io.Discard)
@@ -203,4 +207,35 @@ func BenchmarkDiff(b *testing.B) {
 	per := b.Elapsed() / time.Duration(b.N)
 	b.ReportMetric(float64(twice.Milliseconds()), "render-twice-ms")
 	b.ReportMetric(float64(per)/float64(twice), "x-render-twice")
+}
+
+// checkBenchDiff runs the diff once and checks that exactly the changed
+// templates differ, and nothing is added or removed, so a broken generator
+// fails instead of benchmarking nothing.
+func checkBenchDiff(b *testing.B, args []string) {
+	var out bytes.Buffer
+	cmd := NewRootCommand(&out, io.Discard)
+	cmd.SetArgs(args)
+	if err, ok := cmd.Execute().(*ExitError); !ok || err.Code != 1 {
+		b.Fatalf("diff: %v, want exit 1 (differences)", err)
+	}
+	var r diff.Report
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		b.Fatal(err)
+	}
+	templates := map[string]bool{}
+	objects := 0
+	for _, c := range r.Clusters {
+		if c.Added+c.Removed != 0 {
+			b.Fatalf("cluster %s: %d added, %d removed, want only changes", c.Name, c.Added, c.Removed)
+		}
+		for _, o := range c.Objects {
+			templates[o.Template] = true
+			objects++
+		}
+	}
+	if len(templates) != benchDiffChanged || len(r.Clusters) != benchDiffClusters {
+		b.Fatalf("%d templates differ on %d clusters, want %d on %d", len(templates), len(r.Clusters), benchDiffChanged, benchDiffClusters)
+	}
+	b.Logf("%d objects differ across %d clusters (%d templates)", objects, len(r.Clusters), len(templates))
 }

@@ -14,9 +14,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
 
 	"github.com/propagit/propagit/internal/diff"
-	"github.com/propagit/propagit/internal/render"
 )
 
 // The scripted history of the diff tests: a fleet of two clusters, then one
@@ -272,10 +272,6 @@ func sprintf(format string, args ...any) string {
 	return strings.TrimSpace(fmt.Sprintf(format, args...)) + "\n"
 }
 
-func keyOf(group, kind, namespace, name string) render.Key {
-	return render.Key{Group: group, Kind: kind, Namespace: namespace, Name: name}
-}
-
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
 var diffFormats = map[string]string{"text": "txt", "markdown": "md", "json": "json"}
@@ -344,7 +340,7 @@ func TestDiffReportsMoves(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
-	want := []diff.Move{{Key: keyOf("apps", "Deployment", "demo", "worker"), From: "member1", To: "member2"}}
+	want := []diff.Move{{Ref: diff.Ref{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "worker"}, From: "member1", To: "member2"}}
 	if d := cmp.Diff(want, r.Moves); d != "" {
 		t.Errorf("moves (-want +got):\n%s", d)
 	}
@@ -352,7 +348,7 @@ func TestDiffReportsMoves(t *testing.T) {
 		t.Errorf("a move is not a deletion: %+v", r.Deletions)
 	}
 	text, _ := runCLI(t, 0, "diff", "--repo", dir, "--path", "fleet", "--base", "base", "--head", "policy-move")
-	for _, s := range []string{"Deployment demo/worker moved from member1 to member2", "+ Deployment demo/worker added (moved from member1)", "- Deployment demo/worker removed (moved to member2)"} {
+	for _, s := range []string{"Deployment demo/worker moved from member1 to member2", "+ Deployment demo/worker added (moved from member1, identical)", "- Deployment demo/worker removed (moved to member2)"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("text output lacks %q:\n%s", s, text)
 		}
@@ -434,5 +430,25 @@ func TestDiffFileURL(t *testing.T) {
 	_, stderr := runCLI(t, 2, "diff", "--path", "fleet", "--repo", "file://"+filepath.ToSlash(dir))
 	if !strings.Contains(stderr, "has no working tree") {
 		t.Errorf("working tree of a URL: stderr = %s", stderr)
+	}
+}
+
+// TestDiffCIExamples checks that the CI examples run the markdown diff and
+// find their comment by the marker the output starts with.
+func TestDiffCIExamples(t *testing.T) {
+	for _, name := range []string{"github-pr-diff.yaml", "gitlab-mr-diff.yml"} {
+		b, err := os.ReadFile(filepath.Join("../../examples/ci", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		for _, s := range []string{"propagit diff --repo . --path", "-o markdown", diff.Marker} {
+			if !strings.Contains(string(b), s) {
+				t.Errorf("%s does not contain %q", name, s)
+			}
+		}
 	}
 }

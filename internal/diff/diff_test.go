@@ -238,3 +238,25 @@ func TestUnified(t *testing.T) {
 		t.Errorf("added: %q", got)
 	}
 }
+
+func TestEqualJSON(t *testing.T) {
+	obj := deployment("web", 3, "web:1").Object
+	for _, tt := range []struct {
+		a, b any
+		want bool
+	}{
+		{obj, deployment("web", 3, "web:1").Object, true},
+		{obj, deployment("web", 3, "web:2").Object, false},
+		{obj, deployment("web", 4, "web:1").Object, false},
+		{map[string]any{"a": nil}, map[string]any{"b": nil}, false},
+		{[]any{"a", int64(1)}, []any{"a", int64(1)}, true},
+		{[]any{"a"}, []any{"a", "b"}, false},
+		{int64(1), float64(1), false},
+		{nil, map[string]any{}, false},
+		{[]string{"x"}, []string{"x"}, true},
+	} {
+		if got := equalJSON(tt.a, tt.b); got != tt.want {
+			t.Errorf("equalJSON(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}

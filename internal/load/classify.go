@@ -3,6 +3,7 @@ package load
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -37,7 +38,7 @@ func (c *collector) file(path string, data []byte) {
 	markers := endMarkerLines(data)
 	for i, d := range docs {
 		z := &normalizer{}
-		n := z.normalize(d, "")
+		n := z.normalize(d, nil)
 		next := math.MaxInt
 		if i+1 < len(docs) {
 			next = docs[i+1].Line
@@ -156,9 +157,10 @@ func (c *collector) unsupported(src Source, n *yaml.Node, gvk schema.GroupVersio
 	c.set.Findings = append(c.set.Findings, Finding{Source: src, Message: msg})
 }
 
-// template loads an ordinary object. Its metadata is checked strictly; the
-// rest is left to the member's API server. An object without a name cannot
-// be applied anywhere: it is left out with a Finding.
+// template loads an ordinary object. Its metadata is checked strictly (an
+// unknown metadata field is a warning and is removed, as the API server
+// would drop it); the rest is left to the member's API server. An object
+// without a name cannot be applied anywhere: it is left out with a Finding.
 func (c *collector) template(di docInfo, n *yaml.Node, gvk schema.GroupVersionKind) {
 	d := decoded{lines: map[string]int{}}
 	if meta := lookup(n, "metadata"); meta != nil {
@@ -166,14 +168,49 @@ func (c *collector) template(di docInfo, n *yaml.Node, gvk schema.GroupVersionKi
 		w.walk(meta, metaType, "metadata")
 		d = decoded{lines: w.lines, strict: w.issues}
 	}
-	v, _ := valueOf(n, "", &d.strict, nil).(map[string]any)
+	v, _ := valueOf(n, nil, &d.strict, nil).(map[string]any)
 	obj := &unstructured.Unstructured{Object: v}
 	var semantic []issue
 	if obj.GetName() == "" {
 		semantic = append(semantic, issue{field: "metadata.name", msg: "required: an object without a name cannot be applied", sev: sevSkip})
 	}
-	if c.apply(d.judge(di.src, semantic, di.excerpt, describe(gvk.Kind, obj.GetName()))) {
-		c.set.Templates = append(c.set.Templates, Template{Object: obj, Source: di.src})
+	if !c.apply(d.judge(di.src, semantic, di.excerpt, describe(gvk.Kind, obj.GetName()))) {
+		return
+	}
+	for _, i := range d.strict {
+		if i.sev == sevWarning {
+			deleteField(obj.Object, i.field)
+		}
+	}
+	c.set.Templates = append(c.set.Templates, Template{Object: obj, Source: di.src})
+}
+
+// deleteField removes the field at a path such as "metadata.a[0].b".
+func deleteField(obj map[string]any, path string) {
+	var cur any = obj
+	steps := strings.Split(path, ".")
+	for i, step := range steps {
+		name, rest, _ := strings.Cut(step, "[")
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return
+		}
+		if i == len(steps)-1 && rest == "" {
+			delete(m, name)
+			return
+		}
+		cur = m[name]
+		if rest == "" {
+			continue
+		}
+		for _, idx := range strings.Split(rest, "[") {
+			k, err := strconv.Atoi(strings.TrimSuffix(idx, "]"))
+			l, ok := cur.([]any)
+			if idx == "" || err != nil || !ok || k < 0 || k >= len(l) {
+				return
+			}
+			cur = l[k]
+		}
 	}
 }
 

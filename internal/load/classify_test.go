@@ -172,3 +172,23 @@ func TestSameNameDifferentIdentityIsNoDuplicate(t *testing.T) {
 		t.Errorf("got %d templates and %d policies, want 3 and 2", len(set.Templates), len(set.Propagations))
 	}
 }
+
+func TestTemplateUnknownMetadataFieldsAreDropped(t *testing.T) {
+	set := mustLoad(t, map[string]string{"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  nnamespace: x\n" +
+		"  ownerReferences:\n  - {apiVersion: v1, kind: X, name: y, uid: u, extra: 1}\n"})
+	wantFinds := []string{"a.yaml:5: metadata.nnamespace: unknown field; ignored", "a.yaml:7: metadata.ownerReferences[0].extra: unknown field; ignored"}
+	var got []string
+	for _, f := range set.Findings {
+		got = append(got, f.String())
+	}
+	if diff := cmp.Diff(wantFinds, got); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+	meta := set.Templates[0].Object.Object["metadata"].(map[string]any)
+	want := map[string]any{"name": "c", "namespace": "default", "ownerReferences": []any{
+		map[string]any{"apiVersion": "v1", "kind": "X", "name": "y", "uid": "u"},
+	}}
+	if diff := cmp.Diff(want, meta); diff != "" {
+		t.Errorf("metadata (-want +got):\n%s", diff)
+	}
+}

@@ -26,7 +26,7 @@ func decodeStrict(n *yaml.Node, out any, lenient string) decoded {
 	w.lenient = lenient
 	w.walk(n, reflect.TypeOf(out).Elem(), "")
 	var vi []issue
-	v := valueOf(n, "", &vi, w.asString)
+	v := valueOf(n, nil, &vi, w.asString)
 	if data, err := json.Marshal(v); err == nil {
 		_ = json.Unmarshal(data, out) // type errors are reported by the walker
 	}
@@ -69,22 +69,28 @@ func (d decoded) judge(src Source, semantic []issue, excerpt bool, what string) 
 	for k, i := range all {
 		if i.absent != "" && excerpt && !d.present(i.absent) {
 			all[k].sev = sevSkip
-			all[k].msg += " (taken as left out of an excerpt marked with \"...\")"
 		}
 		failed = failed || all[k].sev == sevError
 	}
 	var v verdict
 	for _, i := range all {
 		p := d.problem(src, i)
-		switch {
-		case failed:
+		if failed {
 			v.problems = append(v.problems, p)
-		case i.sev == sevSkip:
-			v.skip = true
-			v.findings = append(v.findings, Finding{Source: p.Source, Message: p.Field + ": " + p.Message + "; " + what + " is not loaded"})
-		default:
-			v.findings = append(v.findings, Finding{Source: p.Source, Message: p.Field + ": " + p.Message})
+			continue
 		}
+		msg := p.Message
+		if p.Field != "" {
+			msg = p.Field + ": " + msg
+		}
+		if i.sev == sevSkip {
+			if i.absent != "" {
+				msg += " (taken as left out of an excerpt marked with \"...\")"
+			}
+			v.skip = true
+			msg += "; " + what + " is not loaded"
+		}
+		v.findings = append(v.findings, Finding{Source: p.Source, Message: msg})
 	}
 	return v
 }

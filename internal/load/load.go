@@ -132,6 +132,9 @@ func (c *collector) finish() (*Set, error) {
 		}
 	}
 	c.problems = append(c.problems, duplicates(&c.set)...)
+	slices.SortStableFunc(c.set.Findings, func(a, b Finding) int {
+		return cmp.Or(cmp.Compare(a.Source.Path, b.Source.Path), cmp.Compare(a.Source.Line, b.Source.Line))
+	})
 	if len(c.problems) > 0 {
 		sortProblems(c.problems)
 		return nil, &Error{Problems: c.problems}

@@ -51,7 +51,7 @@ func TestDocumentProblems(t *testing.T) {
 		doc  string
 		want []string
 	}{
-		{"invalid YAML has the parser's line", cm("a") + "data:\n  k: [v\n", []string{"a.yaml:7: invalid YAML: did not find expected ',' or ']'"}},
+		{"invalid YAML has the parser's line", cm("a") + "data:\n  k: [v\n", []string{"a.yaml:6: invalid YAML: did not find expected ',' or ']'"}},
 		{"no apiVersion or kind", "metadata: {name: x}\n", []string{"a.yaml:1: not a Kubernetes object: apiVersion and kind required"}},
 		{"kind not a string", "apiVersion: v1\nkind: [ConfigMap]\nmetadata: {name: x}\n", []string{"a.yaml:2: kind: expected a string, got a list"}},
 		{"not a mapping", "- a\n- b\n", []string{"a.yaml:1: expected a Kubernetes object (a mapping with apiVersion and kind), got a list"}},

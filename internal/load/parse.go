@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,8 +40,12 @@ const (
 )
 
 // maxNodes bounds the nodes a document may expand to through aliases, so a
-// "billion laughs" file fails instead of exhausting memory.
-const maxNodes = 1 << 21
+// "billion laughs" file fails instead of exhausting memory; maxDepth bounds
+// nesting (an alias can refer to its own ancestor).
+const (
+	maxNodes = 1 << 20
+	maxDepth = 1000
+)
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 
@@ -61,7 +66,7 @@ func splitDocuments(data []byte) (docs []*yaml.Node, errLine int, errMsg string)
 			return docs, 0, ""
 		}
 		if err != nil {
-			line, msg := parseErrorLine(err.Error())
+			line, msg := parseErrorLine(err.Error(), data)
 			return docs, line, "invalid YAML: " + msg
 		}
 		if n.Kind == yaml.DocumentNode && len(n.Content) == 1 && !isNull(n.Content[0]) {
@@ -70,12 +75,35 @@ func splitDocuments(data []byte) (docs []*yaml.Node, errLine int, errMsg string)
 	}
 }
 
+// parserProblems are the messages of go-yaml's parser (as opposed to its
+// scanner). For them go-yaml reports the 0-based line where the enclosing
+// construct starts; one is added to make it 1-based.
+var parserProblems = []string{
+	"did not find expected <stream-start>", "did not find expected <document start>", "found undefined tag handle",
+	"did not find expected node content", "did not find expected '-' indicator", "did not find expected key",
+	"did not find expected ',' or ']'", "did not find expected ',' or '}'", "found duplicate %YAML directive",
+	"found incompatible YAML document", "found duplicate %TAG directive",
+}
+
+var unknownAnchor = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
+
 // parseErrorLine extracts the line from a parser error; errors without one
-// are put on line 1.
-func parseErrorLine(msg string) (int, string) {
+// are put on the line that uses an unknown anchor, or on line 1.
+func parseErrorLine(msg string, data []byte) (int, string) {
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
-			return n, msg[len(m[0]):]
+			rest := msg[len(m[0]):]
+			if slices.Contains(parserProblems, rest) {
+				n++
+			}
+			return n, rest
+		}
+	}
+	if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
+		for i, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, "*"+m[1]) {
+				return i + 1, strings.TrimPrefix(msg, "yaml: ")
+			}
 		}
 	}
 	return 1, strings.TrimPrefix(msg, "yaml: ")
@@ -90,20 +118,28 @@ func isNull(n *yaml.Node) bool {
 // reported. Scalars are shared, never modified.
 type normalizer struct {
 	visited int
+	depth   int
 	issues  []issue
 }
 
-func (z *normalizer) add(field string, line int, format string, args ...any) {
-	z.issues = append(z.issues, issue{field: field, line: line, msg: fmt.Sprintf(format, args...)})
+func (z *normalizer) add(at *segment, line int, format string, args ...any) {
+	z.issues = append(z.issues, issue{field: at.String(), line: line, msg: fmt.Sprintf(format, args...)})
 }
 
 // normalize returns the plain form of n, or nil when the node budget is spent.
-func (z *normalizer) normalize(n *yaml.Node, path string) *yaml.Node {
+func (z *normalizer) normalize(n *yaml.Node, path *segment) *yaml.Node {
 	z.visited++
-	if z.visited == maxNodes {
-		z.add(path, n.Line, "document too large: more than %d nodes after expanding aliases", maxNodes)
-	}
-	if z.visited >= maxNodes {
+	z.depth++
+	defer func() { z.depth-- }()
+	switch {
+	case z.visited > maxNodes:
+		return nil
+	case z.visited == maxNodes:
+		z.add(nil, n.Line, "document too large: more than %d nodes after expanding aliases", maxNodes)
+		return nil
+	case z.depth > maxDepth:
+		z.visited = maxNodes + 1
+		z.add(nil, n.Line, "document nested more than %d levels deep (an alias inside its own anchor?)", maxDepth)
 		return nil
 	}
 	switch n.Kind {
@@ -119,7 +155,7 @@ func (z *normalizer) normalize(n *yaml.Node, path string) *yaml.Node {
 		out := *n
 		out.Content = make([]*yaml.Node, 0, len(n.Content))
 		for i, c := range n.Content {
-			item := z.normalize(c, indexPath(path, i))
+			item := z.normalize(c, path.index(i))
 			if item == nil {
 				return nil
 			}
@@ -137,7 +173,7 @@ func (z *normalizer) normalize(n *yaml.Node, path string) *yaml.Node {
 
 // mapping normalizes a mapping node: explicit keys first (duplicates
 // reported), then the keys of merged mappings that are not set explicitly.
-func (z *normalizer) mapping(n *yaml.Node, path string) *yaml.Node {
+func (z *normalizer) mapping(n *yaml.Node, path *segment) *yaml.Node {
 	out := *n
 	out.Content = make([]*yaml.Node, 0, len(n.Content))
 	seen := map[string]int{}
@@ -155,7 +191,7 @@ func (z *normalizer) mapping(n *yaml.Node, path string) *yaml.Node {
 			z.add(path, k.Line, "invalid YAML: mapping keys must be scalars (a {{ template }} placeholder?)")
 			continue
 		}
-		field := fieldPath(path, k.Value)
+		field := path.field(k.Value)
 		if first, dup := seen[k.Value]; dup {
 			z.add(field, k.Line, "duplicate key %q (first at line %d)", k.Value, first)
 			continue
@@ -177,7 +213,7 @@ func (z *normalizer) mapping(n *yaml.Node, path string) *yaml.Node {
 
 // merge appends to out the pairs of the mapping(s) m refers to whose keys
 // are not in seen. Earlier sources win over later ones, as YAML specifies.
-func (z *normalizer) merge(out *yaml.Node, m *yaml.Node, seen map[string]int, path string) bool {
+func (z *normalizer) merge(out *yaml.Node, m *yaml.Node, seen map[string]int, path *segment) bool {
 	src := z.normalize(m, path)
 	if src == nil {
 		return false
@@ -201,6 +237,31 @@ func (z *normalizer) merge(out *yaml.Node, m *yaml.Node, seen map[string]int, pa
 		}
 	}
 	return true
+}
+
+// segment is one step of a field path, linked to its parent, so that walks
+// over large documents build path strings only when they report something.
+// A nil *segment is the document root.
+type segment struct {
+	parent *segment
+	key    string
+	idx    int
+	isIdx  bool
+}
+
+func (s *segment) field(key string) *segment { return &segment{parent: s, key: key} }
+
+func (s *segment) index(i int) *segment { return &segment{parent: s, idx: i, isIdx: true} }
+
+// String renders the path as fieldPath and indexPath would.
+func (s *segment) String() string {
+	if s == nil {
+		return ""
+	}
+	if s.isIdx {
+		return indexPath(s.parent.String(), s.idx)
+	}
+	return fieldPath(s.parent.String(), s.key)
 }
 
 // fieldPath appends a mapping key to a dotted path.

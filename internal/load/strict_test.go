@@ -13,73 +13,75 @@ func ppWith(extra string) string {
 		"  resourceSelectors:\n  - apiVersion: apps/v1\n    kind: Deployment\n" + extra
 }
 
+var strictCases = []struct {
+	name string
+	doc  string
+	want []string
+}{
+	{
+		name: "unknown field names the path and line",
+		doc:  ppWith("  placement:\n    clusterAffinity:\n      propagatePriority: 1\n"),
+		want: []string{"a.yaml:11: spec.placement.clusterAffinity.propagatePriority: unknown field"},
+	},
+	{
+		name: "field names are case-sensitive",
+		doc:  ppWith("  placement:\n    clusterTolerations:\n    - Effect: NoSchedule\n      operator: Exists\n"),
+		want: []string{`a.yaml:11: spec.placement.clusterTolerations[0].Effect: unknown field (did you mean "effect"?)`},
+	},
+	{
+		name: "float where an integer is expected",
+		doc: ppWith("  placement:\n    replicaScheduling:\n      weightPreference:\n        staticWeightList:\n" +
+			"        - targetCluster: {clusterNames: [a]}\n          weight: 1.5\n"),
+		want: []string{"a.yaml:14: spec.placement.replicaScheduling.weightPreference.staticWeightList[0].weight: expected an integer, got 1.5"},
+	},
+	{
+		name: "string where an integer is expected",
+		doc:  ppWith("  priority: high\n"),
+		want: []string{`a.yaml:9: spec.priority: expected an integer, got "high"`},
+	},
+	{
+		name: "integer beyond int32",
+		doc:  ppWith("  priority: 3000000000\n"),
+		want: []string{"a.yaml:9: spec.priority: 3000000000 is out of range for a 32-bit integer"},
+	},
+	{
+		name: "number where a string is expected",
+		doc:  ppWith("  schedulerName: 42\n"),
+		want: []string{"a.yaml:9: spec.schedulerName: expected a string, got 42"},
+	},
+	{
+		name: "string where a boolean is expected (YAML 1.2: yes is a string)",
+		doc:  ppWith("  propagateDeps: yes\n"),
+		want: []string{`a.yaml:9: spec.propagateDeps: expected a boolean, got "yes"`},
+	},
+	{
+		name: "scalar where a list is expected",
+		doc:  ppWith("  placement:\n    clusterAffinity:\n      clusterNames: member1\n"),
+		want: []string{`a.yaml:11: spec.placement.clusterAffinity.clusterNames: expected a list, got "member1"`},
+	},
+	{
+		name: "label value that is not a string",
+		doc:  ppWith("  placement:\n    clusterAffinity:\n      labelSelector:\n        matchLabels: {tier: 1}\n"),
+		want: []string{"a.yaml:12: spec.placement.clusterAffinity.labelSelector.matchLabels[tier]: expected a string, got 1"},
+	},
+	{
+		name: "duplicate key",
+		doc:  ppWith("  priority: 1\n  priority: 2\n"),
+		want: []string{`a.yaml:10: spec.priority: duplicate key "priority" (first at line 9)`},
+	},
+	{
+		name: "every problem of a document is reported",
+		doc:  ppWith("  priority: x\n  preemption: Sometimes\n  placment: {}\n"),
+		want: []string{
+			`a.yaml:9: spec.priority: expected an integer, got "x"`,
+			`a.yaml:10: spec.preemption: "Sometimes" is not one of Always, Never`,
+			"a.yaml:11: spec.placment: unknown field",
+		},
+	},
+}
+
 func TestStrictDecoding(t *testing.T) {
-	tests := []struct {
-		name string
-		doc  string
-		want []string
-	}{
-		{
-			name: "unknown field names the path and line",
-			doc:  ppWith("  placement:\n    clusterAffinity:\n      propagatePriority: 1\n"),
-			want: []string{"a.yaml:11: spec.placement.clusterAffinity.propagatePriority: unknown field"},
-		},
-		{
-			name: "field names are case-sensitive",
-			doc:  ppWith("  placement:\n    clusterTolerations:\n    - Effect: NoSchedule\n      operator: Exists\n"),
-			want: []string{`a.yaml:11: spec.placement.clusterTolerations[0].Effect: unknown field (did you mean "effect"?)`},
-		},
-		{
-			name: "float where an integer is expected",
-			doc: ppWith("  placement:\n    replicaScheduling:\n      weightPreference:\n        staticWeightList:\n" +
-				"        - targetCluster: {clusterNames: [a]}\n          weight: 1.5\n"),
-			want: []string{"a.yaml:14: spec.placement.replicaScheduling.weightPreference.staticWeightList[0].weight: expected an integer, got 1.5"},
-		},
-		{
-			name: "string where an integer is expected",
-			doc:  ppWith("  priority: high\n"),
-			want: []string{`a.yaml:9: spec.priority: expected an integer, got "high"`},
-		},
-		{
-			name: "integer beyond int32",
-			doc:  ppWith("  priority: 3000000000\n"),
-			want: []string{"a.yaml:9: spec.priority: 3000000000 is out of range for a 32-bit integer"},
-		},
-		{
-			name: "number where a string is expected",
-			doc:  ppWith("  schedulerName: 42\n"),
-			want: []string{"a.yaml:9: spec.schedulerName: expected a string, got 42"},
-		},
-		{
-			name: "string where a boolean is expected (YAML 1.2: yes is a string)",
-			doc:  ppWith("  propagateDeps: yes\n"),
-			want: []string{`a.yaml:9: spec.propagateDeps: expected a boolean, got "yes"`},
-		},
-		{
-			name: "scalar where a list is expected",
-			doc:  ppWith("  placement:\n    clusterAffinity:\n      clusterNames: member1\n"),
-			want: []string{`a.yaml:11: spec.placement.clusterAffinity.clusterNames: expected a list, got "member1"`},
-		},
-		{
-			name: "label value that is not a string",
-			doc:  ppWith("  placement:\n    clusterAffinity:\n      labelSelector:\n        matchLabels: {tier: 1}\n"),
-			want: []string{"a.yaml:12: spec.placement.clusterAffinity.labelSelector.matchLabels[tier]: expected a string, got 1"},
-		},
-		{
-			name: "duplicate key",
-			doc:  ppWith("  priority: 1\n  priority: 2\n"),
-			want: []string{`a.yaml:10: spec.priority: duplicate key "priority" (first at line 9)`},
-		},
-		{
-			name: "every problem of a document is reported",
-			doc:  ppWith("  priority: x\n  preemption: Sometimes\n  placment: {}\n"),
-			want: []string{
-				`a.yaml:9: spec.priority: expected an integer, got "x"`,
-				`a.yaml:10: spec.preemption: "Sometimes" is not one of Always, Never`,
-				"a.yaml:11: spec.placment: unknown field",
-			},
-		},
-	}
+	tests := strictCases
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if diff := cmp.Diff(tt.want, problemsOf(t, map[string]string{"a.yaml": tt.doc})); diff != "" {

@@ -60,7 +60,9 @@ func (c *checker) messages(field, value string, msgs []string) {
 
 func (c *checker) labelKey(field, key string) { c.messages(field, key, content.IsLabelKey(key)) }
 
-func (c *checker) labelValue(field, value string) { c.messages(field, value, content.IsLabelValue(value)) }
+func (c *checker) labelValue(field, value string) {
+	c.messages(field, value, content.IsLabelValue(value))
+}
 
 // labelSelector checks keys, values and operators of a label selector.
 func (c *checker) labelSelector(path string, s *metav1.LabelSelector) {

@@ -11,154 +11,156 @@ const (
 	clHead = "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: member1\nspec:\n"
 )
 
+var validationCases = []struct {
+	name string
+	doc  string
+	want []string
+}{
+	{
+		name: "selector needs apiVersion and kind",
+		doc:  "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: p}\nspec:\n  resourceSelectors:\n  - name: web\n",
+		want: []string{"a.yaml:6: spec.resourceSelectors[0].apiVersion: required", "a.yaml:6: spec.resourceSelectors[0].kind: required"},
+	},
+	{
+		name: "PropagationPolicy selects only its own namespace",
+		doc:  ppWith("    namespace: other\n"),
+		want: []string{`a.yaml:9: spec.resourceSelectors[0].namespace: "other" differs from the policy's namespace "default": a PropagationPolicy only selects resources in its own namespace`},
+	},
+	{
+		name: "preemption Always needs named selectors",
+		doc:  ppWith("  preemption: Always\n"),
+		want: []string{"a.yaml:7: spec.resourceSelectors[0].name: required when preemption is Always"},
+	},
+	{
+		name: "affinity names are label keys and unique",
+		doc:  ppWith("  placement:\n    clusterAffinities:\n    - affinityName: Bad_Name!\n    - affinityName: a\n    - affinityName: a\n"),
+		want: []string{
+			`a.yaml:11: spec.placement.clusterAffinities[0].affinityName: "Bad_Name!" is invalid: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+			`a.yaml:13: spec.placement.clusterAffinities[2].affinityName: "a" is used by another term: affinity names must be unique`,
+		},
+	},
+	{
+		name: "field selector keys and operators",
+		doc:  ppWith("  placement:\n    clusterAffinity:\n      fieldSelector:\n        matchExpressions:\n        - {key: city, operator: Exists}\n"),
+		want: []string{
+			`a.yaml:13: spec.placement.clusterAffinity.fieldSelector.matchExpressions[0].key: "city" is not one of provider, region, zone`,
+			`a.yaml:13: spec.placement.clusterAffinity.fieldSelector.matchExpressions[0].operator: "Exists" is not one of In, NotIn`,
+		},
+	},
+	{
+		name: "spread constraints",
+		doc:  ppWith("  placement:\n    spreadConstraints:\n    - {spreadByField: region, spreadByLabel: x, minGroups: 3, maxGroups: 2}\n"),
+		want: []string{
+			"a.yaml:10: spec.placement.spreadConstraints: spreadByField region also needs a spreadByField: cluster constraint",
+			"a.yaml:11: spec.placement.spreadConstraints[0]: spreadByField and spreadByLabel cannot both be set",
+			"a.yaml:11: spec.placement.spreadConstraints[0].maxGroups: 2 is less than minGroups 3",
+		},
+	},
+	{
+		name: "replica scheduling enums and weights",
+		doc: ppWith("  placement:\n    replicaScheduling:\n      replicaSchedulingType: Split\n      replicaDivisionPreference: Even\n" +
+			"      weightPreference:\n        dynamicWeight: Free\n        staticWeightList:\n        - {targetCluster: {}, weight: -1}\n"),
+		want: []string{
+			`a.yaml:11: spec.placement.replicaScheduling.replicaSchedulingType: "Split" is not one of Duplicated, Divided`,
+			`a.yaml:12: spec.placement.replicaScheduling.replicaDivisionPreference: "Even" is not one of Aggregated, Weighted`,
+			`a.yaml:14: spec.placement.replicaScheduling.weightPreference.dynamicWeight: "Free" is not one of AvailableReplicas`,
+			"a.yaml:16: spec.placement.replicaScheduling.weightPreference.staticWeightList[0].weight: -1 must be at least 1",
+		},
+	},
+	{
+		name: "cluster tolerations",
+		doc:  ppWith("  placement:\n    clusterTolerations:\n    - {key: a, operator: Gt, value: \"3\"}\n    - {key: b, operator: Exists, value: x, effect: NoExecut}\n"),
+		want: []string{
+			`a.yaml:11: spec.placement.clusterTolerations[0].operator: "Gt" is not supported for cluster tolerations: use Equal or Exists`,
+			"a.yaml:12: spec.placement.clusterTolerations[1].value: must be empty when operator is Exists",
+			`a.yaml:12: spec.placement.clusterTolerations[1].effect: "NoExecut" is not one of NoSchedule, PreferNoSchedule, NoExecute`,
+		},
+	},
+	{
+		name: "application failover",
+		doc:  ppWith("  failover:\n    application:\n      purgeMode: Never\n      gracePeriodSeconds: 30\n"),
+		want: []string{
+			"a.yaml:10: spec.failover.application: requires spec.propagateDeps: true",
+			"a.yaml:12: spec.failover.application.gracePeriodSeconds: only allowed with purgeMode Gracefully, not Never",
+		},
+	},
+	{
+		name: "purge modes",
+		doc:  ppWith("  propagateDeps: true\n  failover:\n    application:\n      purgeMode: Gently\n      gracePeriodSeconds: 0\n    cluster: {purgeMode: Never}\n"),
+		want: []string{
+			`a.yaml:12: spec.failover.application.purgeMode: "Gently" is not one of Directly, Gracefully, Never, Immediately, Graciously`,
+			"a.yaml:13: spec.failover.application.gracePeriodSeconds: 0 must be greater than 0",
+			`a.yaml:14: spec.failover.cluster.purgeMode: "Never" is not one of Directly, Gracefully, Immediately, Graciously`,
+		},
+	},
+	{
+		name: "conflict resolution and suspension",
+		doc:  ppWith("  conflictResolution: Replace\n  suspension:\n    dispatching: true\n    dispatchingOnClusters: {clusterNames: [a]}\n"),
+		want: []string{
+			`a.yaml:9: spec.conflictResolution: "Replace" is not one of Abort, Overwrite`,
+			"a.yaml:12: spec.suspension.dispatchingOnClusters: cannot be set when dispatching is true",
+		},
+	},
+	{
+		name: "plaintext operator, pointer and value",
+		doc: opHead + "      plaintext:\n      - {path: spec.replicas, operator: repalce, value: 1}\n" +
+			"      - {path: /spec/replicas, operator: add}\n      - {path: /spec/x, operator: remove, value: 1}\n",
+		want: []string{
+			`a.yaml:9: spec.overrideRules[0].overriders.plaintext[0].path: "spec.replicas" is not a JSON pointer: it must start with "/" (e.g. /spec/replicas)`,
+			`a.yaml:9: spec.overrideRules[0].overriders.plaintext[0].operator: "repalce" is not one of add, remove, replace`,
+			"a.yaml:10: spec.overrideRules[0].overriders.plaintext[1].value: required when operator is add",
+			"a.yaml:11: spec.overrideRules[0].overriders.plaintext[2].value: must be empty when operator is remove",
+		},
+	},
+	{
+		name: "image, command and label overriders",
+		doc: opHead + "      imageOverrider:\n      - {component: Digest, operator: replace, value: x, predicate: {path: \"$.spec\"}}\n" +
+			"      commandOverrider:\n      - {operator: replace}\n      labelsOverrider:\n      - {operator: add, value: {\"bad key\": v}}\n",
+		want: []string{
+			`a.yaml:9: spec.overrideRules[0].overriders.imageOverrider[0].predicate.path: "$.spec" is not a JSON pointer: it must start with "/" (e.g. /spec/replicas)`,
+			`a.yaml:9: spec.overrideRules[0].overriders.imageOverrider[0].component: "Digest" is not one of Registry, Repository, Tag`,
+			"a.yaml:11: spec.overrideRules[0].overriders.commandOverrider[0].containerName: required",
+			`a.yaml:11: spec.overrideRules[0].overriders.commandOverrider[0].operator: "replace" is not one of add, remove`,
+			`a.yaml:13: spec.overrideRules[0].overriders.labelsOverrider[0].value[bad key]: "bad key" is invalid: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+		},
+	},
+	{
+		name: "field overrider needs exactly one of json and yaml",
+		doc:  opHead + "      fieldOverrider:\n      - {fieldPath: /data/x}\n      - fieldPath: /data/y\n        json: [{subPath: /a, operator: add, value: 1}]\n        yaml: [{subPath: b, operator: remove}]\n",
+		want: []string{
+			"a.yaml:9: spec.overrideRules[0].overriders.fieldOverrider[0]: needs one of json or yaml",
+			"a.yaml:10: spec.overrideRules[0].overriders.fieldOverrider[1]: json and yaml cannot both be set",
+			`a.yaml:12: spec.overrideRules[0].overriders.fieldOverrider[1].yaml[0].subPath: "b" is not a JSON pointer: it must start with "/" (e.g. /spec/replicas)`,
+		},
+	},
+	{
+		name: "rule needs overriders; both forms at once",
+		doc: "apiVersion: policy.karmada.io/v1alpha1\nkind: OverridePolicy\nmetadata: {name: o}\nspec:\n  overrideRules:\n" +
+			"  - targetCluster: {clusterNames: [a]}\n  overriders:\n    plaintext: [{path: /x, operator: remove}]\n",
+		want: []string{
+			"a.yaml:6: spec.overrideRules[0].overriders: required",
+			"a.yaml:7: spec.overriders: cannot be used together with overrideRules: move it into an overrideRules entry",
+		},
+	},
+	{
+		name: "cluster name, sync mode and taints",
+		doc: "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: a-very-long-cluster-name-that-goes-past-forty-eight-chars\n" +
+			"spec:\n  syncMode: push\n  taints:\n  - {key: k, effect: PreferNoExecute}\n",
+		want: []string{
+			`a.yaml:4: metadata.name: "a-very-long-cluster-name-that-goes-past-forty-eight-chars" is longer than 48 characters`,
+			`a.yaml:6: spec.syncMode: "push" is not one of Push, Pull`,
+			`a.yaml:8: spec.taints[0].effect: "PreferNoExecute" is not one of NoSchedule, PreferNoSchedule, NoExecute`,
+		},
+	},
+	{
+		name: "cluster spec.taint is not a field",
+		doc:  clHead + "  taint:\n  - {key: k, effect: NoSchedule}\n",
+		want: []string{"a.yaml:6: spec.taint: unknown field"},
+	},
+}
+
 func TestValidation(t *testing.T) {
-	tests := []struct {
-		name string
-		doc  string
-		want []string
-	}{
-		{
-			name: "selector needs apiVersion and kind",
-			doc:  "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: p}\nspec:\n  resourceSelectors:\n  - name: web\n",
-			want: []string{"a.yaml:6: spec.resourceSelectors[0].apiVersion: required", "a.yaml:6: spec.resourceSelectors[0].kind: required"},
-		},
-		{
-			name: "PropagationPolicy selects only its own namespace",
-			doc:  ppWith("    namespace: other\n"),
-			want: []string{`a.yaml:9: spec.resourceSelectors[0].namespace: "other" differs from the policy's namespace "default": a PropagationPolicy only selects resources in its own namespace`},
-		},
-		{
-			name: "preemption Always needs named selectors",
-			doc:  ppWith("  preemption: Always\n"),
-			want: []string{"a.yaml:7: spec.resourceSelectors[0].name: required when preemption is Always"},
-		},
-		{
-			name: "affinity names are label keys and unique",
-			doc:  ppWith("  placement:\n    clusterAffinities:\n    - affinityName: Bad_Name!\n    - affinityName: a\n    - affinityName: a\n"),
-			want: []string{
-				`a.yaml:11: spec.placement.clusterAffinities[0].affinityName: "Bad_Name!" is invalid: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
-				`a.yaml:13: spec.placement.clusterAffinities[2].affinityName: "a" is used by another term: affinity names must be unique`,
-			},
-		},
-		{
-			name: "field selector keys and operators",
-			doc:  ppWith("  placement:\n    clusterAffinity:\n      fieldSelector:\n        matchExpressions:\n        - {key: city, operator: Exists}\n"),
-			want: []string{
-				`a.yaml:13: spec.placement.clusterAffinity.fieldSelector.matchExpressions[0].key: "city" is not one of provider, region, zone`,
-				`a.yaml:13: spec.placement.clusterAffinity.fieldSelector.matchExpressions[0].operator: "Exists" is not one of In, NotIn`,
-			},
-		},
-		{
-			name: "spread constraints",
-			doc:  ppWith("  placement:\n    spreadConstraints:\n    - {spreadByField: region, spreadByLabel: x, minGroups: 3, maxGroups: 2}\n"),
-			want: []string{
-				"a.yaml:10: spec.placement.spreadConstraints: spreadByField region also needs a spreadByField: cluster constraint",
-				"a.yaml:11: spec.placement.spreadConstraints[0]: spreadByField and spreadByLabel cannot both be set",
-				"a.yaml:11: spec.placement.spreadConstraints[0].maxGroups: 2 is less than minGroups 3",
-			},
-		},
-		{
-			name: "replica scheduling enums and weights",
-			doc: ppWith("  placement:\n    replicaScheduling:\n      replicaSchedulingType: Split\n      replicaDivisionPreference: Even\n" +
-				"      weightPreference:\n        dynamicWeight: Free\n        staticWeightList:\n        - {targetCluster: {}, weight: -1}\n"),
-			want: []string{
-				`a.yaml:11: spec.placement.replicaScheduling.replicaSchedulingType: "Split" is not one of Duplicated, Divided`,
-				`a.yaml:12: spec.placement.replicaScheduling.replicaDivisionPreference: "Even" is not one of Aggregated, Weighted`,
-				`a.yaml:14: spec.placement.replicaScheduling.weightPreference.dynamicWeight: "Free" is not one of AvailableReplicas`,
-				"a.yaml:16: spec.placement.replicaScheduling.weightPreference.staticWeightList[0].weight: -1 must be at least 1",
-			},
-		},
-		{
-			name: "cluster tolerations",
-			doc:  ppWith("  placement:\n    clusterTolerations:\n    - {key: a, operator: Gt, value: \"3\"}\n    - {key: b, operator: Exists, value: x, effect: NoExecut}\n"),
-			want: []string{
-				`a.yaml:11: spec.placement.clusterTolerations[0].operator: "Gt" is not supported for cluster tolerations: use Equal or Exists`,
-				"a.yaml:12: spec.placement.clusterTolerations[1].value: must be empty when operator is Exists",
-				`a.yaml:12: spec.placement.clusterTolerations[1].effect: "NoExecut" is not one of NoSchedule, PreferNoSchedule, NoExecute`,
-			},
-		},
-		{
-			name: "application failover",
-			doc:  ppWith("  failover:\n    application:\n      purgeMode: Never\n      gracePeriodSeconds: 30\n"),
-			want: []string{
-				"a.yaml:10: spec.failover.application: requires spec.propagateDeps: true",
-				"a.yaml:12: spec.failover.application.gracePeriodSeconds: only allowed with purgeMode Gracefully, not Never",
-			},
-		},
-		{
-			name: "purge modes",
-			doc:  ppWith("  propagateDeps: true\n  failover:\n    application:\n      purgeMode: Gently\n      gracePeriodSeconds: 0\n    cluster: {purgeMode: Never}\n"),
-			want: []string{
-				`a.yaml:12: spec.failover.application.purgeMode: "Gently" is not one of Directly, Gracefully, Never, Immediately, Graciously`,
-				"a.yaml:13: spec.failover.application.gracePeriodSeconds: 0 must be greater than 0",
-				`a.yaml:14: spec.failover.cluster.purgeMode: "Never" is not one of Directly, Gracefully, Immediately, Graciously`,
-			},
-		},
-		{
-			name: "conflict resolution and suspension",
-			doc:  ppWith("  conflictResolution: Replace\n  suspension:\n    dispatching: true\n    dispatchingOnClusters: {clusterNames: [a]}\n"),
-			want: []string{
-				`a.yaml:9: spec.conflictResolution: "Replace" is not one of Abort, Overwrite`,
-				"a.yaml:12: spec.suspension.dispatchingOnClusters: cannot be set when dispatching is true",
-			},
-		},
-		{
-			name: "plaintext operator, pointer and value",
-			doc: opHead + "      plaintext:\n      - {path: spec.replicas, operator: repalce, value: 1}\n" +
-				"      - {path: /spec/replicas, operator: add}\n      - {path: /spec/x, operator: remove, value: 1}\n",
-			want: []string{
-				`a.yaml:9: spec.overrideRules[0].overriders.plaintext[0].path: "spec.replicas" is not a JSON pointer: it must start with "/" (e.g. /spec/replicas)`,
-				`a.yaml:9: spec.overrideRules[0].overriders.plaintext[0].operator: "repalce" is not one of add, remove, replace`,
-				"a.yaml:10: spec.overrideRules[0].overriders.plaintext[1].value: required when operator is add",
-				"a.yaml:11: spec.overrideRules[0].overriders.plaintext[2].value: must be empty when operator is remove",
-			},
-		},
-		{
-			name: "image, command and label overriders",
-			doc: opHead + "      imageOverrider:\n      - {component: Digest, operator: replace, value: x, predicate: {path: \"$.spec\"}}\n" +
-				"      commandOverrider:\n      - {operator: replace}\n      labelsOverrider:\n      - {operator: add, value: {\"bad key\": v}}\n",
-			want: []string{
-				`a.yaml:9: spec.overrideRules[0].overriders.imageOverrider[0].predicate.path: "$.spec" is not a JSON pointer: it must start with "/" (e.g. /spec/replicas)`,
-				`a.yaml:9: spec.overrideRules[0].overriders.imageOverrider[0].component: "Digest" is not one of Registry, Repository, Tag`,
-				"a.yaml:11: spec.overrideRules[0].overriders.commandOverrider[0].containerName: required",
-				`a.yaml:11: spec.overrideRules[0].overriders.commandOverrider[0].operator: "replace" is not one of add, remove`,
-				`a.yaml:13: spec.overrideRules[0].overriders.labelsOverrider[0].value[bad key]: "bad key" is invalid: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
-			},
-		},
-		{
-			name: "field overrider needs exactly one of json and yaml",
-			doc:  opHead + "      fieldOverrider:\n      - {fieldPath: /data/x}\n      - fieldPath: /data/y\n        json: [{subPath: /a, operator: add, value: 1}]\n        yaml: [{subPath: b, operator: remove}]\n",
-			want: []string{
-				"a.yaml:9: spec.overrideRules[0].overriders.fieldOverrider[0]: needs one of json or yaml",
-				"a.yaml:10: spec.overrideRules[0].overriders.fieldOverrider[1]: json and yaml cannot both be set",
-				`a.yaml:12: spec.overrideRules[0].overriders.fieldOverrider[1].yaml[0].subPath: "b" is not a JSON pointer: it must start with "/" (e.g. /spec/replicas)`,
-			},
-		},
-		{
-			name: "rule needs overriders; both forms at once",
-			doc: "apiVersion: policy.karmada.io/v1alpha1\nkind: OverridePolicy\nmetadata: {name: o}\nspec:\n  overrideRules:\n" +
-				"  - targetCluster: {clusterNames: [a]}\n  overriders:\n    plaintext: [{path: /x, operator: remove}]\n",
-			want: []string{
-				"a.yaml:6: spec.overrideRules[0].overriders: required",
-				"a.yaml:7: spec.overriders: cannot be used together with overrideRules: move it into an overrideRules entry",
-			},
-		},
-		{
-			name: "cluster name, sync mode and taints",
-			doc: "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: a-very-long-cluster-name-that-goes-past-forty-eight-chars\n" +
-				"spec:\n  syncMode: push\n  taints:\n  - {key: k, effect: PreferNoExecute}\n",
-			want: []string{
-				`a.yaml:4: metadata.name: "a-very-long-cluster-name-that-goes-past-forty-eight-chars" is longer than 48 characters`,
-				`a.yaml:6: spec.syncMode: "push" is not one of Push, Pull`,
-				`a.yaml:8: spec.taints[0].effect: "PreferNoExecute" is not one of NoSchedule, PreferNoSchedule, NoExecute`,
-			},
-		},
-		{
-			name: "cluster spec.taint is not a field",
-			doc:  clHead + "  taint:\n  - {key: k, effect: NoSchedule}\n",
-			want: []string{"a.yaml:6: spec.taint: unknown field"},
-		},
-	}
+	tests := validationCases
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if diff := cmp.Diff(tt.want, problemsOf(t, map[string]string{"a.yaml": tt.doc})); diff != "" {

@@ -15,19 +15,19 @@ import (
 // hold (NaN, infinities, integers beyond int64) are reported.
 //
 // Scalars in asString (may be nil) are taken as strings whatever their tag.
-func valueOf(n *yaml.Node, path string, issues *[]issue, asString map[*yaml.Node]bool) any {
+func valueOf(n *yaml.Node, path *segment, issues *[]issue, asString map[*yaml.Node]bool) any {
 	switch n.Kind {
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i].Value
-			m[k] = valueOf(n.Content[i+1], fieldPath(path, k), issues, asString)
+			m[k] = valueOf(n.Content[i+1], path.field(k), issues, asString)
 		}
 		return m
 	case yaml.SequenceNode:
 		s := make([]any, len(n.Content))
 		for i, c := range n.Content {
-			s[i] = valueOf(c, indexPath(path, i), issues, asString)
+			s[i] = valueOf(c, path.index(i), issues, asString)
 		}
 		return s
 	case yaml.ScalarNode:
@@ -36,7 +36,7 @@ func valueOf(n *yaml.Node, path string, issues *[]issue, asString map[*yaml.Node
 		}
 		v, msg := scalarValue(n)
 		if msg != "" {
-			*issues = append(*issues, issue{field: path, line: n.Line, msg: msg})
+			*issues = append(*issues, issue{field: path.String(), line: n.Line, msg: msg})
 		}
 		return v
 	}

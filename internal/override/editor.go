@@ -2,6 +2,7 @@ package override
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -123,28 +124,34 @@ func (e *editor) patch(overrider string, ops []operation) error {
 	return nil
 }
 
-// before returns the compact JSON at op's path, and for an add into an array
-// the index the new element takes (-1 otherwise).
+// before returns the compact JSON at op's path before op runs, "" when
+// absent. An add into an array inserts: it returns "" and the index the new
+// element takes; otherwise the index is -1.
 func (e *editor) before(op operation) (string, int) {
-	insert := -1
 	if op.Op == policyv1alpha1.OpAdd {
-		if tokens, err := splitPointer(op.Path); err == nil && len(tokens) > 0 {
-			parent, _ := lookup(e.obj.Object, parentPointer(op.Path))
-			if arr, ok := parent.([]any); ok {
-				last := tokens[len(tokens)-1]
-				if last == "-" {
-					return "", len(arr)
-				}
-				if i, ok := arrayIndex(last, len(arr)); ok {
-					return "", i
-				}
-			}
+		if i, ok := e.insertIndex(op.Path); ok {
+			return "", i
 		}
 	}
 	if v, ok := lookup(e.obj.Object, op.Path); ok {
-		return compact(v), insert
+		return compact(v), -1
 	}
-	return "", insert
+	return "", -1
+}
+
+// insertIndex returns where an add at pointer puts the new element when the
+// parent is an array ("-" appends).
+func (e *editor) insertIndex(pointer string) (int, bool) {
+	parent, ok := lookup(e.obj.Object, parentPointer(pointer))
+	arr, isArray := parent.([]any)
+	if !ok || !isArray || !strings.Contains(pointer, "/") {
+		return 0, false
+	}
+	last := pointer[strings.LastIndexByte(pointer, '/')+1:]
+	if last == "-" {
+		return len(arr), true
+	}
+	return arrayIndex(last, len(arr))
 }
 
 // record stores the change op made.
@@ -172,10 +179,8 @@ func (e *editor) record(overrider string, op operation, before string, insert in
 
 // parentPointer drops the last token of a JSON pointer.
 func parentPointer(pointer string) string {
-	for i := len(pointer) - 1; i >= 0; i-- {
-		if pointer[i] == '/' {
-			return pointer[:i]
-		}
+	if i := strings.LastIndexByte(pointer, '/'); i >= 0 {
+		return pointer[:i]
 	}
 	return ""
 }

@@ -86,8 +86,7 @@ func noop(im image, o policyv1alpha1.ImageOverrider) bool {
 	case "add":
 		next = im.tagOrDigest() + o.Value
 	}
-	return !tagPattern.MatchString(next) && !digestPattern.MatchString(next) ||
-		next == im.tagOrDigest() && (next == im.tag || im.tag == "")
+	return !tagPattern.MatchString(next) && !digestPattern.MatchString(next) || next == im.tagOrDigest()
 }
 
 // wellFormed reports whether every part of the edited reference is valid,

@@ -67,7 +67,9 @@ func inNamespace(ns string) policyOption {
 }
 
 func selecting(sels ...policyv1alpha1.ResourceSelector) policyOption {
-	return func(p *policyv1alpha1.OverridePolicy) { p.Spec.ResourceSelectors = append(p.Spec.ResourceSelectors, sels...) }
+	return func(p *policyv1alpha1.OverridePolicy) {
+		p.Spec.ResourceSelectors = append(p.Spec.ResourceSelectors, sels...)
+	}
 }
 
 // withRule appends an override rule; target nil means every cluster.

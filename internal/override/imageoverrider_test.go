@@ -132,3 +132,42 @@ func TestImageOverriderFailsOnMistypedWorkload(t *testing.T) {
 		t.Fatal("Apply succeeded on a Deployment whose replicas is a string; Karmada fails to convert it")
 	}
 }
+
+func TestWorkloadKinds(t *testing.T) {
+	tests := []struct {
+		kind string
+		want any
+	}{
+		{kind: "Deployment", want: "r.example/imagename:v1.0.0"},
+		{kind: "ReplicaSet", want: "r.example/imagename:v1.0.0"},
+		{kind: "DaemonSet", want: "r.example/imagename:v1.0.0"},
+		{kind: "StatefulSet", want: "r.example/imagename:v1.0.0"},
+		{kind: "Job", want: "r.example/imagename:v1.0.0"},
+		{kind: "ReplicationController", want: "fictional.registry.example/imagename:v1.0.0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind, func(t *testing.T) {
+			obj := readObject(t, "deployment.yaml")
+			obj.SetKind(tt.kind)
+			ov := policyv1alpha1.Overriders{
+				ImageOverrider: []policyv1alpha1.ImageOverrider{{Component: "Registry", Operator: "replace", Value: "r.example"}},
+				ArgsOverrider:  []policyv1alpha1.CommandArgsOverrider{{ContainerName: "web", Operator: "remove", Value: []string{"--verbose"}}},
+			}
+			if _, err := Apply(obj, member("member1", nil), []load.Override{op("p", withRule(nil, ov))}); err != nil {
+				t.Fatalf("Apply: %v", err)
+			}
+			wantArgs := []any{"--port=80"}
+			if tt.kind == "ReplicationController" {
+				wantArgs = []any{"--port=80", "--verbose"}
+			}
+			want := []any{tt.want, wantArgs}
+			got := []any{
+				valueAt(t, obj, "/spec/template/spec/containers/0/image"),
+				valueAt(t, obj, "/spec/template/spec/containers/0/args"),
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("image and args mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

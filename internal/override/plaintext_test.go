@@ -134,6 +134,7 @@ func TestPlaintextRecordsEachEntry(t *testing.T) {
 		set("replace", "/spec/replicas", "6"),
 		set("add", "/spec/template/spec/containers/0/args/0", `"--first"`),
 		set("remove", "/metadata/labels/app", ""),
+		set("add", "/spec/template/spec/containers/0/args/-", `"--last"`),
 	))
 	if err != nil {
 		t.Fatalf("Apply: %v", err)
@@ -144,6 +145,7 @@ func TestPlaintextRecordsEachEntry(t *testing.T) {
 		{Policy: p, Overrider: "plaintext", Path: "/spec/replicas", Before: "5", After: "6"},
 		{Policy: p, Overrider: "plaintext", Path: "/spec/template/spec/containers/0/args/0", After: `"--first"`},
 		{Policy: p, Overrider: "plaintext", Path: "/metadata/labels/app", Before: `"web"`},
+		{Policy: p, Overrider: "plaintext", Path: "/spec/template/spec/containers/0/args/-", After: `"--last"`},
 	}
 	if diff := cmp.Diff(want, res.Changes); diff != "" {
 		t.Errorf("changes mismatch (-want +got):\n%s", diff)

@@ -65,7 +65,7 @@ func (r *run) divideDynamic(cands []candidate, desired int32, st *steps) ([]Targ
 		added[i] = TargetCluster{Name: w.Name, Replicas: seats[i]}
 	}
 	out := merge(base, added)
-	st.add("%s, %s: %d replicas (desired %d, previously assigned %d) by weights %s → %s (Webster); result %s",
+	st.add("%s, %s: divides %d replicas (desired %d, previously assigned %d) by weights %s → %s (Webster); result %s",
 		label, mode, target, desired, assigned, votes(weights), pairs(added), pairs(out))
 	return out, nil
 }

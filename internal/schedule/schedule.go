@@ -1,5 +1,19 @@
 package schedule
 
+// Where propagit knowingly differs from Karmada's scheduler (see
+// karmada-semantics.md §4 and the doc comments of each step):
+//
+//   - a Cluster with a nil Status is Ready with every API enabled; its
+//     capacity is unknown (0), as in Karmada;
+//   - Webster ties between equal parties go to the ascending name, Karmada's
+//     order for an empty template UID (Git objects have none);
+//   - allocatableModelings are ignored by the estimator;
+//   - there is no Fresh mode (no WorkloadRebalancer) and no
+//     --enable-empty-workload-propagation: 0-replica workload clusters are
+//     dropped;
+//   - Steady scale-down divides by the previous replicas of the clusters that
+//     are still candidates only.
+
 import (
 	"fmt"
 	"slices"

@@ -38,6 +38,10 @@ type WorkSpec struct {
 	FormatVersion int `json:"formatVersion"`
 	// SourceRevision is the Git commit the manifests were rendered from.
 	SourceRevision string `json:"sourceRevision"`
+	// SyncMode is how the cluster is delivered: Push (the controller
+	// applies) or Pull (an agent in the member applies).
+	// +optional
+	SyncMode string `json:"syncMode,omitempty"`
 	// Suspended pauses applying: the member is not touched.
 	// +optional
 	Suspended bool `json:"suspended,omitempty"`
@@ -53,6 +57,10 @@ type WorkStatus struct {
 	// AppliedRevision is the SourceRevision last applied completely.
 	// +optional
 	AppliedRevision string `json:"appliedRevision,omitempty"`
+	// AppliedDigest is the digest of the manifests last applied completely;
+	// an unchanged Work is not re-applied, even after a restart.
+	// +optional
+	AppliedDigest string `json:"appliedDigest,omitempty"`
 	// Conditions: Applied, Healthy, Ready.
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`

@@ -1,0 +1,6 @@
+// Package cluster knows the member clusters at run time: it turns a Cluster
+// declared in Git plus credentials that never live in Git (a kubeconfig file,
+// or a Secret on the hub named by spec.secretRef) into a rest.Config, caches
+// one client per member, and probes each member for the state the engine
+// needs: readiness, capacity (resourceSummary) and served APIs.
+package cluster

@@ -1,0 +1,193 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/cluster"
+	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/works"
+)
+
+// Controller reconciles one source into the member clusters.
+type Controller struct {
+	opts    Options
+	source  Fetcher
+	works   works.Store
+	status  works.StatusStore
+	creds   *cluster.Credentials
+	log     logr.Logger
+	clock   clock.WithTicker
+	trigger chan struct{}
+
+	mu      sync.Mutex
+	members map[string]*member
+	state   State
+	last    *loaded // the last revision that loaded without error
+	wg      sync.WaitGroup
+}
+
+// loaded is a revision that loaded cleanly.
+type loaded struct {
+	revision string
+	set      *load.Set
+}
+
+// State is what the controller knows about the source, for status and
+// /readyz.
+type State struct {
+	// Revision is the revision in force (the last one that loaded).
+	Revision string `json:"revision,omitempty"`
+	// Fetched is the newest revision fetched, which may not have loaded.
+	Fetched string `json:"fetched,omitempty"`
+	// SourceError is the last fetch or load error ("" when the last
+	// reconcile was clean). Load errors name file and line.
+	SourceError string    `json:"sourceError,omitempty"`
+	LastSync    time.Time `json:"lastSync,omitempty"`
+}
+
+// New builds a controller.
+func New(opts Options, src Fetcher, ws works.Store, ss works.StatusStore, creds *cluster.Credentials, log logr.Logger) *Controller {
+	return &Controller{opts: opts, source: src, works: ws, status: ss, creds: creds, log: log,
+		clock: clock.RealClock{}, trigger: make(chan struct{}, 1), members: map[string]*member{}}
+}
+
+// Trigger asks for a fetch now (webhooks call it); it never blocks.
+func (c *Controller) Trigger() {
+	select {
+	case c.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// State returns a copy of the source state.
+func (c *Controller) State() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state
+}
+
+// Ready reports whether a revision has been loaded and rendered.
+func (c *Controller) Ready() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last != nil
+}
+
+// Run reconciles every Interval and on Trigger until ctx ends, then waits
+// for the member workers to stop.
+func (c *Controller) Run(ctx context.Context) error {
+	defer c.wg.Wait()
+	ticker := c.clock.NewTicker(c.opts.Interval)
+	defer ticker.Stop()
+	for {
+		if err := c.Reconcile(ctx); err != nil && ctx.Err() == nil {
+			c.log.Error(err, "reconcile failed")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C():
+		case <-c.trigger:
+		}
+	}
+}
+
+// Reconcile runs one pass: fetch, load, probe, render, record, dispatch.
+// A fetch or load error keeps the last good revision in force.
+func (c *Controller) Reconcile(ctx context.Context) error {
+	cur, err := c.fetchAndLoad(ctx)
+	if cur == nil {
+		return err
+	}
+	c.syncMembers(ctx, cur.set.Clusters)
+	status := c.probe(ctx, cur.set.Clusters)
+	ws, err := c.renderWorks(ctx, cur, status)
+	if err != nil {
+		return err
+	}
+	changed, err := c.works.Put(ctx, cur.revision, ws)
+	if err != nil {
+		return fmt.Errorf("failed to record works of %s: %w", short(cur.revision), err)
+	}
+	if len(changed) > 0 {
+		c.log.Info("works recorded", "revision", short(cur.revision), "changed", changed)
+	}
+	c.dispatch(ws)
+	return nil
+}
+
+// fetchAndLoad returns the revision to reconcile: the newest one when it
+// fetches and loads, otherwise the last good one (nil when there is none).
+func (c *Controller) fetchAndLoad(ctx context.Context) (*loaded, error) {
+	snap, err := c.source.Fetch(ctx)
+	if err != nil {
+		err = fmt.Errorf("failed to fetch the source: %w", err)
+		return c.keepLast(err), err
+	}
+	c.mu.Lock()
+	c.state.Fetched = snap.Revision
+	same := c.last != nil && c.last.revision == snap.Revision
+	c.mu.Unlock()
+	if same {
+		c.setClean(snap.Revision)
+		return c.last, nil
+	}
+	set, err := load.Load(snap.FS, snap.Root)
+	if err != nil {
+		err = fmt.Errorf("revision %s does not load; %s stays in force: %w", short(snap.Revision), short(c.lastRevision()), err)
+		return c.keepLast(err), err
+	}
+	cur := &loaded{revision: snap.Revision, set: set}
+	c.mu.Lock()
+	c.last = cur
+	c.mu.Unlock()
+	c.setClean(snap.Revision)
+	return cur, nil
+}
+
+func (c *Controller) keepLast(err error) *loaded {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state.SourceError = err.Error()
+	return c.last
+}
+
+func (c *Controller) setClean(rev string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state.Revision, c.state.SourceError, c.state.LastSync = rev, "", c.clock.Now()
+}
+
+func (c *Controller) lastRevision() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last == nil {
+		return "no revision"
+	}
+	return c.last.revision
+}
+
+func short(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
+}
+
+// pushClusters returns the clusters delivered by push.
+func pushClusters(cs []load.Cluster) []*clusterv1alpha1.Cluster {
+	var out []*clusterv1alpha1.Cluster
+	for _, c := range cs {
+		if c.Cluster.Spec.SyncMode != clusterv1alpha1.SyncModePull {
+			out = append(out, c.Cluster)
+		}
+	}
+	return out
+}

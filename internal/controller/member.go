@@ -1,0 +1,143 @@
+package controller
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/apply"
+	"github.com/propagit/propagit/internal/load"
+)
+
+// member is one push member: its latest desired Work and the worker that
+// applies it. Fields under mu are written by the controller loop; the rest
+// belong to the worker goroutine.
+type member struct {
+	name string
+	c    *Controller
+	log  logr.Logger
+	wake chan struct{}
+	stop context.CancelFunc
+
+	mu      sync.Mutex
+	cluster *clusterv1alpha1.Cluster
+	work    *workv1alpha1.Work
+	probe   *clusterv1alpha1.ClusterStatus
+
+	mgr      *apply.Manager
+	status   *workv1alpha1.WorkStatus
+	failures int
+}
+
+func (c *Controller) member(name string) *member {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.members[name]
+}
+
+// syncMembers starts a worker for every new push cluster and stops the
+// workers of clusters removed from Git (their objects are left in place).
+func (c *Controller) syncMembers(ctx context.Context, clusters []load.Cluster) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	seen := map[string]bool{}
+	for _, cl := range pushClusters(clusters) {
+		seen[cl.Name] = true
+		m := c.members[cl.Name]
+		if m == nil {
+			mctx, cancel := context.WithCancel(ctx)
+			m = &member{name: cl.Name, c: c, log: c.log.WithValues("cluster", cl.Name), wake: make(chan struct{}, 1), stop: cancel}
+			c.members[cl.Name] = m
+			c.wg.Add(1)
+			go func() { defer c.wg.Done(); m.run(mctx) }()
+		}
+		m.mu.Lock()
+		if m.cluster != nil && m.cluster.ResourceVersion != cl.ResourceVersion {
+			m.mgr = nil // credentials may have changed
+		}
+		m.cluster = cl
+		m.mu.Unlock()
+	}
+	for name, m := range c.members {
+		if !seen[name] {
+			m.stop()
+			delete(c.members, name)
+			c.log.Info("cluster removed from the source; its objects are left in place", "cluster", name)
+		}
+	}
+}
+
+// dispatch hands every push member its Work and wakes its worker.
+func (c *Controller) dispatch(ws []*workv1alpha1.Work) {
+	for _, w := range ws {
+		if m := c.member(w.Spec.Cluster); m != nil {
+			m.mu.Lock()
+			m.work = w
+			m.mu.Unlock()
+			m.poke()
+		}
+	}
+}
+
+func (m *member) poke() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (m *member) setProbe(st *clusterv1alpha1.ClusterStatus) {
+	m.mu.Lock()
+	wasReady := ready(m.probe)
+	m.probe = st
+	m.mu.Unlock()
+	if !wasReady && ready(st) {
+		m.poke() // came back: converge at once
+	}
+}
+
+func ready(st *clusterv1alpha1.ClusterStatus) bool {
+	if st == nil {
+		return false
+	}
+	for _, c := range st.Conditions {
+		if c.Type == clusterv1alpha1.ConditionReady {
+			return c.Status == "True"
+		}
+	}
+	return false
+}
+
+// run is the worker loop: it applies on every wake-up, and re-runs itself
+// after a backoff when an apply failed or objects are not healthy yet.
+func (m *member) run(ctx context.Context) {
+	var timer <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.wake:
+		case <-timer:
+		}
+		timer = nil
+		if again := m.reconcile(ctx); again > 0 {
+			timer = m.c.clock.After(again)
+		}
+	}
+}
+
+// digest identifies the content of a Work.
+func digest(w *workv1alpha1.Work) string {
+	h := sha256.New()
+	for _, m := range w.Spec.Manifests {
+		h.Write(m.Raw)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}

@@ -1,0 +1,55 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/propagit/propagit/internal/apply"
+	"github.com/propagit/propagit/internal/render"
+)
+
+// Snapshot is one revision of the source tree.
+type Snapshot struct {
+	Revision string
+	FS       filesys.FileSystem
+	Root     string
+}
+
+// Fetcher knows how to bring the source to its latest revision.
+type Fetcher interface {
+	Fetch(ctx context.Context) (Snapshot, error)
+}
+
+// Options tune the controller.
+type Options struct {
+	// Interval is how often the source is polled (a webhook trigger fetches
+	// at once).
+	Interval time.Duration
+	// ProbeTimeout bounds one member probe.
+	ProbeTimeout time.Duration
+	// RetryMin and RetryMax bound the per-member apply backoff.
+	RetryMin, RetryMax time.Duration
+	// HealthInterval is how often a member whose objects are not all healthy
+	// is re-checked.
+	HealthInterval time.Duration
+	Render         render.Options
+	Apply          apply.Options
+	// Version is written into each Work status as the applier's version.
+	Version string
+}
+
+// DefaultOptions returns the defaults of `propagit controller`.
+func DefaultOptions() Options {
+	return Options{
+		Interval:       time.Minute,
+		ProbeTimeout:   10 * time.Second,
+		RetryMin:       time.Second,
+		RetryMax:       5 * time.Minute,
+		HealthInterval: 5 * time.Second,
+		Render:         render.DefaultOptions(),
+		Apply:          apply.DefaultOptions(),
+		Version:        "dev",
+	}
+}

@@ -1,0 +1,136 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/cluster"
+	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/render"
+)
+
+// probe reads the live state of every push member concurrently. Members
+// whose credentials are missing are reported unreachable.
+func (c *Controller) probe(ctx context.Context, clusters []load.Cluster) map[string]*clusterv1alpha1.ClusterStatus {
+	out := map[string]*clusterv1alpha1.ClusterStatus{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, cl := range pushClusters(clusters) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
+			defer cancel()
+			st := c.probeOne(pctx, cl)
+			mu.Lock()
+			out[cl.Name] = st
+			mu.Unlock()
+			if m := c.member(cl.Name); m != nil {
+				m.setProbe(st)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func (c *Controller) probeOne(ctx context.Context, cl *clusterv1alpha1.Cluster) *clusterv1alpha1.ClusterStatus {
+	cfg, err := c.creds.Config(ctx, cl)
+	if err != nil {
+		st := &clusterv1alpha1.ClusterStatus{}
+		st.Conditions = []metav1.Condition{{Type: clusterv1alpha1.ConditionReady, Status: metav1.ConditionUnknown,
+			Reason: "NoCredentials", Message: err.Error(), LastTransitionTime: metav1.NewTime(c.clock.Now())}}
+		return st
+	}
+	return cluster.Probe(ctx, cfg, c.clock.Now())
+}
+
+// renderWorks renders cur with the live status and the previous placement
+// recorded in the stored Works. Every declared cluster gets a Work, an empty
+// one when it receives nothing, so what it ran before is pruned.
+func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[string]*clusterv1alpha1.ClusterStatus) ([]*workv1alpha1.Work, error) {
+	stored, err := c.works.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the recorded works: %w", err)
+	}
+	prevWorks, err := toRenderWorks(stored)
+	if err != nil {
+		return nil, err
+	}
+	res := render.Render(render.Input{Set: cur.set, Status: status, Previous: render.PreviousFromWorks(prevWorks), Options: c.opts.Render})
+	byCluster := map[string]render.Work{}
+	for _, w := range res.Works {
+		byCluster[w.Cluster] = w
+	}
+	var out []*workv1alpha1.Work
+	for _, cl := range res.Clusters {
+		w, err := toWork(cl, cur.revision, byCluster[cl.Name].Objects)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// toWork converts rendered objects to a Work record.
+func toWork(cl *clusterv1alpha1.Cluster, revision string, objs []*unstructured.Unstructured) (*workv1alpha1.Work, error) {
+	mode := cl.Spec.SyncMode
+	if mode == "" {
+		mode = clusterv1alpha1.SyncModePush
+	}
+	w := &workv1alpha1.Work{
+		TypeMeta:   metav1.TypeMeta{APIVersion: workv1alpha1.GroupVersion.String(), Kind: "Work"},
+		ObjectMeta: metav1.ObjectMeta{Name: cl.Name},
+		Spec: workv1alpha1.WorkSpec{Cluster: cl.Name, FormatVersion: workv1alpha1.FormatVersion,
+			SourceRevision: revision, SyncMode: mode},
+	}
+	for _, o := range objs {
+		raw, err := json.Marshal(o.Object)
+		if err != nil {
+			return nil, fmt.Errorf("failed to encode %s: %w", render.KeyOf(o), err)
+		}
+		w.Spec.Manifests = append(w.Spec.Manifests, runtime.RawExtension{Raw: raw})
+	}
+	return w, nil
+}
+
+// Objects decodes the manifests of w.
+func Objects(w *workv1alpha1.Work) ([]*unstructured.Unstructured, error) {
+	out := make([]*unstructured.Unstructured, 0, len(w.Spec.Manifests))
+	for i, m := range w.Spec.Manifests {
+		obj := &unstructured.Unstructured{}
+		raw := m.Raw
+		if raw == nil && m.Object != nil {
+			var err error
+			if raw, err = json.Marshal(m.Object); err != nil {
+				return nil, err
+			}
+		}
+		if err := obj.UnmarshalJSON(raw); err != nil {
+			return nil, fmt.Errorf("work %s: manifest %d: %w", w.Spec.Cluster, i, err)
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}
+
+func toRenderWorks(ws []*workv1alpha1.Work) ([]render.Work, error) {
+	out := make([]render.Work, 0, len(ws))
+	for _, w := range ws {
+		objs, err := Objects(w)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, render.Work{Cluster: w.Spec.Cluster, Objects: objs})
+	}
+	return out, nil
+}

@@ -1,0 +1,200 @@
+// Package status folds Work records and their per-cluster status into the
+// reports people read: a cluster table, a template table, and a line per
+// source revision that says how many clusters run it. "Merged" must never
+// read as "running" when it is not, so a cluster counts as running a
+// revision only when that revision is applied and every object is healthy.
+package status
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+)
+
+// Input is one Work with its status and how the cluster is delivered.
+type Input struct {
+	Work   *workv1alpha1.Work
+	Status *workv1alpha1.WorkStatus
+	// Mode is Push or Pull.
+	Mode string
+}
+
+// Report is what `propagit status` prints.
+type Report struct {
+	// Revision is the newest source revision recorded in the Works.
+	Revision  string        `json:"revision"`
+	Summary   string        `json:"summary"`
+	Clusters  []ClusterRow  `json:"clusters"`
+	Templates []TemplateRow `json:"templates"`
+}
+
+// ClusterRow is one member.
+type ClusterRow struct {
+	Name            string     `json:"name"`
+	Mode            string     `json:"mode"`
+	Ready           string     `json:"ready"`
+	WantRevision    string     `json:"wantRevision"`
+	AppliedRevision string     `json:"appliedRevision,omitempty"`
+	Objects         int        `json:"objects"`
+	Healthy         int        `json:"healthy"`
+	Failed          int        `json:"failed"`
+	Drift           int        `json:"drift"`
+	LastHeard       *time.Time `json:"lastHeard,omitempty"`
+	AgentVersion    string     `json:"agentVersion,omitempty"`
+	Message         string     `json:"message,omitempty"`
+}
+
+// TemplateRow is one template across clusters.
+type TemplateRow struct {
+	Template        string   `json:"template"`
+	Clusters        []string `json:"clusters"`
+	DesiredReplicas int64    `json:"desiredReplicas,omitempty"`
+	ReadyReplicas   int64    `json:"readyReplicas,omitempty"`
+	Workload        bool     `json:"workload"`
+}
+
+// Build folds the inputs into a Report, sorted by cluster and template.
+func Build(inputs []Input) (*Report, error) {
+	r := &Report{}
+	templates := map[string]*TemplateRow{}
+	running := 0
+	for _, in := range inputs {
+		row := clusterRow(in)
+		if in.Work.Spec.SourceRevision > "" && r.Revision == "" {
+			r.Revision = in.Work.Spec.SourceRevision
+		}
+		if row.Ready == "True" && row.AppliedRevision == row.WantRevision {
+			running++
+		}
+		r.Clusters = append(r.Clusters, row)
+		if err := addTemplates(templates, in); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(r.Clusters, func(a, b ClusterRow) int { return cmpStr(a.Name, b.Name) })
+	for _, t := range templates {
+		slices.Sort(t.Clusters)
+		r.Templates = append(r.Templates, *t)
+	}
+	slices.SortFunc(r.Templates, func(a, b TemplateRow) int { return cmpStr(a.Template, b.Template) })
+	r.Summary = fmt.Sprintf("%s: %d/%d clusters applied and healthy", short(r.Revision), running, len(inputs))
+	if n := notReady(r.Clusters); n > 0 {
+		r.Summary += fmt.Sprintf(", %d not ready", n)
+	}
+	return r, nil
+}
+
+func clusterRow(in Input) ClusterRow {
+	st := in.Status
+	if st == nil {
+		st = &workv1alpha1.WorkStatus{}
+	}
+	row := ClusterRow{Name: in.Work.Spec.Cluster, Mode: in.Mode, Ready: "Unknown", WantRevision: in.Work.Spec.SourceRevision,
+		AppliedRevision: st.AppliedRevision, Objects: len(in.Work.Spec.Manifests), Drift: len(st.Drift), AgentVersion: st.AgentVersion}
+	for _, o := range st.Objects {
+		switch {
+		case o.Action == "Failed":
+			row.Failed++
+		case o.Health == "Current":
+			row.Healthy++
+		}
+	}
+	if c := meta(st.Conditions, "Ready"); c != nil {
+		row.Ready, row.Message = string(c.Status), c.Message
+		t := c.LastTransitionTime.Time
+		row.LastHeard = &t
+	}
+	if st.Heartbeat != nil {
+		t := st.Heartbeat.Time
+		row.LastHeard = &t
+	}
+	return row
+}
+
+func addTemplates(rows map[string]*TemplateRow, in Input) error {
+	health := map[workv1alpha1.ObjectRef]string{}
+	if in.Status != nil {
+		for _, o := range in.Status.Objects {
+			ref := o.ObjectRef
+			ref.Version = ""
+			health[ref] = o.Health
+		}
+	}
+	for _, m := range in.Work.Spec.Manifests {
+		obj := &unstructured.Unstructured{}
+		if err := json.Unmarshal(m.Raw, &obj.Object); err != nil {
+			return fmt.Errorf("work %s: %w", in.Work.Spec.Cluster, err)
+		}
+		name := obj.GetAnnotations()["propagit.io/template"]
+		if name == "" {
+			continue
+		}
+		row := rows[name]
+		if row == nil {
+			row = &TemplateRow{Template: name}
+			rows[name] = row
+		}
+		if !slices.Contains(row.Clusters, in.Work.Spec.Cluster) {
+			row.Clusters = append(row.Clusters, in.Work.Spec.Cluster)
+		}
+		if r, ok := obj.GetAnnotations()["propagit.io/scheduled-replicas"]; ok {
+			n, _ := strconv.ParseInt(r, 10, 64)
+			if v, found, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas"); found {
+				n = v
+			}
+			row.Workload = true
+			row.DesiredReplicas += n
+			gv := obj.GroupVersionKind()
+			if health[workv1alpha1.ObjectRef{Group: gv.Group, Kind: gv.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}] == "Current" {
+				row.ReadyReplicas += n
+			}
+		}
+	}
+	return nil
+}
+
+func meta(conds []metav1.Condition, typ string) *metav1.Condition {
+	for i := range conds {
+		if conds[i].Type == typ {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+func notReady(rows []ClusterRow) int {
+	n := 0
+	for _, r := range rows {
+		if r.Ready != "True" {
+			n++
+		}
+	}
+	return n
+}
+
+func cmpStr(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func short(rev string) string {
+	if len(rev) > 7 {
+		return rev[:7]
+	}
+	if rev == "" {
+		return "(no revision)"
+	}
+	return rev
+}

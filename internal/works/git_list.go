@@ -1,0 +1,79 @@
+package works
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+)
+
+// List fetches the work branch and returns every cluster's Work, manifests
+// included and sorted, ordered by cluster. An absent branch holds no Works.
+func (g *GitStore) List(ctx context.Context) ([]*workv1alpha1.Work, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	tip, err := g.fetch(ctx, g.works, g.branchRef(), g.trackingRef(), 0)
+	if err != nil || tip.IsZero() {
+		return nil, err
+	}
+	root, err := commitTree(g.works, tip)
+	if err != nil {
+		return nil, err
+	}
+	var out []*workv1alpha1.Work
+	for _, e := range root.Entries {
+		if e.Mode != filemode.Dir {
+			continue
+		}
+		w, err := readFolder(root, e.Name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Spec.Cluster < out[j].Spec.Cluster })
+	return out, nil
+}
+
+// ListCluster returns the Work of one cluster, or nil when the branch (or
+// the cluster's folder) does not exist. It is what a pull agent calls: the
+// fetch is shallow (depth 1) when the server supports it, into storage of
+// its own, and only the cluster's folder is read.
+func (g *GitStore) ListCluster(ctx context.Context, cluster string) (*workv1alpha1.Work, error) {
+	if !validSegment(cluster) {
+		return nil, fmt.Errorf("invalid cluster name %q", cluster)
+	}
+	g.agentMu.Lock()
+	defer g.agentMu.Unlock()
+	tip, err := g.fetch(ctx, g.agent, g.branchRef(), g.trackingRef(), 1)
+	if err != nil || tip.IsZero() {
+		return nil, err
+	}
+	root, err := commitTree(g.agent, tip)
+	if err != nil {
+		return nil, err
+	}
+	w, err := readFolder(root, cluster)
+	if errors.Is(err, object.ErrDirectoryNotFound) {
+		return nil, nil
+	}
+	return w, err
+}
+
+// readFolder decodes the Work in the folder cluster of root.
+func readFolder(root *object.Tree, cluster string) (*workv1alpha1.Work, error) {
+	sub, err := root.Tree(cluster)
+	if err != nil {
+		return nil, err
+	}
+	files, err := readFiles(sub)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the work of %s: %w", cluster, err)
+	}
+	return decodeWork(cluster, files)
+}

@@ -1,0 +1,216 @@
+package works
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+)
+
+func TestPutIdenticalWorksTwiceMakesOneCommit(t *testing.T) {
+	eachRemote(t, func(t *testing.T, r *remote) {
+		g := r.store(t)
+		ctx := ctxT(t)
+		ws := fleet(2, 3, "rev1", "a")
+		changed, err := g.Put(ctx, "rev1", ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]string{"c0", "c1"}, changed); d != "" {
+			t.Errorf("first put changed (-want +got):\n%s", d)
+		}
+		changed, err = g.Put(ctx, "rev1", fleet(2, 3, "rev1", "a"))
+		if err != nil || len(changed) != 0 {
+			t.Fatalf("second put = %v, %v; want nothing changed", changed, err)
+		}
+		hist := r.history(t, worksBranch)
+		if len(hist) != 1 {
+			t.Fatalf("commits = %d, want 1", len(hist))
+		}
+		msg := hist[0].Message
+		if !strings.HasPrefix(msg, "propagit: render rev1\n") || !strings.Contains(msg, "\nSource-Revision: rev1\n") {
+			t.Errorf("commit message = %q", msg)
+		}
+	})
+}
+
+func TestPutReportsOnlyChangedClusters(t *testing.T) {
+	eachRemote(t, func(t *testing.T, r *remote) {
+		g := r.store(t)
+		ctx := ctxT(t)
+		if _, err := g.Put(ctx, "rev1", fleet(3, 2, "rev1", "a")); err != nil {
+			t.Fatal(err)
+		}
+		// rev2 changes c1 only; the others are the same apart from the revision.
+		ws := fleet(3, 2, "rev2", "a")
+		ws[1] = fleet(3, 2, "rev2", "b")[1]
+		changed, err := g.Put(ctx, "rev2", ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]string{"c1"}, changed); d != "" {
+			t.Errorf("changed (-want +got):\n%s", d)
+		}
+		files := r.tipFiles(t, worksBranch)
+		for cluster, want := range map[string]string{"c0": "rev1", "c1": "rev2", "c2": "rev1"} {
+			if !strings.Contains(files[cluster+"/work.yaml"], "sourceRevision: "+want+"\n") {
+				t.Errorf("%s/work.yaml = %q, want sourceRevision %s", cluster, files[cluster+"/work.yaml"], want)
+			}
+		}
+		// rev3 changes nothing for anyone: no commit.
+		changed, err = g.Put(ctx, "rev3", fleet(3, 2, "rev3", "a")[:1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]string{"c1", "c2"}, changed); d != "" {
+			t.Errorf("removing c1, c2: changed (-want +got):\n%s", d)
+		}
+		if n := len(r.history(t, worksBranch)); n != 3 {
+			t.Errorf("commits = %d, want 3", n)
+		}
+		changed, err = g.Put(ctx, "rev4", fleet(3, 2, "rev4", "a")[:1])
+		if err != nil || len(changed) != 0 {
+			t.Errorf("unchanged put = %v, %v", changed, err)
+		}
+		if n := len(r.history(t, worksBranch)); n != 3 {
+			t.Errorf("commits after a revision that changes nothing = %d, want 3", n)
+		}
+	})
+}
+
+func TestPutRemovesFolderOfAbsentCluster(t *testing.T) {
+	r := fileRemote(t)
+	g := r.store(t)
+	ctx := ctxT(t)
+	if _, err := g.Put(ctx, "rev1", fleet(2, 1, "rev1", "a")); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := g.Put(ctx, "rev2", fleet(1, 1, "rev2", "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"c1"}, changed); d != "" {
+		t.Errorf("changed (-want +got):\n%s", d)
+	}
+	var paths []string
+	for p := range r.tipFiles(t, worksBranch) {
+		paths = append(paths, p)
+	}
+	if d := cmp.Diff([]string{"c0/app/configmap.core_cm-000.yaml", "c0/work.yaml"}, paths, sortStrings); d != "" {
+		t.Errorf("files (-want +got):\n%s", d)
+	}
+	changed, err = g.Put(ctx, "rev3", nil)
+	if err != nil || len(changed) != 1 {
+		t.Fatalf("removing every cluster = %v, %v", changed, err)
+	}
+	if files := r.tipFiles(t, worksBranch); len(files) != 0 {
+		t.Errorf("files after removing every cluster = %v", files)
+	}
+}
+
+func TestPutWritesRenderLayout(t *testing.T) {
+	r := fileRemote(t)
+	g := r.store(t)
+	w := newTestWork("member1", "abc",
+		obj("apps/v1", "Deployment", "web", "nginx", map[string]any{"spec": map[string]any{"replicas": 2}}),
+		obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "system:reader", nil),
+		configMap("web", "cfg", map[string]any{"b": "2", "a": "1"}),
+	)
+	w.Spec.Suspended = true
+	if _, err := g.Put(ctxT(t), "abc", []*workv1alpha1.Work{w}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"member1/work.yaml": "apiVersion: propagit.io/v1alpha1\nkind: Work\nmetadata:\n  name: member1\n" +
+			"spec:\n  cluster: member1\n  formatVersion: 1\n  sourceRevision: abc\n  suspended: true\n",
+		"member1/web/deployment.apps_nginx.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nginx\n" +
+			"  namespace: web\nspec:\n  replicas: 2\n",
+		"member1/_cluster/clusterrole.rbac.authorization.k8s.io_system:reader.yaml": "apiVersion: rbac.authorization.k8s.io/v1\n" +
+			"kind: ClusterRole\nmetadata:\n  name: system:reader\n",
+		"member1/web/configmap.core_cfg.yaml": "apiVersion: v1\ndata:\n  a: \"1\"\n  b: \"2\"\nkind: ConfigMap\nmetadata:\n" +
+			"  name: cfg\n  namespace: web\n",
+	}
+	if d := cmp.Diff(want, r.tipFiles(t, worksBranch)); d != "" {
+		t.Errorf("branch files (-want +got):\n%s", d)
+	}
+}
+
+func TestPutRefusesBadWorks(t *testing.T) {
+	g := fileRemote(t).store(t)
+	dup := configMap("a", "x", nil)
+	for name, ws := range map[string][]*workv1alpha1.Work{
+		"two works for one cluster": {newTestWork("c", "r"), newTestWork("c", "r")},
+		"cluster name with a slash": {newTestWork("a/b", "r")},
+		"two manifests, one path":   {newTestWork("c", "r", dup, dup)},
+	} {
+		if _, err := g.Put(ctxT(t), "r", ws); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestListRoundTripsManifests(t *testing.T) {
+	eachRemote(t, func(t *testing.T, r *remote) {
+		ctx := ctxT(t)
+		if ws, err := r.store(t).List(ctx); err != nil || ws != nil {
+			t.Fatalf("List of an absent branch = %v, %v; want nothing", ws, err)
+		}
+		in := []*workv1alpha1.Work{
+			newTestWork("b", "rev1",
+				configMap("z", "last", map[string]any{"n": "1"}),
+				obj("apps/v1", "Deployment", "a", "web", map[string]any{"spec": map[string]any{"replicas": int64(3), "paused": false}}),
+				obj("v1", "Namespace", "", "a", nil)),
+			newTestWork("a", "rev1"),
+		}
+		if _, err := r.store(t).Put(ctx, "rev1", in); err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.store(t).List(ctx) // a new store: what a restarted controller sees
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || got[0].Name != "a" || got[1].Name != "b" {
+			t.Fatalf("List = %v, want works a and b", got)
+		}
+		want := in[0].DeepCopy()
+		// Manifests come back sorted by namespace, kind, group and name.
+		m := want.Spec.Manifests
+		want.Spec.Manifests = append(m[2:3], m[1], m[0])
+		if d := cmp.Diff(decoded(t, want), decoded(t, got[1])); d != "" {
+			t.Errorf("work b (-want +got):\n%s", d)
+		}
+		if got[0].Spec.Manifests != nil || got[0].Spec.SourceRevision != "rev1" {
+			t.Errorf("work a = %+v", got[0].Spec)
+		}
+	})
+}
+
+// decoded returns w with its manifests decoded, for comparison.
+func decoded(t *testing.T, w *workv1alpha1.Work) map[string]any {
+	t.Helper()
+	var objs []any
+	for _, m := range w.Spec.Manifests {
+		var o any
+		if err := json.Unmarshal(m.Raw, &o); err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, o)
+	}
+	return map[string]any{"meta": w.TypeMeta, "name": w.Name, "cluster": w.Spec.Cluster, "rev": w.Spec.SourceRevision,
+		"format": w.Spec.FormatVersion, "suspended": w.Spec.Suspended, "manifests": objs}
+}
+
+var sortStrings = cmp.Transformer("sort", func(in []string) []string {
+	out := append([]string(nil), in...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+})

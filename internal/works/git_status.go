@@ -1,0 +1,209 @@
+package works
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/memory"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+)
+
+// StatusFile is the file of a status commit that holds the WorkStatus.
+const StatusFile = "status.yaml"
+
+// StatusRef returns the ref holding cluster's status history: each commit's
+// parent is the previous status, the first has none.
+func StatusRef(cluster string) plumbing.ReferenceName {
+	return plumbing.ReferenceName("refs/propagit/status/" + cluster)
+}
+
+// statusRepo is what a GitStore knows of one cluster's status ref. Its
+// storage holds only the tip commit (marked shallow), so memory stays
+// bounded however many statuses are written.
+type statusRepo struct {
+	mu sync.Mutex
+	s  *memory.Storage
+	// tip is the commit the remote ref was last seen at (zero: absent).
+	tip plumbing.Hash
+	// last is the normalized status at tip; nil until fetched, and after a
+	// failed push.
+	last *workv1alpha1.WorkStatus
+}
+
+func (g *GitStore) statusRepo(cluster string) (*statusRepo, error) {
+	if !validSegment(cluster) || StatusRef(cluster).Validate() != nil {
+		return nil, fmt.Errorf("invalid cluster name %q", cluster)
+	}
+	g.statusMu.Lock()
+	defer g.statusMu.Unlock()
+	r := g.status[cluster]
+	if r == nil {
+		r = &statusRepo{s: memory.NewStorage()}
+		g.status[cluster] = r
+	}
+	return r, nil
+}
+
+// GetStatus fetches cluster's status ref (that ref only, shallow when the
+// server allows) and returns the status it holds: the zero status when the
+// ref does not exist.
+func (g *GitStore) GetStatus(ctx context.Context, cluster string) (*workv1alpha1.WorkStatus, error) {
+	r, err := g.statusRepo(cluster)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := g.refreshStatus(ctx, cluster, r); err != nil {
+		return nil, err
+	}
+	return r.last.DeepCopy(), nil
+}
+
+// PutStatus writes status as a new commit on cluster's status ref when it is
+// a transition from the stored one (see StatusChanged), and pushes that ref
+// only. The store remembers what it last wrote or read, so a status that is
+// not a transition costs no network call at all; this assumes one writer
+// per cluster, as the design intends. A push rejected because the ref moved
+// is refetched, re-compared and retried, up to PushAttempts times.
+func (g *GitStore) PutStatus(ctx context.Context, cluster string, status *workv1alpha1.WorkStatus) error {
+	r, err := g.statusRepo(cluster)
+	if err != nil {
+		return err
+	}
+	next := Normalize(status)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for attempt := 1; ; attempt++ {
+		err := g.putStatusOnce(ctx, cluster, r, next)
+		if err == nil {
+			return nil
+		}
+		r.last = nil
+		if !isRejected(err) || attempt >= g.opts.PushAttempts || ctx.Err() != nil {
+			return fmt.Errorf("failed to write the status of %s (attempt %d): %w", cluster, attempt, err)
+		}
+	}
+}
+
+func (g *GitStore) putStatusOnce(ctx context.Context, cluster string, r *statusRepo, next *workv1alpha1.WorkStatus) error {
+	if r.last == nil {
+		if err := g.refreshStatus(ctx, cluster, r); err != nil {
+			return err
+		}
+	}
+	if !StatusChanged(r.last, next, g.opts.HeartbeatInterval) {
+		return nil
+	}
+	data, err := yaml.Marshal(next)
+	if err != nil {
+		return fmt.Errorf("failed to encode status: %w", err)
+	}
+	tree, err := writeFiles(r.s, map[string][]byte{StatusFile: data})
+	if err != nil {
+		return err
+	}
+	commit, err := g.writeCommit(r.s, tree, r.tip, statusMessage(cluster, next))
+	if err != nil {
+		return err
+	}
+	ref := StatusRef(cluster)
+	if err := g.push(ctx, r.s, ref, ref, commit); err != nil {
+		return err
+	}
+	r.tip, r.last = commit, next
+	return r.trim(ref)
+}
+
+// refreshStatus fetches the status ref and reads the status at its tip.
+func (g *GitStore) refreshStatus(ctx context.Context, cluster string, r *statusRepo) error {
+	ref := StatusRef(cluster)
+	tip, err := g.fetch(ctx, r.s, ref, ref, 1)
+	if err != nil {
+		return err
+	}
+	st := &workv1alpha1.WorkStatus{}
+	if !tip.IsZero() {
+		if st, err = readStatus(r.s, tip); err != nil {
+			return fmt.Errorf("failed to read the status of %s: %w", cluster, err)
+		}
+	}
+	r.tip, r.last = tip, Normalize(st)
+	return r.trim(ref)
+}
+
+// readStatus decodes StatusFile of commit h.
+func readStatus(s *memory.Storage, h plumbing.Hash) (*workv1alpha1.WorkStatus, error) {
+	t, err := commitTree(s, h)
+	if err != nil {
+		return nil, err
+	}
+	f, err := t.File(StatusFile)
+	if err != nil {
+		return nil, err
+	}
+	content, err := f.Contents()
+	if err != nil {
+		return nil, err
+	}
+	st := &workv1alpha1.WorkStatus{}
+	if err := yaml.Unmarshal([]byte(content), st); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// trim replaces the storage with one holding only the tip commit and its
+// tree, the commit marked shallow, and ref pointing at it.
+func (r *statusRepo) trim(ref plumbing.ReferenceName) error {
+	s := memory.NewStorage()
+	if !r.tip.IsZero() {
+		if err := copyCommit(r.s, s, r.tip); err != nil {
+			return fmt.Errorf("failed to keep status commit %s: %w", r.tip, err)
+		}
+		c, err := object.GetCommit(s, r.tip)
+		if err != nil {
+			return err
+		}
+		if len(c.ParentHashes) > 0 {
+			if err := s.SetShallow([]plumbing.Hash{r.tip}); err != nil {
+				return err
+			}
+		}
+		if err := s.SetReference(plumbing.NewHashReference(ref, r.tip)); err != nil {
+			return err
+		}
+	}
+	r.s = s
+	return nil
+}
+
+// statusMessage is the commit message of a status: the cluster, the applied
+// revision and the Ready condition.
+func statusMessage(cluster string, st *workv1alpha1.WorkStatus) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "propagit: status %s\n\n", cluster)
+	if st.AppliedRevision != "" {
+		fmt.Fprintf(&b, "Applied-Revision: %s\n", st.AppliedRevision)
+	}
+	for _, c := range st.Conditions {
+		if c.Type == "Ready" {
+			fmt.Fprintf(&b, "Ready: %s%s\n", c.Status, readyReason(c))
+		}
+	}
+	return b.String()
+}
+
+func readyReason(c metav1.Condition) string {
+	if c.Reason == "" {
+		return ""
+	}
+	return " (" + c.Reason + ")"
+}

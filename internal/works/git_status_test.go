@@ -1,0 +1,190 @@
+package works
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+)
+
+var t0 = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+
+func TestStatusWrittenOnlyOnTransitions(t *testing.T) {
+	eachRemote(t, func(t *testing.T, r *remote) {
+		ctx := ctxT(t)
+		g := r.store(t)
+		ref := StatusRef("member1")
+		steps := []struct {
+			name        string
+			status      *workv1alpha1.WorkStatus
+			wantCommits int
+		}{
+			{"first status", testStatus("rev1", metav1.ConditionTrue, t0), 1},
+			{"same status", testStatus("rev1", metav1.ConditionTrue, t0), 1},
+			{"heartbeat and transition time only", testStatus("rev1", metav1.ConditionTrue, t0.Add(time.Hour)), 1},
+			{"list order only", reversed(testStatus("rev1", metav1.ConditionTrue, t0)), 1},
+			{"ready flips", testStatus("rev1", metav1.ConditionFalse, t0.Add(2*time.Hour)), 2},
+			{"new revision", testStatus("rev2", metav1.ConditionFalse, t0.Add(3*time.Hour)), 3},
+		}
+		for _, s := range steps {
+			if err := g.PutStatus(ctx, "member1", s.status); err != nil {
+				t.Fatalf("%s: %v", s.name, err)
+			}
+			if n := len(r.history(t, ref)); n != s.wantCommits {
+				t.Errorf("%s: commits = %d, want %d", s.name, n, s.wantCommits)
+			}
+		}
+		hist := r.history(t, ref)
+		if len(hist) != 3 || len(hist[2].ParentHashes) != 0 || hist[0].ParentHashes[0] != hist[1].Hash {
+			t.Fatalf("status history is not a chain ending in a root commit")
+		}
+		if msg := hist[0].Message; !strings.Contains(msg, "Applied-Revision: rev2\nReady: False (Applied)\n") {
+			t.Errorf("status commit message = %q", msg)
+		}
+		got, err := r.store(t).GetStatus(ctx, "member1") // a reader elsewhere
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(Normalize(steps[5].status), got); d != "" {
+			t.Errorf("GetStatus (-want +got):\n%s", d)
+		}
+		if branch := r.history(t, worksBranch); branch != nil {
+			t.Errorf("status writes touched the work branch")
+		}
+	})
+}
+
+// reversed returns st with a second condition and its lists in reverse
+// order of the stored sort.
+func reversed(st *workv1alpha1.WorkStatus) *workv1alpha1.WorkStatus {
+	st.Inventory = append([]workv1alpha1.ObjectRef{{Kind: "Secret", Namespace: "z", Name: "z"}}, st.Inventory...)
+	return st
+}
+
+func TestStatusHeartbeatRefresh(t *testing.T) {
+	r := fileRemote(t)
+	ctx := ctxT(t)
+	g := r.store(t, func(o *GitOptions) { o.HeartbeatInterval = time.Minute })
+	for i, at := range []time.Duration{0, 30 * time.Second, 59 * time.Second, 61 * time.Second, 90 * time.Second, 125 * time.Second} {
+		if err := g.PutStatus(ctx, "m", testStatus("rev1", metav1.ConditionTrue, t0.Add(at))); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	// Written at 0, 61 s and 125 s.
+	if n := len(r.history(t, StatusRef("m"))); n != 3 {
+		t.Errorf("commits = %d, want 3 (one per heartbeat interval)", n)
+	}
+}
+
+func TestGetStatusOfUnknownClusterIsZero(t *testing.T) {
+	eachRemote(t, func(t *testing.T, r *remote) {
+		got, err := r.store(t).GetStatus(ctxT(t), "nobody")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(&workv1alpha1.WorkStatus{}, got); d != "" {
+			t.Errorf("status (-want +got):\n%s", d)
+		}
+	})
+}
+
+func TestStatusWritersOfTwoClustersConcurrently(t *testing.T) {
+	eachRemote(t, func(t *testing.T, r *remote) {
+		ctx := ctxT(t)
+		shared := r.store(t)
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i, cluster := range []string{"east", "west"} {
+			wg.Go(func() { errs[i] = shared.PutStatus(ctx, cluster, testStatus("rev-"+cluster, metav1.ConditionTrue, t0)) })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("writer %d: %v", i, err)
+			}
+		}
+		for _, cluster := range []string{"east", "west"} {
+			st, err := r.store(t).GetStatus(ctx, cluster)
+			if err != nil || st.AppliedRevision != "rev-"+cluster {
+				t.Errorf("status of %s = %+v, %v", cluster, st, err)
+			}
+		}
+	})
+}
+
+// TestManyStatusWritersLoseNothing: 20 agents, each with its own store,
+// write 5 distinct statuses each at the same time; every ref ends at its
+// last status with its 5 commits.
+func TestManyStatusWritersLoseNothing(t *testing.T) {
+	const clusters, writes = 20, 5
+	eachRemote(t, func(t *testing.T, r *remote) {
+		ctx := ctxT(t)
+		began := time.Now()
+		var wg sync.WaitGroup
+		errs := make(chan error, clusters*writes)
+		for c := range clusters {
+			g := r.store(t)
+			cluster := fmt.Sprintf("member%02d", c)
+			wg.Go(func() {
+				for i := range writes {
+					if err := g.PutStatus(ctx, cluster, testStatus(fmt.Sprintf("rev%d", i), metav1.ConditionTrue, t0)); err != nil {
+						errs <- fmt.Errorf("%s write %d: %w", cluster, i, err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		elapsed := time.Since(began)
+		t.Logf("%s: %d status commits by %d concurrent writers in %s: %.0f writes/s",
+			r.name, clusters*writes, clusters, elapsed.Round(time.Millisecond), float64(clusters*writes)/elapsed.Seconds())
+		reader := r.store(t)
+		for c := range clusters {
+			cluster := fmt.Sprintf("member%02d", c)
+			st, err := reader.GetStatus(ctx, cluster)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.AppliedRevision != fmt.Sprintf("rev%d", writes-1) {
+				t.Errorf("%s ends at %s; want rev%d", cluster, st.AppliedRevision, writes-1)
+			}
+			if n := len(r.history(t, StatusRef(cluster))); n != writes {
+				t.Errorf("%s: %d commits, want %d", cluster, n, writes)
+			}
+		}
+	})
+}
+
+// TestStatusRetriesWhenRefMoved: another writer moved the ref after this
+// store read it; the push is rejected, the store refetches and writes on
+// top.
+func TestStatusRetriesWhenRefMoved(t *testing.T) {
+	eachRemote(t, func(t *testing.T, r *remote) {
+		ctx := ctxT(t)
+		a, b := r.store(t), r.store(t)
+		if err := a.PutStatus(ctx, "m", testStatus("rev1", metav1.ConditionTrue, t0)); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.PutStatus(ctx, "m", testStatus("rev2", metav1.ConditionTrue, t0)); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.PutStatus(ctx, "m", testStatus("rev3", metav1.ConditionTrue, t0)); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(r.history(t, StatusRef("m"))); n != 3 {
+			t.Errorf("commits = %d, want 3", n)
+		}
+		if st, _ := b.GetStatus(ctx, "m"); st.AppliedRevision != "rev3" {
+			t.Errorf("status = %s, want rev3", st.AppliedRevision)
+		}
+	})
+}

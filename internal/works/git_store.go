@@ -1,0 +1,204 @@
+package works
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/storage"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// GitOptions configure a GitStore.
+type GitOptions struct {
+	// URL of the repository: file://, http(s)://, ssh:// or a local path.
+	// It may carry credentials; they never appear in errors.
+	URL string
+	// Auth authenticates fetches and pushes; nil for none.
+	Auth transport.AuthMethod
+	// Branch holds the Works; default "propagit/works".
+	Branch string
+	// AuthorName and AuthorEmail sign the commits.
+	AuthorName  string
+	AuthorEmail string
+	// CacheDir keeps the fetched objects on disk between runs ("" keeps
+	// them in memory). One process per folder.
+	CacheDir string
+	// HeartbeatInterval, when positive, writes a heartbeat-only status
+	// change once the stored heartbeat is that old; see StatusChanged.
+	// Zero never writes heartbeat-only changes.
+	HeartbeatInterval time.Duration
+	// PushAttempts bounds the fetch-rebuild-push rounds of one write when
+	// the remote ref moved meanwhile; default 5.
+	PushAttempts int
+}
+
+// DefaultGitOptions returns the defaults for everything but URL and Auth.
+func DefaultGitOptions() GitOptions {
+	return GitOptions{Branch: "propagit/works", AuthorName: "propagit", AuthorEmail: "propagit@localhost", PushAttempts: 5}
+}
+
+// GitStore keeps Works on a branch of a Git repository, one folder per
+// cluster laid out like `propagit render` output, and each cluster's status
+// on its own ref, refs/propagit/status/<cluster>. It is safe for concurrent
+// use; writes of different clusters' status never wait for each other.
+type GitStore struct {
+	opts    GitOptions
+	safeURL string
+	now     func() time.Time
+	// noShallow is set once the server refused a shallow fetch.
+	noShallow atomic.Bool
+	// beforePush, when set (tests), runs between building a commit and
+	// pushing it.
+	beforePush func()
+
+	mu    sync.Mutex // guards works: Put and List
+	works storage.Storer
+
+	agentMu sync.Mutex // guards agent: ListCluster
+	agent   storage.Storer
+
+	statusMu sync.Mutex
+	status   map[string]*statusRepo
+}
+
+var (
+	_ Store       = (*GitStore)(nil)
+	_ StatusStore = (*GitStore)(nil)
+)
+
+// NewGitStore returns a store for the repository at opts.URL. Nothing is
+// fetched until the first call.
+func NewGitStore(opts GitOptions) (*GitStore, error) {
+	def := DefaultGitOptions()
+	if opts.URL == "" {
+		return nil, errors.New("invalid git store options: no repository URL")
+	}
+	if opts.Branch == "" {
+		opts.Branch = def.Branch
+	}
+	if opts.AuthorName == "" {
+		opts.AuthorName = def.AuthorName
+	}
+	if opts.AuthorEmail == "" {
+		opts.AuthorEmail = def.AuthorEmail
+	}
+	if opts.PushAttempts <= 0 {
+		opts.PushAttempts = def.PushAttempts
+	}
+	if err := plumbing.NewBranchReferenceName(opts.Branch).Validate(); err != nil {
+		return nil, fmt.Errorf("invalid branch %q: %w", opts.Branch, err)
+	}
+	installFileTransport()
+	g := &GitStore{opts: opts, safeURL: redactURL(opts.URL), now: time.Now, status: map[string]*statusRepo{}}
+	var err error
+	if g.works, err = openStorage(opts.CacheDir, "works.git"); err != nil {
+		return nil, err
+	}
+	if g.agent, err = openStorage(opts.CacheDir, "agent.git"); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// openStorage opens (creating it if needed) a bare repository named name
+// under dir, or returns memory storage when dir is "".
+func openStorage(dir, name string) (storage.Storer, error) {
+	if dir == "" {
+		return memory.NewStorage(), nil
+	}
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("failed to create cache folder %s: %w", dir, err)
+	}
+	repo, err := git.PlainInit(p, true)
+	if errors.Is(err, git.ErrRepositoryAlreadyExists) {
+		repo, err = git.PlainOpen(p)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to open cache %s: %w", p, err)
+	}
+	return repo.Storer, nil
+}
+
+// branchRef is the work branch on the remote and locally.
+func (g *GitStore) branchRef() plumbing.ReferenceName {
+	return plumbing.NewBranchReferenceName(g.opts.Branch)
+}
+
+// trackingRef is where the remote work branch is fetched to.
+func (g *GitStore) trackingRef() plumbing.ReferenceName {
+	return plumbing.NewRemoteReferenceName("origin", g.opts.Branch)
+}
+
+func (g *GitStore) remote(s storage.Storer) *git.Remote {
+	return git.NewRemote(s, &config.RemoteConfig{Name: "origin", URLs: []string{g.opts.URL}})
+}
+
+// fetch fetches the remote ref src into the local ref dst of s — shallow
+// when depth > 0 and the server allows it — and returns the hash dst then
+// holds: zero when the remote has no such ref.
+func (g *GitStore) fetch(ctx context.Context, s storage.Storer, src, dst plumbing.ReferenceName, depth int) (plumbing.Hash, error) {
+	opts := &git.FetchOptions{
+		RemoteName: "origin",
+		RefSpecs:   []config.RefSpec{config.RefSpec(fmt.Sprintf("+%s:%s", src, dst))},
+		Auth:       g.opts.Auth,
+		Tags:       git.NoTags,
+	}
+	if depth > 0 && !g.noShallow.Load() {
+		opts.Depth = depth
+	}
+	err := g.remote(s).FetchContext(ctx, opts)
+	if opts.Depth > 0 && isShallowUnsupported(err) {
+		g.noShallow.Store(true)
+		opts.Depth = 0
+		err = g.remote(s).FetchContext(ctx, opts)
+	}
+	switch {
+	case err == nil || errors.Is(err, git.NoErrAlreadyUpToDate):
+	case errors.Is(err, git.NoMatchingRefSpecError{}) || errors.Is(err, transport.ErrEmptyRemoteRepository):
+		if err := s.RemoveReference(dst); err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("failed to forget %s: %w", dst, err)
+		}
+		return plumbing.ZeroHash, nil
+	default:
+		return plumbing.ZeroHash, fmt.Errorf("failed to fetch %s from %s: %w", src, g.safeURL, sanitize(err, g.opts.URL))
+	}
+	ref, err := s.Reference(dst)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("failed to read %s: %w", dst, err)
+	}
+	return ref.Hash(), nil
+}
+
+// push points the local ref local of s at commit and pushes it to the
+// remote ref dst, without force.
+func (g *GitStore) push(ctx context.Context, s storage.Storer, local, dst plumbing.ReferenceName, commit plumbing.Hash) error {
+	if err := s.SetReference(plumbing.NewHashReference(local, commit)); err != nil {
+		return fmt.Errorf("failed to set %s: %w", local, err)
+	}
+	if g.beforePush != nil {
+		g.beforePush()
+	}
+	err := g.remote(s).PushContext(ctx, &git.PushOptions{
+		RemoteName: "origin",
+		RefSpecs:   []config.RefSpec{config.RefSpec(fmt.Sprintf("%s:%s", local, dst))},
+		Auth:       g.opts.Auth,
+	})
+	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return nil
+	}
+	return fmt.Errorf("failed to push %s to %s: %w", dst, g.safeURL, sanitize(err, g.opts.URL))
+}

@@ -1,0 +1,183 @@
+package works
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+)
+
+// writeBlob stores data as a blob unless it is already stored.
+func writeBlob(s storer.EncodedObjectStorer, data []byte) (plumbing.Hash, error) {
+	h := plumbing.ComputeHash(plumbing.BlobObject, data)
+	if s.HasEncodedObject(h) == nil {
+		return h, nil
+	}
+	obj := s.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	obj.SetSize(int64(len(data)))
+	w, err := obj.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, err := w.Write(data); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := w.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return s.SetEncodedObject(obj)
+}
+
+// encoder is a Git object that encodes itself: a tree or a commit.
+type encoder interface {
+	Encode(plumbing.EncodedObject) error
+}
+
+// writeObject stores o unless it is already stored.
+func writeObject(s storer.EncodedObjectStorer, o encoder) (plumbing.Hash, error) {
+	obj := s.NewEncodedObject()
+	if err := o.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if s.HasEncodedObject(obj.Hash()) == nil {
+		return obj.Hash(), nil
+	}
+	return s.SetEncodedObject(obj)
+}
+
+// writeFiles stores files (slash-separated paths) as a tree of trees and
+// returns the root's hash.
+func writeFiles(s storer.EncodedObjectStorer, files map[string][]byte) (plumbing.Hash, error) {
+	var entries []object.TreeEntry
+	dirs := map[string]map[string][]byte{}
+	for p, data := range files {
+		if dir, rest, nested := strings.Cut(p, "/"); nested {
+			if dirs[dir] == nil {
+				dirs[dir] = map[string][]byte{}
+			}
+			dirs[dir][rest] = data
+			continue
+		}
+		h, err := writeBlob(s, data)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("failed to store %s: %w", p, err)
+		}
+		entries = append(entries, object.TreeEntry{Name: p, Mode: filemode.Regular, Hash: h})
+	}
+	for dir, sub := range dirs {
+		h, err := writeFiles(s, sub)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		entries = append(entries, object.TreeEntry{Name: dir, Mode: filemode.Dir, Hash: h})
+	}
+	return writeTree(s, entries)
+}
+
+// writeTree stores a tree of entries in Git's order.
+func writeTree(s storer.EncodedObjectStorer, entries []object.TreeEntry) (plumbing.Hash, error) {
+	sortEntries(entries)
+	return writeObject(s, &object.Tree{Entries: entries})
+}
+
+// sortEntries orders tree entries as Git does: by name, a folder's name
+// compared as if it ended in "/".
+func sortEntries(entries []object.TreeEntry) {
+	name := func(e object.TreeEntry) string {
+		if e.Mode == filemode.Dir {
+			return e.Name + "/"
+		}
+		return e.Name
+	}
+	sort.Slice(entries, func(i, j int) bool { return name(entries[i]) < name(entries[j]) })
+}
+
+// readFiles returns every file under t, by path relative to t.
+func readFiles(t *object.Tree) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	iter := t.Files()
+	defer iter.Close()
+	for {
+		f, err := iter.Next()
+		if errors.Is(err, io.EOF) {
+			return files, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		r, err := f.Reader()
+		if err != nil {
+			return nil, fmt.Errorf("failed to read %s: %w", f.Name, err)
+		}
+		data, err := io.ReadAll(r)
+		_ = r.Close()
+		if err != nil {
+			return nil, fmt.Errorf("failed to read %s: %w", f.Name, err)
+		}
+		files[f.Name] = data
+	}
+}
+
+// commitTree returns the tree of the commit h.
+func commitTree(s storer.EncodedObjectStorer, h plumbing.Hash) (*object.Tree, error) {
+	c, err := object.GetCommit(s, h)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read commit %s: %w", h, err)
+	}
+	t, err := c.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the tree of %s: %w", h, err)
+	}
+	return t, nil
+}
+
+// copyCommit copies commit h and everything its tree reaches (not its
+// parents) from src to dst.
+func copyCommit(src, dst storer.EncodedObjectStorer, h plumbing.Hash) error {
+	c, err := object.GetCommit(src, h)
+	if err != nil {
+		return err
+	}
+	if err := copyObject(src, dst, h); err != nil {
+		return err
+	}
+	return copyTree(src, dst, c.TreeHash)
+}
+
+func copyTree(src, dst storer.EncodedObjectStorer, h plumbing.Hash) error {
+	t, err := object.GetTree(src, h)
+	if err != nil {
+		return err
+	}
+	if err := copyObject(src, dst, h); err != nil {
+		return err
+	}
+	for _, e := range t.Entries {
+		switch {
+		case e.Mode == filemode.Dir:
+			err = copyTree(src, dst, e.Hash)
+		case e.Mode.IsFile():
+			err = copyObject(src, dst, e.Hash)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyObject(src, dst storer.EncodedObjectStorer, h plumbing.Hash) error {
+	o, err := src.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return err
+	}
+	_, err = dst.SetEncodedObject(o)
+	return err
+}

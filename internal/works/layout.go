@@ -1,0 +1,212 @@
+package works
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+)
+
+// WorkFile is the name of the file, inside a cluster's folder, that holds
+// the Work without its manifests.
+const WorkFile = "work.yaml"
+
+// clusterScopedDir is the folder of cluster-scoped objects.
+const clusterScopedDir = "_cluster"
+
+// ObjectPath returns where obj goes inside its cluster's folder:
+// "<namespace or _cluster>/<kind, lower case>.<group or core>_<name>.yaml",
+// the layout `propagit render` writes.
+func ObjectPath(obj *unstructured.Unstructured) string {
+	gv, _ := schema.ParseGroupVersion(obj.GetAPIVersion())
+	group := gv.Group
+	if group == "" {
+		group = "core"
+	}
+	ns := obj.GetNamespace()
+	if ns == "" {
+		ns = clusterScopedDir
+	}
+	return fmt.Sprintf("%s/%s.%s_%s.yaml", ns, strings.ToLower(obj.GetKind()), group, obj.GetName())
+}
+
+// workFile is the content of WorkFile: the Work's identity and spec
+// without manifests, and nothing else (no status, no server fields).
+type workFile struct {
+	APIVersion string                `json:"apiVersion"`
+	Kind       string                `json:"kind"`
+	Metadata   workFileMeta          `json:"metadata"`
+	Spec       workv1alpha1.WorkSpec `json:"spec"`
+}
+
+type workFileMeta struct {
+	Name string `json:"name"`
+}
+
+// validSegment reports whether s can be one path segment of the branch.
+func validSegment(s string) bool {
+	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, "/\\\x00")
+}
+
+// encodeWork returns the files of w's folder, by path relative to the
+// folder: WorkFile and one YAML file (sorted keys) per manifest.
+func encodeWork(w *workv1alpha1.Work) (map[string][]byte, error) {
+	cluster := w.Spec.Cluster
+	if !validSegment(cluster) {
+		return nil, fmt.Errorf("invalid cluster name %q", cluster)
+	}
+	spec := w.Spec
+	spec.Manifests = nil
+	wf := workFile{APIVersion: workv1alpha1.GroupVersion.String(), Kind: "Work", Metadata: workFileMeta{Name: cluster}, Spec: spec}
+	head, err := yaml.Marshal(wf)
+	if err != nil {
+		return nil, fmt.Errorf("failed to encode the work of %s: %w", cluster, err)
+	}
+	files := map[string][]byte{WorkFile: head}
+	for i := range w.Spec.Manifests {
+		obj, err := decodeManifest(&w.Spec.Manifests[i])
+		if err != nil {
+			return nil, fmt.Errorf("work %s: manifest %d: %w", cluster, i, err)
+		}
+		p := ObjectPath(obj)
+		if !validSegment(obj.GetName()) || (obj.GetNamespace() != "" && !validSegment(obj.GetNamespace())) {
+			return nil, fmt.Errorf("work %s: manifest %d: invalid name or namespace for %s", cluster, i, p)
+		}
+		if _, dup := files[p]; dup {
+			return nil, fmt.Errorf("work %s: two manifests map to %s", cluster, p)
+		}
+		if files[p], err = yaml.Marshal(obj.Object); err != nil {
+			return nil, fmt.Errorf("work %s: failed to encode %s: %w", cluster, p, err)
+		}
+	}
+	return files, nil
+}
+
+// decodeManifest reads one manifest, from its raw JSON or its object.
+func decodeManifest(m *runtime.RawExtension) (*unstructured.Unstructured, error) {
+	raw := m.Raw
+	if raw == nil && m.Object != nil {
+		var err error
+		if raw, err = json.Marshal(m.Object); err != nil {
+			return nil, err
+		}
+	}
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(raw); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// decodeWork rebuilds the Work of cluster from the files of its folder
+// (paths relative to it). Manifests come back as JSON, sorted by namespace,
+// kind, group and name.
+func decodeWork(cluster string, files map[string][]byte) (*workv1alpha1.Work, error) {
+	head, ok := files[WorkFile]
+	if !ok {
+		return nil, fmt.Errorf("work %s: missing %s", cluster, WorkFile)
+	}
+	var wf workFile
+	if err := yaml.UnmarshalStrict(head, &wf); err != nil {
+		return nil, fmt.Errorf("work %s: failed to decode %s: %w", cluster, WorkFile, err)
+	}
+	w := newWork(cluster, wf.Spec)
+	var objs []*unstructured.Unstructured
+	for p, data := range files {
+		if p == WorkFile || path.Ext(p) != ".yaml" {
+			continue
+		}
+		raw, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			return nil, fmt.Errorf("work %s: failed to decode %s: %w", cluster, p, err)
+		}
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(raw); err != nil {
+			return nil, fmt.Errorf("work %s: failed to decode %s: %w", cluster, p, err)
+		}
+		objs = append(objs, obj)
+	}
+	sortObjects(objs)
+	for _, obj := range objs {
+		raw, err := obj.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("work %s: failed to encode %s: %w", cluster, ObjectPath(obj), err)
+		}
+		w.Spec.Manifests = append(w.Spec.Manifests, runtime.RawExtension{Raw: raw})
+	}
+	return w, nil
+}
+
+// newWork returns a Work named after cluster with spec.
+func newWork(cluster string, spec workv1alpha1.WorkSpec) *workv1alpha1.Work {
+	w := &workv1alpha1.Work{Spec: spec}
+	w.APIVersion = workv1alpha1.GroupVersion.String()
+	w.Kind = "Work"
+	w.Name = cluster
+	w.Spec.Cluster = cluster
+	return w
+}
+
+// sortObjects orders objects by namespace, kind, group and name, the
+// order of Work manifests.
+func sortObjects(objs []*unstructured.Unstructured) {
+	key := func(o *unstructured.Unstructured) [4]string {
+		gv, _ := schema.ParseGroupVersion(o.GetAPIVersion())
+		g := gv.Group
+		if g == "" {
+			g = "core"
+		}
+		return [4]string{o.GetNamespace(), o.GetKind(), g, o.GetName()}
+	}
+	sort.SliceStable(objs, func(i, j int) bool {
+		a, b := key(objs[i]), key(objs[j])
+		for k := range a {
+			if a[k] != b[k] {
+				return a[k] < b[k]
+			}
+		}
+		return false
+	})
+}
+
+// sameContent reports whether a and b hold the same Work apart from the
+// source revision: same format version, suspension and manifests (compared
+// as JSON values, so key order and whitespace do not matter).
+func sameContent(a, b *workv1alpha1.Work) (bool, error) {
+	if a.Spec.FormatVersion != b.Spec.FormatVersion || a.Spec.Suspended != b.Spec.Suspended ||
+		len(a.Spec.Manifests) != len(b.Spec.Manifests) {
+		return false, nil
+	}
+	for i := range a.Spec.Manifests {
+		x, err := canonicalJSON(&a.Spec.Manifests[i])
+		if err != nil {
+			return false, err
+		}
+		y, err := canonicalJSON(&b.Spec.Manifests[i])
+		if err != nil {
+			return false, err
+		}
+		if x != y {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// canonicalJSON re-encodes a manifest with sorted keys and no spacing.
+func canonicalJSON(m *runtime.RawExtension) (string, error) {
+	obj, err := decodeManifest(m)
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(obj.Object)
+	return string(b), err
+}

@@ -1,0 +1,30 @@
+// Package works records Work records — per cluster, the manifests rendered
+// from one source revision — and their status, in one of two stores behind
+// the same small interfaces: a Git work branch with per-cluster status refs,
+// or Work custom resources on a hub.
+package works
+
+import (
+	"context"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+)
+
+// Store knows how to read and write the Works of every cluster.
+type Store interface {
+	// List returns the stored Works (spec only), sorted by cluster.
+	List(ctx context.Context) ([]*workv1alpha1.Work, error)
+	// Put records the Works rendered from one source revision. Works of
+	// clusters absent from works are removed. A Work whose manifests did not
+	// change is not rewritten. It returns the clusters whose Work changed.
+	Put(ctx context.Context, revision string, works []*workv1alpha1.Work) ([]string, error)
+}
+
+// StatusStore knows how to read and write the status of one cluster's Work.
+// Each cluster's status is its own record, so writers never contend.
+type StatusStore interface {
+	// GetStatus returns the last written status; a zero status when none.
+	GetStatus(ctx context.Context, cluster string) (*workv1alpha1.WorkStatus, error)
+	// PutStatus writes status when it differs from the stored one.
+	PutStatus(ctx context.Context, cluster string, status *workv1alpha1.WorkStatus) error
+}

@@ -1,0 +1,98 @@
+package works
+
+import (
+	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+)
+
+// StatusChanged reports whether next is a transition from prev: whether a
+// store writes next. Both stores use this rule, so an applier may report as
+// often as it likes and the store's write rate stays bounded by the rate of
+// real changes.
+//
+// Two statuses are the same (no transition) when, after Normalize, they
+// differ only in:
+//
+//   - Heartbeat. A heartbeat-only change is never written, with one
+//     exception: when heartbeatInterval > 0 and next's heartbeat is at least
+//     heartbeatInterval after prev's (or prev has none), it is written, so a
+//     reader can still tell a live applier from a dead one while each
+//     cluster writes at most once per heartbeatInterval in steady state.
+//   - A condition's LastTransitionTime or ObservedGeneration. A condition
+//     changes only when it appears, disappears, or its status, reason or
+//     message changes. Messages must therefore carry no timestamps or
+//     durations.
+//   - The order of conditions (by type), inventory, object results and
+//     drift records, and nil versus empty lists.
+//
+// Everything else — the applied revision, agent version, message, each
+// object's action, health and message, each drift record — is compared
+// exactly, with times at the one-second precision they are stored with. A
+// nil prev or next is the zero status.
+func StatusChanged(prev, next *workv1alpha1.WorkStatus, heartbeatInterval time.Duration) bool {
+	a, b := Normalize(prev), Normalize(next)
+	if heartbeatInterval > 0 && b.Heartbeat != nil &&
+		(a.Heartbeat == nil || b.Heartbeat.Sub(a.Heartbeat.Time) >= heartbeatInterval) {
+		return true
+	}
+	a.Heartbeat, b.Heartbeat = nil, nil
+	for _, s := range []*workv1alpha1.WorkStatus{a, b} {
+		for i := range s.Conditions {
+			s.Conditions[i].LastTransitionTime = metav1.Time{}
+			s.Conditions[i].ObservedGeneration = 0
+		}
+	}
+	return !equality.Semantic.DeepEqual(a, b)
+}
+
+// Normalize returns a copy of st as stores write it: lists sorted, times
+// truncated to seconds. A nil st gives the zero status.
+func Normalize(st *workv1alpha1.WorkStatus) *workv1alpha1.WorkStatus {
+	if st == nil {
+		return &workv1alpha1.WorkStatus{}
+	}
+	out := st.DeepCopy()
+	out.Heartbeat = truncate(out.Heartbeat)
+	for i := range out.Conditions {
+		out.Conditions[i].LastTransitionTime = *truncate(&out.Conditions[i].LastTransitionTime)
+	}
+	for i := range out.Drift {
+		out.Drift[i].Time = *truncate(&out.Drift[i].Time)
+	}
+	sort.SliceStable(out.Conditions, func(i, j int) bool { return out.Conditions[i].Type < out.Conditions[j].Type })
+	sort.SliceStable(out.Inventory, func(i, j int) bool { return refLess(out.Inventory[i], out.Inventory[j]) })
+	sort.SliceStable(out.Objects, func(i, j int) bool { return refLess(out.Objects[i].ObjectRef, out.Objects[j].ObjectRef) })
+	sort.SliceStable(out.Drift, func(i, j int) bool {
+		a, b := out.Drift[i], out.Drift[j]
+		if !a.Time.Equal(&b.Time) {
+			return a.Time.Before(&b.Time)
+		}
+		return refLess(a.ObjectRef, b.ObjectRef)
+	})
+	return out
+}
+
+func truncate(t *metav1.Time) *metav1.Time {
+	if t == nil {
+		return nil
+	}
+	return &metav1.Time{Time: t.Truncate(time.Second)}
+}
+
+// refLess orders object references by namespace, kind, group, name and
+// version.
+func refLess(a, b workv1alpha1.ObjectRef) bool {
+	x := [5]string{a.Namespace, a.Kind, a.Group, a.Name, a.Version}
+	y := [5]string{b.Namespace, b.Kind, b.Group, b.Name, b.Version}
+	for i := range x {
+		if x[i] != y[i] {
+			return x[i] < y[i]
+		}
+	}
+	return false
+}
