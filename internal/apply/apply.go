@@ -30,8 +30,12 @@ func (m *Manager) Apply(ctx context.Context, desired []*unstructured.Unstructure
 	inventory []workv1alpha1.ObjectRef) (*Result, error) {
 	p := newPlan(desired, inventory)
 	namespaces := m.ensureNamespaces(ctx, p)
+	created := make(map[string]bool, len(namespaces))
+	for _, ns := range namespaces {
+		created[ns] = true
+	}
 	for _, s := range p.stages() {
-		m.applyStage(ctx, s)
+		m.applyStage(ctx, s, created)
 	}
 	prunes := m.prune(ctx, p.stale)
 	res := newResult(p, prunes, namespaces, ctx.Err())
@@ -41,10 +45,12 @@ func (m *Manager) Apply(ctx context.Context, desired []*unstructured.Unstructure
 	return res, nil
 }
 
-// applyStage applies the pending items of s concurrently, then, when s is a
-// definitions stage, waits for what it created or changed to be ready and,
-// for CRDs, served.
-func (m *Manager) applyStage(ctx context.Context, s stage) {
+// applyStage reads the live copies of the pending items of s, applies the
+// items concurrently, then, when s is a definitions stage, waits for what it
+// created or changed to be ready and, for CRDs, served. created holds the
+// namespaces this call created, known to be empty.
+func (m *Manager) applyStage(ctx context.Context, s stage, created map[string]bool) {
+	m.readLive(ctx, s.items, created)
 	forEach(ctx, len(s.items), m.opts.Concurrency, func(i int) {
 		m.applyItem(ctx, s.items[i])
 	})

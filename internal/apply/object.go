@@ -2,118 +2,105 @@ package apply
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"github.com/fluxcd/pkg/ssa"
-	ssaerrors "github.com/fluxcd/pkg/ssa/errors"
-	"github.com/fluxcd/pkg/ssa/utils"
+	"github.com/fluxcd/pkg/ssa/normalize"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// applyItem applies one desired object and records the outcome on it.
+// applyItem applies one desired object whose live copy readLive already
+// fetched, and records the outcome on it:
 //
-// An object in the inventory goes straight to drift detection (ssa.Diff:
-// read + dry-run) and is sent only when it differs. Any other object is
-// first read as metadata: when missing it is created with one apply; when
-// present, the conflict rule decides whether it is refused or reconciled
-// like an owned object.
+//   - not on the member: one apply creates it (ownership not forced, so
+//     fields someone wrote meanwhile are not taken);
+//   - on the member without the managed label and not allowed to be taken
+//     over (Karmada §10.2): refused, nothing written;
+//   - otherwise: a server-side dry-run apply, compared with the live copy;
+//     the apply is sent, forcing ownership, only when they differ.
 func (m *Manager) applyItem(ctx context.Context, it *item) {
-	utils.RemoveCABundleFromCRD(it.obj)
-	if it.owned {
-		m.reconcile(ctx, it)
-		return
-	}
-	labels, err := m.liveLabels(ctx, it.obj)
 	switch {
-	case apierrors.IsNotFound(err):
+	case it.liveErr != nil:
+		it.failMsg(apiMessage(it, "could not be read", it.liveErr))
+	case it.live == nil:
 		m.create(ctx, it)
-	case err != nil:
-		it.failMsg(apiMessage(it, "could not be read", err))
-	case refuses(it.obj, labels):
+	case refuses(it.obj, it.live.GetLabels()):
 		it.failMsg(conflictMessage(it))
 	default:
 		m.reconcile(ctx, it)
 	}
 }
 
-// create applies an object that was not on the member. Ownership is not
-// forced: if someone created it meanwhile, their fields are not taken.
+// create applies an object that is not on the member.
 func (m *Manager) create(ctx context.Context, it *item) {
-	if err := m.send(ctx, it.obj, false); err != nil {
+	if err := m.send(ctx, it.obj, false, false); err != nil {
 		it.failMsg(apiMessage(it, "apply failed", err))
 		return
 	}
 	it.set(ActionCreated)
 }
 
-// reconcile applies an object that may exist, if it has drifted. The live
-// copy ssa.Diff read is checked against the conflict rule before anything
-// is written.
+// reconcile applies an object that is on the member, if it has drifted.
 func (m *Manager) reconcile(ctx context.Context, it *item) {
-	entry, live, _, err := m.ssa.Diff(ctx, it.obj, ssa.DefaultDiffOptions())
-	if err != nil {
-		if dr := (*ssaerrors.DryRunErr)(nil); errors.As(err, &dr) {
-			it.failMsg(err.Error()) // already leads with Kind/namespace/name
-			return
-		}
-		it.fail("diff failed: %v", err)
+	dryRun := it.obj.DeepCopy()
+	if err := m.send(ctx, dryRun, true, true); err != nil {
+		it.failMsg(apiMessage(it, "dry-run failed", err))
 		return
 	}
-	switch entry.Action {
-	case ssa.UnchangedAction:
+	if dryRun.GetResourceVersion() != "" && !drifted(it.live, dryRun) {
 		it.set(ActionUnchanged)
 		return
-	case ssa.CreatedAction:
-		// Not on the member (any more): nothing to take over.
-		if err := m.send(ctx, it.obj, true); err != nil {
-			it.failMsg(apiMessage(it, "apply failed", err))
-			return
-		}
-		it.set(ActionCreated)
-		return
-	case ssa.ConfiguredAction:
-	default:
-		it.set(ActionSkipped)
-		it.message = fmtRef(it.ref) + " was skipped by the drift check"
-		return
 	}
-	if live == nil || live.GetUID() == "" {
-		it.fail("could not be read before the update")
-		return
-	}
-	if refuses(it.obj, live.GetLabels()) {
-		it.failMsg(conflictMessage(it))
-		return
-	}
-	if err := m.send(ctx, it.obj, true); err != nil {
+	if err := m.send(ctx, it.obj, true, false); err != nil {
 		it.failMsg(apiMessage(it, "apply failed", err))
+		return
+	}
+	if dryRun.GetResourceVersion() == "" {
+		it.set(ActionCreated) // deleted since it was read
 		return
 	}
 	it.set(ActionConfigured)
 }
 
-// send server-side applies obj as the field manager; force takes the
-// fields other managers own.
-func (m *Manager) send(ctx context.Context, obj *unstructured.Unstructured, force bool) error {
-	opts := []client.ApplyOption{client.FieldOwner(m.opts.FieldManager)}
+// send server-side applies obj as the field manager; force takes the fields
+// other managers own. With dryRun nothing is stored and obj is replaced by
+// the object the apiserver would store.
+func (m *Manager) send(ctx context.Context, obj *unstructured.Unstructured, force, dryRun bool) error {
+	opts := []client.PatchOption{client.FieldOwner(m.opts.FieldManager)}
 	if force {
 		opts = append(opts, client.ForceOwnership)
 	}
-	return m.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj.DeepCopy()), opts...)
+	if dryRun {
+		opts = append(opts, client.DryRunAll)
+	}
+	if !dryRun {
+		obj = obj.DeepCopy() // keep the desired object as it was given
+	}
+	//nolint:staticcheck // client.Apply as a patch returns the dry-run object; Client.Apply does not.
+	return m.client.Patch(ctx, obj, client.Apply, opts...)
 }
 
-// liveLabels reads the labels of the live copy of obj as metadata only.
-func (m *Manager) liveLabels(ctx context.Context, obj *unstructured.Unstructured) (map[string]string, error) {
-	live := &metav1.PartialObjectMetadata{}
-	live.SetGroupVersionKind(obj.GroupVersionKind())
-	if err := m.client.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
-		return nil, err
+// drifted reports whether the dry-run result differs from the live copy in
+// labels, annotations or anything outside metadata and status — the
+// comparison fluxcd/pkg/ssa uses, with its normalization of dry-run output.
+func drifted(live, dryRun *unstructured.Unstructured) bool {
+	if !apiequality.Semantic.DeepEqual(live.GetLabels(), dryRun.GetLabels()) ||
+		!apiequality.Semantic.DeepEqual(live.GetAnnotations(), dryRun.GetAnnotations()) {
+		return true
 	}
-	return live.GetLabels(), nil
+	return !apiequality.Semantic.DeepEqual(comparable(live), comparable(dryRun))
+}
+
+// comparable returns the content of u without metadata and status.
+func comparable(u *unstructured.Unstructured) map[string]any {
+	c := u.DeepCopy()
+	unstructured.RemoveNestedField(c.Object, "metadata")
+	unstructured.RemoveNestedField(c.Object, "status")
+	_ = normalize.DryRunUnstructured(c) // on error the content is compared as it is
+	return c.Object
 }
 
 // refuses applies Karmada's conflict rule (§10.2): an existing object

@@ -54,6 +54,10 @@ type item struct {
 	// owned: the object is in the previous inventory, under prev.
 	owned bool
 	prev  workv1alpha1.ObjectRef
+	// live is the member's copy, nil when absent; liveErr is set when it
+	// could not be read. Both are filled by readLive.
+	live    *unstructured.Unstructured
+	liveErr error
 	// done: action and message are final; the item is not applied.
 	done    bool
 	action  string
@@ -92,6 +96,7 @@ func newPlan(desired []*unstructured.Unstructured, inventory []workv1alpha1.Obje
 			continue
 		}
 		it := &item{obj: obj.DeepCopy(), ref: refOf(obj)}
+		utils.RemoveCABundleFromCRD(it.obj) // an invalid caBundle is dropped, as ssa does
 		k := keyOf(it.ref)
 		it.prev, it.owned = inv[k]
 		p.items = append(p.items, it)

@@ -37,7 +37,7 @@ func (t *fileTransport) NewUploadPackSession(ep *transport.Endpoint, auth transp
 	if err != nil {
 		return nil, err
 	}
-	return &uploadSession{UploadPackSession: s, lock: repoLock(ep)}, nil
+	return &uploadSession{UploadPackSession: s, lock: repoLock(ep), ep: ep}, nil
 }
 
 func (t *fileTransport) NewReceivePackSession(ep *transport.Endpoint, auth transport.AuthMethod) (transport.ReceivePackSession, error) {
@@ -51,6 +51,7 @@ func (t *fileTransport) NewReceivePackSession(ep *transport.Endpoint, auth trans
 type uploadSession struct {
 	transport.UploadPackSession
 	lock *sync.RWMutex
+	ep   *transport.Endpoint
 }
 
 func (s *uploadSession) AdvertisedReferences() (*packp.AdvRefs, error) {
@@ -63,9 +64,23 @@ func (s *uploadSession) AdvertisedReferencesContext(ctx context.Context) (*packp
 	return s.UploadPackSession.AdvertisedReferencesContext(ctx)
 }
 
+// UploadPack serves a fetch. go-git's server fails on a "have" it does not
+// know (git ignores those), which a client sends after a rejected push:
+// unknown haves are dropped first.
 func (s *uploadSession) UploadPack(ctx context.Context, req *packp.UploadPackRequest) (*packp.UploadPackResponse, error) {
 	s.lock.RLock()
 	defer s.lock.RUnlock()
+	st, err := fileLoader{}.Load(s.ep)
+	if err != nil {
+		return nil, err
+	}
+	known := req.Haves[:0:0]
+	for _, h := range req.Haves {
+		if st.HasEncodedObject(h) == nil {
+			known = append(known, h)
+		}
+	}
+	req.Haves = known
 	return s.UploadPackSession.UploadPack(ctx, req)
 }
 

@@ -2,6 +2,7 @@ package works
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -60,10 +61,10 @@ func TestStatusWrittenOnlyOnTransitions(t *testing.T) {
 	})
 }
 
-// reversed returns st with a second condition and its lists in reverse
-// order of the stored sort.
+// reversed returns st with its lists in reverse order.
 func reversed(st *workv1alpha1.WorkStatus) *workv1alpha1.WorkStatus {
-	st.Inventory = append([]workv1alpha1.ObjectRef{{Kind: "Secret", Namespace: "z", Name: "z"}}, st.Inventory...)
+	slices.Reverse(st.Inventory)
+	slices.Reverse(st.Conditions)
 	return st
 }
 

@@ -119,5 +119,9 @@ func isRejected(err error) bool {
 // isShallowUnsupported reports whether a fetch failed because the server
 // cannot serve a shallow fetch (go-git's in-process server).
 func isShallowUnsupported(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "shallow not supported")
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "shallow not supported") || strings.Contains(msg, "unsupported capability: shallow")
 }

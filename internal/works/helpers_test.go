@@ -193,9 +193,14 @@ func testStatus(rev string, ready metav1.ConditionStatus, at time.Time) *workv1a
 		AppliedRevision: rev,
 		Heartbeat:       &metav1.Time{Time: at},
 		AgentVersion:    "v0.1.0",
-		Conditions: []metav1.Condition{{Type: "Ready", Status: ready, Reason: "Applied",
-			Message: "applied", LastTransitionTime: metav1.Time{Time: at}}},
-		Inventory: []workv1alpha1.ObjectRef{{Version: "v1", Kind: "ConfigMap", Namespace: "app", Name: "a"}},
+		Conditions: []metav1.Condition{
+			{Type: "Applied", Status: metav1.ConditionTrue, Reason: "Applied", LastTransitionTime: metav1.Time{Time: at}},
+			{Type: "Ready", Status: ready, Reason: "Applied", Message: "applied", LastTransitionTime: metav1.Time{Time: at}},
+		},
+		Inventory: []workv1alpha1.ObjectRef{
+			{Version: "v1", Kind: "ConfigMap", Namespace: "app", Name: "a"},
+			{Version: "v1", Kind: "ConfigMap", Namespace: "app", Name: "b"},
+		},
 	}
 }
 

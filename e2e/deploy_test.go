@@ -1,0 +1,60 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/propagit/propagit/internal/apply"
+	"github.com/propagit/propagit/internal/testenv"
+)
+
+// TestDeployManifestsApplyServerSide builds deploy/ with kustomize and
+// applies it server-side to a real apiserver: every object must be created,
+// and a second apply must change nothing.
+func TestDeployManifestsApplyServerSide(t *testing.T) {
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), "../deploy")
+	if err != nil {
+		t.Fatalf("kustomize build deploy/: %v", err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, r := range resMap.Resources() {
+		js, err := r.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(js); err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, u)
+	}
+	if len(objs) < 6 {
+		t.Fatalf("deploy/ built only %d objects", len(objs))
+	}
+	env := testenv.Start(t, testenv.Options{Members: 1})
+	mgr, err := apply.NewForConfig(env.Members[0].Config, apply.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	first, err := mgr.Apply(ctx, objs, nil)
+	if err != nil || first.Failed > 0 {
+		t.Fatalf("first apply: err=%v result=%s objects=%+v", err, first, first.Objects)
+	}
+	if got := first.Count(apply.ActionCreated); got != len(objs) {
+		t.Errorf("created %d of %d objects: %+v", got, len(objs), first.Objects)
+	}
+	second, err := mgr.Apply(ctx, objs, first.Inventory)
+	if err != nil || second.Failed > 0 {
+		t.Fatalf("second apply: err=%v result=%s", err, second)
+	}
+	if got := second.Count(apply.ActionUnchanged); got != len(objs) {
+		t.Errorf("re-apply changed objects: %+v", second.Objects)
+	}
+}
