@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -86,23 +87,27 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	base, err := readSide(repo, "base", o.base, o.path)
+	root := path.Clean(filepath.ToSlash(o.path)) // ".." and absolute paths are refused by Tree
+	if root == "." {
+		root = ""
+	}
+	base, err := readSide(repo, "base", o.base, root)
 	if err != nil {
 		return err
 	}
-	head, err := readSide(repo, "head", o.head, o.path)
+	head, err := readSide(repo, "head", o.head, root)
 	if err != nil {
 		return err
 	}
 	for _, f := range head.set.Findings {
-		fmt.Fprintf(stderr, "warning: head (%s): %s: %s\n", head.rev, path.Join(o.path, f.Source.String()), f.Message)
+		fmt.Fprintf(stderr, "warning: head (%s): %s: %s\n", head.rev, path.Join(root, f.Source.String()), f.Message)
 	}
 	baseRes := render.Render(render.Input{Set: base.set, Options: opts})
 	headRes := render.Render(render.Input{Set: head.set, Options: opts, Previous: render.PreviousFromWorks(baseRes.Works)})
 	report := diff.Compare(diff.Input{
 		Base: baseRes, Head: headRes,
 		BaseRevision: base.revision(), HeadRevision: head.revision(),
-		Root: strings.Trim(path.Clean("/"+o.path), "/"),
+		Root: root,
 	})
 	if err := diff.Write(stdout, report, format); err != nil {
 		return err

@@ -372,6 +372,7 @@ func TestDiffExitCode(t *testing.T) {
 		t.Errorf("unknown base: stderr = %s", stderr)
 	}
 	runCLI(t, 2, append(args, "-o", "yaml")...)
+	runCLI(t, 2, "diff", "--repo", dir, "--path", "../fleet")
 	runCLI(t, 2, "diff", "--repo", t.TempDir())
 }
 

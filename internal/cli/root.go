@@ -45,6 +45,8 @@ gets, and applies it.`,
 		newRenderCommand(),
 		newExplainCommand(),
 		newLintCommand(),
+		newControllerCommand(),
+		newStatusCommand(),
 		newDiffCommand(),
 	)
 	return root

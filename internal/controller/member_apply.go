@@ -120,6 +120,11 @@ func (m *member) health(ctx context.Context, mgr *apply.Manager, st *workv1alpha
 	for i := range st.Objects {
 		if h, ok := health[st.Objects[i].ObjectRef]; ok {
 			st.Objects[i].Health = h.Health
+			if h.Health == apply.HealthNotFound {
+				// Deleted on the member (or the member was rebuilt): apply
+				// again instead of waiting for it to appear.
+				st.AppliedDigest = ""
+			}
 			if h.Health != apply.HealthCurrent {
 				waiting++
 			}

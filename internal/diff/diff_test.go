@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -258,5 +259,29 @@ func TestEqualJSON(t *testing.T) {
 		if got := equalJSON(tt.a, tt.b); got != tt.want {
 			t.Errorf("equalJSON(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.want)
 		}
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	web := render.Key{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}
+	head := result(map[string][]*unstructured.Unstructured{"a": {configMap("cfg", "x")}})
+	head.Bindings = []*render.Binding{{
+		Key:           web,
+		Template:      &load.Template{Source: load.Source{Path: "apps/web.yaml", Line: 3}},
+		ScheduleError: "no cluster fits",
+		Targets:       []*render.Target{{Cluster: "b", Error: "override failed"}},
+	}}
+	r := Compare(Input{Base: head, Head: head, Root: "fleet"})
+	want := []Warning{
+		{Source: "fleet/apps/web.yaml:3", Template: "Deployment.apps/demo/web", Message: "scheduling failed: no cluster fits; it is placed nowhere"},
+		{Source: "fleet/apps/web.yaml:3", Template: "Deployment.apps/demo/web", Cluster: "b", Message: "not rendered: override failed"},
+	}
+	if d := cmp.Diff(want, r.Warnings); d != "" {
+		t.Errorf("warnings (-want +got):\n%s", d)
+	}
+	text, md := r.Text(), r.Markdown(MarkdownLimit)
+	if !strings.Contains(text, "  fleet/apps/web.yaml:3: Deployment.apps/demo/web on b: not rendered: override failed\n") ||
+		!strings.Contains(md, "- `fleet/apps/web.yaml:3`: `Deployment.apps/demo/web` on `b`: not rendered: override failed\n") {
+		t.Errorf("warnings not shown:\n%s\n%s", text, md)
 	}
 }

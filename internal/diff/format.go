@@ -65,6 +65,8 @@ func (r Revision) String() string {
 		short = short[:7]
 	}
 	switch {
+	case short == "" && r.Name == "":
+		return "unknown revision"
 	case short == "":
 		return r.Name
 	case r.Name == "" || strings.HasPrefix(r.Hash, r.Name):

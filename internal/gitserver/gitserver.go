@@ -45,6 +45,7 @@ type Server struct {
 	pushes  atomic.Int64
 	fetches atomic.Int64
 	refs    atomic.Int64
+	sent    atomic.Int64
 }
 
 // New starts a server for the repositories under root. Close stops it.
@@ -104,6 +105,10 @@ func (s *Server) Pushes() int64 { return s.pushes.Load() }
 // Fetches returns how many fetches (upload-pack POSTs) were served.
 func (s *Server) Fetches() int64 { return s.fetches.Load() }
 
+// BytesSent returns how many response body bytes the server wrote: what
+// clients downloaded.
+func (s *Server) BytesSent() int64 { return s.sent.Load() }
+
 // RefAdvertisements returns how many ref listings (info/refs GETs) were
 // served; every fetch and push starts with one, and an up-to-date fetch is
 // only that.
@@ -131,8 +136,26 @@ func (s *Server) handler(backend http.Handler) http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		backend.ServeHTTP(w, r)
+		backend.ServeHTTP(&countingWriter{ResponseWriter: w, n: &s.sent}, r)
 	})
+}
+
+// countingWriter counts the body bytes of a response.
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	w.n.Add(int64(n))
+	return n, err
+}
+
+func (w *countingWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // unchunk buffers a chunked request body, which CGI cannot pass on.

@@ -19,6 +19,7 @@ import (
 	"runtime/metrics"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"text/template"
 	"time"
@@ -498,29 +499,40 @@ func checkBenchRender(m *benchModel, res *render.Result) (int, error) {
 	return total, nil
 }
 
-// peakMemory samples the Go runtime's memory every millisecond while a
-// benchmark loop runs, after a GC at the start. It reports two maxima,
-// absolute (inputs and the retained result included), in MiB:
-//   - peak-heap-MiB: /memory/classes/heap/objects:bytes, the bytes of heap
-//     objects, live or not yet swept (what GOGC lets grow between GCs);
-//   - peak-sys-MiB: /memory/classes/total:bytes minus heap/released, the
-//     memory the runtime holds from the OS, an upper bound of its RSS.
+// benchMeter measures what ns/op and allocs/op do not, from the start of a
+// benchmark loop (after a GC) to its end:
+//   - peak-heap-MiB: the maximum of /memory/classes/heap/objects:bytes, the
+//     heap objects live or not yet swept (what GOGC lets grow between GCs),
+//     absolute: the inputs and the retained result are included;
+//   - peak-sys-MiB: the maximum of /memory/classes/total:bytes minus
+//     heap/released, the memory the runtime holds from the OS (≈ its RSS);
+//   - cpu-s/op: user+system CPU of the process per op (GC included), which
+//     unlike ns/op does not grow when other work shares the machine.
 //
-// A spike shorter than the sampling interval can be missed.
-type peakMemory struct {
+// Memory is sampled every millisecond; a shorter spike can be missed.
+type benchMeter struct {
 	stop, done  chan struct{}
 	heap, total uint64
+	cpu         time.Duration
 }
 
-func startPeakMemory() *peakMemory {
+func startBenchMeter() *benchMeter {
 	runtime.GC()
-	p := &peakMemory{stop: make(chan struct{}), done: make(chan struct{})}
-	go p.sample()
-	return p
+	m := &benchMeter{stop: make(chan struct{}), done: make(chan struct{}), cpu: -processCPU()}
+	go m.sample()
+	return m
 }
 
-func (p *peakMemory) sample() {
-	defer close(p.done)
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func (m *benchMeter) sample() {
+	defer close(m.done)
 	s := []metrics.Sample{
 		{Name: "/memory/classes/heap/objects:bytes"},
 		{Name: "/memory/classes/total:bytes"},
@@ -530,21 +542,29 @@ func (p *peakMemory) sample() {
 	defer tick.Stop()
 	for {
 		metrics.Read(s)
-		p.heap = max(p.heap, s[0].Value.Uint64())
-		p.total = max(p.total, s[1].Value.Uint64()-s[2].Value.Uint64())
+		m.heap = max(m.heap, s[0].Value.Uint64())
+		m.total = max(m.total, s[1].Value.Uint64()-s[2].Value.Uint64())
 		select {
-		case <-p.stop:
+		case <-m.stop:
 			return
 		case <-tick.C:
 		}
 	}
 }
 
-func (p *peakMemory) report(b *testing.B) {
-	close(p.stop)
-	<-p.done
-	b.ReportMetric(float64(p.heap)/(1<<20), "peak-heap-MiB")
-	b.ReportMetric(float64(p.total)/(1<<20), "peak-sys-MiB")
+// report stops the meter, reports its metrics and records the benchmark's
+// ns/op and cpu-s/op under name for BenchmarkRenderVsKustomize.
+func (m *benchMeter) report(b *testing.B, name string) {
+	m.cpu += processCPU()
+	close(m.stop)
+	<-m.done
+	cpu := m.cpu.Seconds() / float64(b.N)
+	b.ReportMetric(float64(m.heap)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(m.total)/(1<<20), "peak-sys-MiB")
+	b.ReportMetric(cpu, "cpu-s/op")
+	benchNs.Lock()
+	defer benchNs.Unlock()
+	benchNs.m[name] = benchCost{ns: float64(b.Elapsed().Nanoseconds()) / float64(b.N), cpu: cpu}
 }
 
 // BenchmarkLoad parses the generated repository (outside BenchmarkRender's
@@ -553,18 +573,17 @@ func BenchmarkLoad(b *testing.B) {
 	fx := benchFixtures(b)
 	b.ReportAllocs()
 	var set *load.Set
-	peak := startPeakMemory()
+	meter := startBenchMeter()
 	for b.Loop() {
 		var err error
 		if set, err = load.Load(fx.repo, benchRepoRoot); err != nil {
 			b.Fatal(err)
 		}
 	}
-	peak.report(b)
+	meter.report(b, "load")
 	if err := checkBenchSet(set); err != nil {
 		b.Fatal(err)
 	}
-	recordBench("load", b)
 }
 
 // BenchmarkRender is one op = match, schedule and override of all 1,000
@@ -573,17 +592,16 @@ func BenchmarkRender(b *testing.B) {
 	fx := benchFixtures(b)
 	b.ReportAllocs()
 	var res *render.Result
-	peak := startPeakMemory()
+	meter := startBenchMeter()
 	for b.Loop() {
 		res = render.Render(render.Input{Set: fx.set, Options: render.DefaultOptions()})
 	}
-	peak.report(b)
+	meter.report(b, "render")
 	objects, err := checkBenchRender(fx.model, res)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(objects), "objects/op")
-	recordBench("render", b)
 }
 
 // BenchmarkKustomizeOverlays is one op = 100 overlay builds with krusty, the
@@ -594,7 +612,7 @@ func BenchmarkKustomizeOverlays(b *testing.B) {
 	fx := benchFixtures(b)
 	b.ReportAllocs()
 	first, objects := true, 0
-	peak := startPeakMemory()
+	meter := startBenchMeter()
 	for b.Loop() {
 		for c := range benchClusterCount {
 			rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fx.kustomize, benchOverlayPath(c))
@@ -612,42 +630,38 @@ func BenchmarkKustomizeOverlays(b *testing.B) {
 		}
 		first = false
 	}
-	peak.report(b)
+	meter.report(b, "kustomize")
 	b.ReportMetric(float64(objects), "objects/op")
-	recordBench("kustomize", b)
 }
 
-// benchNs keeps the ns/op each benchmark measured in this process, so that
+// benchNs keeps the cost each benchmark measured in this process, so that
 // BenchmarkRenderVsKustomize compares the numbers `-bench .` has just
 // measured rather than building the 100 overlays (minutes) a second time.
 var benchNs = struct {
 	sync.Mutex
-	m map[string]float64
-}{m: map[string]float64{}}
+	m map[string]benchCost
+}{m: map[string]benchCost{}}
 
-func recordBench(name string, b *testing.B) {
+type benchCost struct{ ns, cpu float64 }
+
+func measuredBench(name string) (benchCost, bool) {
 	benchNs.Lock()
 	defer benchNs.Unlock()
-	benchNs.m[name] = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-}
-
-func measuredBench(name string) (float64, bool) {
-	benchNs.Lock()
-	defer benchNs.Unlock()
-	ns, ok := benchNs.m[name]
-	return ns, ok
+	c, ok := benchNs.m[name]
+	return c, ok
 }
 
 // BenchmarkRenderVsKustomize compares, within one run on this machine, one
-// render of all 100 clusters with the 100 overlay builds: its ratio line
-// reports x-faster-than-kustomize (kustomize ns/op ÷ render ns/op) and
+// render of all 100 clusters with the 100 overlay builds. Its ratio line
+// reports x-faster-than-kustomize (kustomize ns/op ÷ render ns/op),
 // x-faster-incl-load (÷ load + render, since kustomize parses its YAML in
-// every build). It reuses the results of BenchmarkLoad, BenchmarkRender and
-// BenchmarkKustomizeOverlays from the same process and runs whichever is
-// missing as a sub-benchmark first, e.g. under -bench RenderVsKustomize.
-// Sub-benchmarks rather than testing.Benchmark: testing.Benchmark called
-// inside a running benchmark deadlocks on the testing package's benchmark
-// lock, which B.Run releases.
+// every build) and x-less-cpu-than-kustomize (the same with cpu-s/op, which
+// holds when other work shares the machine). It reuses the results of
+// BenchmarkLoad, BenchmarkRender and BenchmarkKustomizeOverlays from the same
+// process and runs whichever is missing as a sub-benchmark first, e.g. under
+// -bench RenderVsKustomize. Sub-benchmarks rather than testing.Benchmark:
+// testing.Benchmark called inside a running benchmark deadlocks on the
+// testing package's benchmark lock, which B.Run releases.
 func BenchmarkRenderVsKustomize(b *testing.B) {
 	benchFixtures(b)
 	for _, s := range []struct {
@@ -668,9 +682,11 @@ func BenchmarkRenderVsKustomize(b *testing.B) {
 		for b.Loop() {
 		}
 		b.ReportMetric(0, "ns/op")
-		b.ReportMetric(kz/rd, "x-faster-than-kustomize")
-		b.ReportMetric(kz/(ld+rd), "x-faster-incl-load")
-		b.Logf("render %.0f ns/op, load %.0f ns/op, kustomize %.0f ns/op: render is %.1fx faster, %.1fx with the load",
-			rd, ld, kz, kz/rd, kz/(ld+rd))
+		b.ReportMetric(kz.ns/rd.ns, "x-faster-than-kustomize")
+		b.ReportMetric(kz.ns/(ld.ns+rd.ns), "x-faster-incl-load")
+		b.ReportMetric(kz.cpu/rd.cpu, "x-less-cpu-than-kustomize")
+		b.Logf("per op: render %.3fs (%.3fs CPU), load %.3fs (%.3fs CPU), kustomize %.3fs (%.3fs CPU); "+
+			"render is %.1fx faster, %.1fx with the load, and uses %.1fx less CPU",
+			rd.ns/1e9, rd.cpu, ld.ns/1e9, ld.cpu, kz.ns/1e9, kz.cpu, kz.ns/rd.ns, kz.ns/(ld.ns+rd.ns), kz.cpu/rd.cpu)
 	})
 }

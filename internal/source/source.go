@@ -61,8 +61,9 @@ type Repository struct {
 }
 
 // Open opens the repository at location: a path inside a working copy, a
-// bare repository, or a URL, which is cloned into memory (every branch and
-// tag; no working tree).
+// bare repository, or a URL, which is cloned into memory as a mirror (every
+// ref, so branch and tag names resolve as they do on the remote; no working
+// tree). URLs carry no credentials other than their own userinfo.
 func Open(ctx context.Context, location string) (*Repository, error) {
 	if isURL(location) {
 		return clone(ctx, location)

@@ -6,7 +6,6 @@
 package status
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -129,7 +128,7 @@ func addTemplates(rows map[string]*TemplateRow, in Input) error {
 	}
 	for _, m := range in.Work.Spec.Manifests {
 		obj := &unstructured.Unstructured{}
-		if err := json.Unmarshal(m.Raw, &obj.Object); err != nil {
+		if err := obj.UnmarshalJSON(m.Raw); err != nil {
 			return fmt.Errorf("work %s: %w", in.Work.Spec.Cluster, err)
 		}
 		name := obj.GetAnnotations()["propagit.io/template"]

@@ -63,7 +63,7 @@ func (g *GitStore) Put(ctx context.Context, revision string, ws []*workv1alpha1.
 			return changed, nil
 		}
 		if !isRejected(err) || attempt >= g.opts.PushAttempts || ctx.Err() != nil {
-			return nil, fmt.Errorf("failed to record works of %s (attempt %d): %w", shortRev(revision), attempt, err)
+			return nil, fmt.Errorf("failed to record works of %s%s: %w", shortRev(revision), attempts(attempt), err)
 		}
 	}
 }
@@ -205,6 +205,14 @@ func renderMessage(revision string, changed []string) string {
 	}
 	fmt.Fprintf(&b, "Source-Revision: %s\n", revision)
 	return b.String()
+}
+
+// attempts describes how many push rounds a write took, when more than one.
+func attempts(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" after %d attempts", n)
 }
 
 // shortRev returns the first 12 characters of a revision.

@@ -88,7 +88,7 @@ func (g *GitStore) PutStatus(ctx context.Context, cluster string, status *workv1
 		}
 		r.last = nil
 		if !isRejected(err) || attempt >= g.opts.PushAttempts || ctx.Err() != nil {
-			return fmt.Errorf("failed to write the status of %s (attempt %d): %w", cluster, attempt, err)
+			return fmt.Errorf("failed to write the status of %s%s: %w", cluster, attempts(attempt), err)
 		}
 	}
 }

@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+)
+
+// quickstartDir is the example fleet the quickstart scenarios push.
+const quickstartDir = "../examples/quickstart/fleet"
+
+// randomNamespace returns a namespace name no other test uses.
+func randomNamespace(prefix string) string {
+	const letters = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 6)
+	for i := range b {
+		b[i] = letters[rand.IntN(len(letters))]
+	}
+	return prefix + "-" + string(b)
+}
+
+// clusterYAML is a push-mode Cluster without status: the controller probes
+// it.
+func clusterYAML(name string) string {
+	return fmt.Sprintf(`apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata:
+  name: %s
+spec:
+  syncMode: Push
+`, name)
+}
+
+func namespaceYAML(name string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Namespace
+metadata:
+  name: %s
+`, name)
+}
+
+// configMapYAML is a ConfigMap with one data key.
+func configMapYAML(ns, name, value string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: %s
+  namespace: %s
+data:
+  value: %q
+`, name, ns, value)
+}
+
+// configMapsPolicyYAML propagates every ConfigMap of ns to clusters.
+func configMapsPolicyYAML(ns string, clusters ...string) string {
+	var names strings.Builder
+	for _, c := range clusters {
+		fmt.Fprintf(&names, "      - %s\n", c)
+	}
+	return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: configmaps
+  namespace: %s
+spec:
+  resourceSelectors:
+  - apiVersion: v1
+    kind: ConfigMap
+  placement:
+    clusterAffinity:
+      clusterNames:
+%s`, ns, names.String())
+}
+
+// configMapFleet writes a fleet that sends every ConfigMap of ns to the
+// clusters: the Cluster objects, the Namespace and the policy.
+func configMapFleet(c *checkout, ns string, clusters ...string) {
+	for _, name := range clusters {
+		c.write(fleetDir+"/clusters/"+name+".yaml", clusterYAML(name))
+	}
+	c.write(fleetDir+"/namespace.yaml", namespaceYAML(ns))
+	c.write(fleetDir+"/policy.yaml", configMapsPolicyYAML(ns, clusters...))
+}

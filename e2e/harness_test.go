@@ -1,0 +1,481 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/cluster"
+	"github.com/propagit/propagit/internal/controller"
+	"github.com/propagit/propagit/internal/gitserver"
+	"github.com/propagit/propagit/internal/source"
+	"github.com/propagit/propagit/internal/testenv"
+	"github.com/propagit/propagit/internal/works"
+)
+
+const (
+	// branch is the source branch every scenario follows.
+	branch = "main"
+	// fleetDir is the folder of the repository the controller reads.
+	fleetDir = "fleet"
+	// pollEvery is how often eventually re-checks its condition.
+	pollEvery = 100 * time.Millisecond
+	// converge bounds a wait for a change to reach the members.
+	converge = 90 * time.Second
+	// stopTimeout bounds the wait for Controller.Run to return once
+	// cancelled.
+	stopTimeout = time.Minute
+)
+
+// eventually polls cond every pollEvery until it holds, and fails the test
+// with cond's last message when it does not within timeout. It returns how
+// long the wait took.
+func eventually(t testing.TB, timeout time.Duration, cond func() (bool, string)) time.Duration {
+	t.Helper()
+	start := time.Now()
+	deadline := start.Add(timeout)
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		ok, msg := cond()
+		if ok {
+			return time.Since(start)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s; last state: %s", timeout, msg)
+		}
+		<-tick.C
+	}
+}
+
+// gitRemote is the bare repository the controller follows.
+type gitRemote struct {
+	// URL is what the controller and the checkout are given; it may carry
+	// credentials.
+	URL string
+	// Auth authenticates to URL; nil for none.
+	Auth transport.AuthMethod
+	// Dir is the bare repository on disk.
+	Dir string
+	// Server serves Dir over smart HTTP; nil for a file:// remote.
+	Server *gitserver.Server
+}
+
+// httpRemote creates a bare repository served over smart HTTP by git
+// http-backend; the server stops when the test ends.
+func httpRemote(t testing.TB) *gitRemote {
+	t.Helper()
+	root := t.TempDir()
+	srv, err := gitserver.New(root, gitserver.Options{})
+	if err != nil {
+		t.Fatalf("failed to start the git server: %v", err)
+	}
+	t.Cleanup(srv.Close)
+	url, err := srv.InitBare("fleet.git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &gitRemote{URL: url, Dir: filepath.Join(root, "fleet.git"), Server: srv}
+}
+
+// fileRemote creates a bare repository reached through a file:// URL.
+func fileRemote(t testing.TB) *gitRemote {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "fleet.git")
+	if _, err := git.PlainInit(dir, true); err != nil {
+		t.Fatalf("failed to create bare repository: %v", err)
+	}
+	return &gitRemote{URL: "file://" + dir, Dir: dir}
+}
+
+// checkout is a working copy whose commits a test pushes to the remote, as
+// a person would.
+type checkout struct {
+	t    testing.TB
+	dir  string
+	repo *git.Repository
+	auth transport.AuthMethod
+}
+
+// newCheckout creates an empty working copy on branch main whose origin is
+// r.
+func newCheckout(t testing.TB, r *gitRemote) *checkout {
+	t.Helper()
+	dir := t.TempDir()
+	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(branch)},
+	})
+	if err != nil {
+		t.Fatalf("failed to create working copy: %v", err)
+	}
+	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{r.URL}}); err != nil {
+		t.Fatal(err)
+	}
+	return &checkout{t: t, dir: dir, repo: repo, auth: r.Auth}
+}
+
+// write writes a file, path relative to the repository root.
+func (c *checkout) write(path, content string) {
+	c.t.Helper()
+	p := filepath.Join(c.dir, filepath.FromSlash(path))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// read returns a file's content, path relative to the repository root.
+func (c *checkout) read(path string) string {
+	c.t.Helper()
+	data, err := os.ReadFile(filepath.Join(c.dir, filepath.FromSlash(path)))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return string(data)
+}
+
+// edit replaces exactly one occurrence of old in a file.
+func (c *checkout) edit(path, old, new string) {
+	c.t.Helper()
+	content := c.read(path)
+	if n := strings.Count(content, old); n != 1 {
+		c.t.Fatalf("%s: want exactly one %q, found %d", path, old, n)
+	}
+	c.write(path, strings.Replace(content, old, new, 1))
+}
+
+// remove deletes a file or folder, path relative to the repository root.
+func (c *checkout) remove(path string) {
+	c.t.Helper()
+	if err := os.RemoveAll(filepath.Join(c.dir, filepath.FromSlash(path))); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// copyDir copies the files under src (on disk) to dst in the checkout.
+func (c *checkout) copyDir(src, dst string) {
+	c.t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		c.write(filepath.ToSlash(filepath.Join(dst, rel)), string(data))
+		return nil
+	})
+	if err != nil {
+		c.t.Fatalf("failed to copy %s: %v", src, err)
+	}
+}
+
+// commit records every change in the working copy with a fixed author and
+// returns the commit hash.
+func (c *checkout) commit(msg string) string {
+	c.t.Helper()
+	wt, err := c.repo.Worktree()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
+		c.t.Fatalf("failed to stage changes: %v", err)
+	}
+	sig := &object.Signature{Name: "propagit e2e", Email: "e2e@propagit.invalid", When: time.Now()}
+	h, err := wt.Commit(msg, &git.CommitOptions{All: true, Author: sig})
+	if err != nil {
+		c.t.Fatalf("failed to commit %q: %v", msg, err)
+	}
+	return h.String()
+}
+
+// push pushes main to origin.
+func (c *checkout) push() {
+	c.t.Helper()
+	c.pushTo("origin", "")
+}
+
+// pushTo pushes main to the named remote, or, when url is set, to that URL.
+func (c *checkout) pushTo(remote, url string) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	spec := config.RefSpec(fmt.Sprintf("refs/heads/%s:refs/heads/%s", branch, branch))
+	opts := &git.PushOptions{RemoteName: remote, RefSpecs: []config.RefSpec{spec}, Auth: c.auth}
+	var err error
+	if url != "" {
+		r := git.NewRemote(c.repo.Storer, &config.RemoteConfig{Name: remote, URLs: []string{url}})
+		err = r.PushContext(ctx, opts)
+	} else {
+		err = c.repo.PushContext(ctx, opts)
+	}
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		c.t.Fatalf("failed to push: %v", err)
+	}
+}
+
+// commitPush commits every change, pushes it, and returns the commit and
+// when the push completed.
+func (c *checkout) commitPush(msg string) (string, time.Time) {
+	c.t.Helper()
+	h := c.commit(msg)
+	c.push()
+	return h, time.Now()
+}
+
+// setup is what a controller is started with; a restarted controller is
+// given the same setup.
+type setup struct {
+	URL  string
+	Auth transport.AuthMethod
+	// KubeconfigDir holds <cluster>.kubeconfig for every member.
+	KubeconfigDir string
+	// SourceCache and WorksCache keep the clones between restarts.
+	SourceCache string
+	WorksCache  string
+}
+
+// newSetup points a controller at r and at env's members.
+func newSetup(t testing.TB, r *gitRemote, env *testenv.Env) setup {
+	t.Helper()
+	cache := t.TempDir()
+	return setup{
+		URL:           r.URL,
+		Auth:          r.Auth,
+		KubeconfigDir: kubeconfigDir(t, env.Members...),
+		SourceCache:   filepath.Join(cache, "source"),
+		WorksCache:    filepath.Join(cache, "works"),
+	}
+}
+
+// kubeconfigDir copies each member's kubeconfig to <dir>/<name>.kubeconfig,
+// the layout of --kubeconfig-dir.
+func kubeconfigDir(t testing.TB, members ...*testenv.Member) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, m := range members {
+		data, err := os.ReadFile(m.KubeconfigPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, m.Name+".kubeconfig"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// controllerOptions are the controller's defaults with the waits shortened
+// for tests.
+func controllerOptions() controller.Options {
+	opts := controller.DefaultOptions()
+	opts.Interval = time.Second
+	opts.ProbeTimeout = 5 * time.Second
+	opts.RetryMin = 250 * time.Millisecond
+	opts.RetryMax = 2 * time.Second
+	opts.HealthInterval = time.Second
+	opts.Version = "e2e"
+	return opts
+}
+
+// followerFetcher adapts a source.Follower to controller.Fetcher and counts
+// the fetches that completed.
+type followerFetcher struct {
+	f    *source.Follower
+	done atomic.Int64
+}
+
+func (a *followerFetcher) Fetch(ctx context.Context) (controller.Snapshot, error) {
+	defer a.done.Add(1)
+	rev, fsys, err := a.f.Fetch(ctx)
+	if err != nil {
+		return controller.Snapshot{}, err
+	}
+	return controller.Snapshot{Revision: rev.Hash, FS: fsys, Root: "/"}, nil
+}
+
+// running is a controller running in-process.
+type running struct {
+	*controller.Controller
+	t       testing.TB
+	fetcher *followerFetcher
+	store   *works.GitStore
+	logs    *logRecorder
+	cancel  context.CancelFunc
+	done    chan error
+	stopped bool
+}
+
+// startController builds a controller from s with fresh source and work
+// store instances (over s's cache folders, as a restarted process would
+// have) and runs it until stop or the end of the test.
+func startController(t testing.TB, s setup) *running {
+	t.Helper()
+	follower := source.NewFollower(source.FollowOptions{URL: s.URL, Branch: branch, Path: fleetDir, Auth: s.Auth, CacheDir: s.SourceCache})
+	store, err := works.NewGitStore(works.GitOptions{URL: s.URL, Auth: s.Auth, CacheDir: s.WorksCache})
+	if err != nil {
+		t.Fatalf("failed to create the work store: %v", err)
+	}
+	creds := &cluster.Credentials{KubeconfigDir: s.KubeconfigDir, QPS: 100, Burst: 200}
+	logs := newLogRecorder(t)
+	fetcher := &followerFetcher{f: follower}
+	c := controller.New(controllerOptions(), fetcher, store, store, creds, logs.logger())
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{Controller: c, t: t, fetcher: fetcher, store: store, logs: logs, cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- c.Run(ctx) }()
+	t.Cleanup(func() { r.stop() })
+	return r
+}
+
+// stop cancels the controller and waits for Run to return; later calls do
+// nothing.
+func (r *running) stop() {
+	r.t.Helper()
+	if r.stopped {
+		return
+	}
+	r.stopped = true
+	r.cancel()
+	timer := time.NewTimer(stopTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-r.done:
+		if err != nil {
+			r.t.Errorf("controller Run returned an error: %v", err)
+		}
+	case <-timer.C:
+		r.t.Fatalf("controller Run did not return within %s of its context ending", stopTimeout)
+	}
+	r.logs.close()
+}
+
+// fetches returns how many fetches have completed.
+func (r *running) fetches() int64 { return r.fetcher.done.Load() }
+
+// waitPasses waits until n whole reconcile passes have started and ended
+// after the call: the loop is sequential, so once n+1 more fetches have
+// completed, the n passes after the one in flight are over.
+func (r *running) waitPasses(n int64) {
+	r.t.Helper()
+	from := r.fetches()
+	eventually(r.t, converge, func() (bool, string) {
+		got := r.fetches() - from
+		return got >= n+1, fmt.Sprintf("%d of %d fetches completed; state %+v", got, n+1, r.State())
+	})
+}
+
+// waitRevision waits until the controller has the revision rev in force.
+func (r *running) waitRevision(rev string) {
+	r.t.Helper()
+	eventually(r.t, converge, func() (bool, string) {
+		st := r.State()
+		return st.Revision == rev && st.SourceError == "", fmt.Sprintf("want revision %s, state %+v", rev, st)
+	})
+}
+
+// statusReader reads the Work status the controller wrote, through its own
+// store instance, as `propagit status` would.
+type statusReader struct {
+	t     testing.TB
+	store *works.GitStore
+}
+
+func newStatusReader(t testing.TB, r *gitRemote) *statusReader {
+	t.Helper()
+	return newStatusReaderAt(t, r.URL, r.Auth)
+}
+
+func newStatusReaderAt(t testing.TB, url string, auth transport.AuthMethod) *statusReader {
+	t.Helper()
+	store, err := works.NewGitStore(works.GitOptions{URL: url, Auth: auth})
+	if err != nil {
+		t.Fatalf("failed to create a status reader: %v", err)
+	}
+	return &statusReader{t: t, store: store}
+}
+
+// get returns the stored status of cluster.
+func (s *statusReader) get(cluster string) (*workv1alpha1.WorkStatus, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return s.store.GetStatus(ctx, cluster)
+}
+
+// works returns the stored Works.
+func (s *statusReader) works() ([]*workv1alpha1.Work, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return s.store.List(ctx)
+}
+
+// waitApplied waits until every cluster's stored status says rev was
+// applied, and returns the last statuses read.
+func (s *statusReader) waitApplied(rev string, clusters ...string) map[string]*workv1alpha1.WorkStatus {
+	s.t.Helper()
+	out := map[string]*workv1alpha1.WorkStatus{}
+	eventually(s.t, converge, func() (bool, string) {
+		for _, c := range clusters {
+			st, err := s.get(c)
+			if err != nil {
+				return false, fmt.Sprintf("%s: %v", c, err)
+			}
+			if st.AppliedRevision != rev {
+				return false, fmt.Sprintf("%s: applied %q, want %s; %s", c, st.AppliedRevision, rev, describeStatus(st))
+			}
+			out[c] = st
+		}
+		return true, ""
+	})
+	return out
+}
+
+// condition returns the condition typ of st, nil when absent.
+func condition(st *workv1alpha1.WorkStatus, typ string) *metav1.Condition {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == typ {
+			return &st.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// describeStatus renders the parts of a status a failing wait should show.
+func describeStatus(st *workv1alpha1.WorkStatus) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "applied=%q", st.AppliedRevision)
+	for _, c := range st.Conditions {
+		fmt.Fprintf(&b, " %s=%s(%s: %s)", c.Type, c.Status, c.Reason, c.Message)
+	}
+	fmt.Fprintf(&b, " inventory=%d", len(st.Inventory))
+	return b.String()
+}
+
+// short returns the first 12 characters of a revision.
+func short(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
+}

@@ -1,0 +1,130 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+func TestMain(m *testing.M) {
+	// controller-runtime complains with a stack trace after 30 s when no
+	// logger is set; the controller's own logs go to logRecorder.
+	ctrllog.SetLogger(logr.Discard())
+	os.Exit(m.Run())
+}
+
+// logRecorder keeps every line the controller logs, for assertions, and
+// echoes it to the test log until the controller has stopped.
+type logRecorder struct {
+	t      testing.TB
+	mu     sync.Mutex
+	lines  []string
+	closed bool
+}
+
+func newLogRecorder(t testing.TB) *logRecorder { return &logRecorder{t: t} }
+
+// logger returns a logr.Logger writing to r.
+func (r *logRecorder) logger() logr.Logger { return logr.New(&recordSink{rec: r}) }
+
+// close stops the echo to the test log; lines are still recorded.
+func (r *logRecorder) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+}
+
+// all returns a copy of the recorded lines.
+func (r *logRecorder) all() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.lines)
+}
+
+// find returns the first recorded line containing every one of subs.
+func (r *logRecorder) find(subs ...string) (string, bool) {
+	for _, l := range r.all() {
+		if containsAll(l, subs...) {
+			return l, true
+		}
+	}
+	return "", false
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *logRecorder) add(line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lines = append(r.lines, line)
+	if !r.closed {
+		r.t.Log("controller: " + line)
+	}
+}
+
+// recordSink is a logr.LogSink formatting each entry on one line:
+// LEVEL name: message key=value … error="…".
+type recordSink struct {
+	rec  *logRecorder
+	name string
+	kv   []any
+}
+
+var _ logr.LogSink = (*recordSink)(nil)
+
+func (s *recordSink) Init(logr.RuntimeInfo) {}
+
+func (s *recordSink) Enabled(level int) bool { return level <= 1 }
+
+func (s *recordSink) Info(level int, msg string, kv ...any) {
+	s.rec.add(s.format(fmt.Sprintf("INFO(%d)", level), msg, nil, kv))
+}
+
+func (s *recordSink) Error(err error, msg string, kv ...any) {
+	s.rec.add(s.format("ERROR", msg, err, kv))
+}
+
+func (s *recordSink) WithValues(kv ...any) logr.LogSink {
+	c := *s
+	c.kv = append(slices.Clone(s.kv), kv...)
+	return &c
+}
+
+func (s *recordSink) WithName(name string) logr.LogSink {
+	c := *s
+	if c.name != "" {
+		name = c.name + "." + name
+	}
+	c.name = name
+	return &c
+}
+
+func (s *recordSink) format(level, msg string, err error, kv []any) string {
+	var b strings.Builder
+	b.WriteString(level)
+	if s.name != "" {
+		b.WriteString(" " + s.name + ":")
+	}
+	b.WriteString(" " + msg)
+	all := append(slices.Clone(s.kv), kv...)
+	for i := 0; i+1 < len(all); i += 2 {
+		fmt.Fprintf(&b, " %v=%v", all[i], all[i+1])
+	}
+	if err != nil {
+		fmt.Fprintf(&b, " error=%q", err.Error())
+	}
+	return b.String()
+}

@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/propagit/propagit/internal/cluster"
+	"github.com/propagit/propagit/internal/controller"
+	"github.com/propagit/propagit/internal/logging"
+	"github.com/propagit/propagit/internal/source"
+)
+
+type controllerOptions struct {
+	repo          gitOptions
+	branch        string
+	path          string
+	interval      time.Duration
+	store         storeOptions
+	kubeconfigDir string
+	healthAddr    string
+	cacheDir      string
+	qps           float32
+	burst         int
+	log           logging.Options
+}
+
+func newControllerCommand() *cobra.Command {
+	o := &controllerOptions{}
+	cmd := &cobra.Command{
+		Use:   "controller --repo URL",
+		Short: "Reconcile a Git branch into the member clusters (push mode)",
+		Long: `controller follows a Git branch, renders Works with Karmada's rules,
+records them (a Git work branch or Work custom resources on a hub), applies
+each push member's Work with server-side apply, and writes per-cluster status.
+
+Credentials never live in Git: a Cluster's spec.secretRef names a Secret in
+the controller's namespace (Karmada's token/caBundle keys with
+spec.apiEndpoint, or a kubeconfig key); outside a cluster --kubeconfig-dir
+holds <cluster>.kubeconfig files.`,
+		Example: `  propagit controller --repo https://git.example.com/fleet.git --branch main \
+    --kubeconfig-dir ./members --works-store git
+  propagit controller --repo file:///srv/fleet.git --works-store cr --hub-kubeconfig hub.kubeconfig`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
+	}
+	f := cmd.Flags()
+	o.repo.bindFlags(cmd, "repo", "the Git repository to follow")
+	f.StringVar(&o.branch, "branch", "main", "branch to follow")
+	f.StringVar(&o.path, "path", "", "folder inside the repository holding the fleet (default: the root)")
+	f.DurationVar(&o.interval, "interval", time.Minute, "how often to poll the repository")
+	o.store.bindFlags(cmd)
+	f.StringVar(&o.kubeconfigDir, "kubeconfig-dir", "", "folder of <cluster>.kubeconfig files (outside a cluster)")
+	f.StringVar(&o.healthAddr, "health-addr", ":8081", "address of /healthz and /readyz (empty to disable)")
+	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-cache"), "folder for the Git clones")
+	f.Float32Var(&o.qps, "member-qps", 200, "client QPS per member (client-go's default of 5 throttles server-side apply)")
+	f.IntVar(&o.burst, "member-burst", 400, "client burst per member")
+	o.log.BindFlags(f)
+	_ = cmd.MarkFlagRequired("repo")
+	return cmd
+}
+
+func (o *controllerOptions) run(parent context.Context) error {
+	log, err := o.log.New()
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(log)
+	ctx, stop := signal.NotifyContext(orBackground(parent), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	auth, err := o.repo.auth()
+	if err != nil {
+		return err
+	}
+	follower := source.NewFollower(source.FollowOptions{URL: o.repo.url, Branch: o.branch, Path: o.path, Auth: auth,
+		CacheDir: filepath.Join(o.cacheDir, "source")})
+	stores, err := o.store.build(o.repo, auth, filepath.Join(o.cacheDir, "works"))
+	if err != nil {
+		return err
+	}
+	creds := &cluster.Credentials{KubeconfigDir: o.kubeconfigDir, Hub: stores.hub, Namespace: o.store.namespace, QPS: o.qps, Burst: o.burst}
+	opts := controller.DefaultOptions()
+	opts.Interval, opts.Version = o.interval, version
+	opts.Apply.QPS, opts.Apply.Burst = o.qps, o.burst
+	c := controller.New(opts, followerFetcher{follower}, stores.works, stores.status, creds, log)
+	if o.healthAddr != "" {
+		go serveHealth(ctx, o.healthAddr, c, log)
+	}
+	log.Info("controller started", "repo", o.repo.safeURL(), "branch", o.branch, "worksStore", o.store.kind)
+	return c.Run(ctx)
+}
+
+func orBackground(ctx context.Context) context.Context {
+	if ctx == nil {
+		return context.Background()
+	}
+	return ctx
+}
+
+// followerFetcher adapts source.Follower to controller.Fetcher.
+type followerFetcher struct{ f *source.Follower }
+
+func (ff followerFetcher) Fetch(ctx context.Context) (controller.Snapshot, error) {
+	rev, fs, err := ff.f.Fetch(ctx)
+	if err != nil {
+		return controller.Snapshot{}, err
+	}
+	return controller.Snapshot{Revision: rev.Hash, FS: fs, Root: "/"}, nil
+}
+
+// serveHealth serves /healthz (the process runs) and /readyz (a revision
+// has been loaded and rendered).
+func serveHealth(ctx context.Context, addr string, c *controller.Controller, log logr.Logger) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !c.Ready() {
+			http.Error(w, "no revision loaded yet: "+c.State().SourceError, http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Error(err, "health server stopped", "addr", addr)
+	}
+}

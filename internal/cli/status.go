@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/propagit/propagit/internal/status"
+)
+
+type statusOptions struct {
+	repo   gitOptions
+	store  storeOptions
+	output string
+}
+
+func newStatusCommand() *cobra.Command {
+	o := &statusOptions{}
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show what each member runs: applied revision, health, drift",
+		Long: `status reads the Work records and their per-cluster status from the
+git store (the work branch and status refs of --repo) or the cr store (Work
+custom resources on the hub) and prints the cluster table, the template table
+and, for the newest revision, how many clusters run it applied and healthy.`,
+		Example: `  propagit status --repo https://git.example.com/fleet.git
+  propagit status --works-store cr --hub-kubeconfig hub.kubeconfig -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context(), cmd.OutOrStdout()) },
+	}
+	o.repo.bindFlags(cmd, "repo", "the repository holding the work branch (git store)")
+	o.store.bindFlags(cmd)
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func (o *statusOptions) run(ctx context.Context, w io.Writer) error {
+	if o.output != "text" && o.output != "json" {
+		return fmt.Errorf(`--output must be "text" or "json", not %q`, o.output)
+	}
+	ctx = orBackground(ctx)
+	auth, err := o.repo.auth()
+	if err != nil {
+		return err
+	}
+	cache, err := os.MkdirTemp("", "propagit-status-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(cache)
+	st, err := o.store.build(o.repo, auth, filepath.Join(cache, "works"))
+	if err != nil {
+		return err
+	}
+	ws, err := st.works.List(ctx)
+	if err != nil {
+		return err
+	}
+	var inputs []status.Input
+	for _, wk := range ws {
+		s, err := st.status.GetStatus(ctx, wk.Spec.Cluster)
+		if err != nil {
+			return err
+		}
+		mode := wk.Spec.SyncMode
+		if mode == "" {
+			mode = "Push"
+		}
+		inputs = append(inputs, status.Input{Work: wk, Status: s, Mode: mode})
+	}
+	rep, err := status.Build(inputs)
+	if err != nil {
+		return err
+	}
+	if o.output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	printReport(w, rep, time.Now())
+	return nil
+}
+
+func printReport(w io.Writer, r *status.Report, now time.Time) {
+	fmt.Fprintln(w, r.Summary)
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLUSTER\tMODE\tREADY\tAPPLIED\tOBJECTS\tHEALTHY\tFAILED\tDRIFT\tLAST HEARD\tVERSION\tMESSAGE")
+	for _, c := range r.Clusters {
+		applied := shortRev(c.AppliedRevision)
+		if c.AppliedRevision != c.WantRevision {
+			applied += " (want " + shortRev(c.WantRevision) + ")"
+		}
+		heard := "never"
+		if c.LastHeard != nil {
+			heard = now.Sub(*c.LastHeard).Round(time.Second).String() + " ago"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", c.Name, c.Mode, c.Ready, applied, c.Objects,
+			c.Healthy, c.Failed, c.Drift, heard, orDash(c.AgentVersion), truncate(c.Message, 60))
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TEMPLATE\tCLUSTERS\tREPLICAS (READY/DESIRED)")
+	for _, t := range r.Templates {
+		reps := "-"
+		if t.Workload {
+			reps = fmt.Sprintf("%d/%d", t.ReadyReplicas, t.DesiredReplicas)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Template, strings.Join(t.Clusters, ","), reps)
+	}
+	_ = tw.Flush()
+}
+
+func shortRev(r string) string {
+	if r == "" {
+		return "-"
+	}
+	if len(r) > 7 {
+		return r[:7]
+	}
+	return r
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}

@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/works"
+)
+
+// storeOptions choose where Work records and their status live.
+type storeOptions struct {
+	kind          string
+	branch        string
+	worksRepo     string
+	hubKubeconfig string
+	namespace     string
+}
+
+func (s *storeOptions) bindFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&s.kind, "works-store", "git", `where Works are recorded: "git" (a work branch and per-cluster status refs) or "cr" (Work custom resources on the hub)`)
+	f.StringVar(&s.branch, "works-branch", "propagit/works", "work branch of the git store")
+	f.StringVar(&s.worksRepo, "works-repo", "", "repository of the git store (default: the source repository)")
+	f.StringVar(&s.hubKubeconfig, "hub-kubeconfig", "", "kubeconfig of the hub (default: in-cluster config when running in a cluster)")
+	f.StringVarP(&s.namespace, "namespace", "n", "propagit-system", "hub namespace of Work records and member credential Secrets")
+}
+
+// stores are the built Work and status stores, and a hub reader when a hub
+// is configured.
+type stores struct {
+	works  works.Store
+	status works.StatusStore
+	hub    client.Client
+}
+
+func (s *storeOptions) build(repo gitOptions, auth transport.AuthMethod, cacheDir string) (*stores, error) {
+	hub, err := s.hubClient()
+	if err != nil {
+		return nil, err
+	}
+	switch s.kind {
+	case "git":
+		url := s.worksRepo
+		if url == "" {
+			url = repo.url
+		}
+		g, err := works.NewGitStore(works.GitOptions{URL: url, Auth: auth, Branch: s.branch, CacheDir: cacheDir})
+		if err != nil {
+			return nil, err
+		}
+		return &stores{works: g, status: g, hub: hub}, nil
+	case "cr":
+		if hub == nil {
+			return nil, fmt.Errorf("--works-store cr needs a hub: pass --hub-kubeconfig or run in a cluster")
+		}
+		return newCRStores(hub, s.namespace)
+	}
+	return nil, fmt.Errorf(`--works-store must be "git" or "cr", not %q`, s.kind)
+}
+
+// hubClient returns a client for the hub, or nil when there is none.
+func (s *storeOptions) hubClient() (client.Client, error) {
+	var cfg *rest.Config
+	var err error
+	switch {
+	case s.hubKubeconfig != "":
+		cfg, err = clientcmd.BuildConfigFromFlags("", s.hubKubeconfig)
+	default:
+		cfg, err = rest.InClusterConfig()
+		if err == rest.ErrNotInCluster {
+			return nil, nil
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed to build the hub client: %w", err)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := workv1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
+}

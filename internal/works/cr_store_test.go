@@ -1,0 +1,185 @@
+package works
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+)
+
+// resourceVersions returns the resourceVersion of every Work in ns by name.
+func resourceVersions(t *testing.T, c client.Client, ns string) map[string]string {
+	t.Helper()
+	var l workv1alpha1.WorkList
+	if err := c.List(ctxT(t), &l, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, w := range l.Items {
+		out[w.Name] = w.ResourceVersion
+	}
+	return out
+}
+
+func TestCRStorePut(t *testing.T) {
+	c := hub(t)
+	ns := hubNamespace(t, c)
+	ctx := ctxT(t)
+	s := NewCRStore(c, ns)
+
+	// An unlabelled Work someone made by hand: never touched.
+	manual := newTestWork("manual", "x")
+	manual.Namespace = ns
+	if err := c.Create(ctx, manual); err != nil {
+		t.Fatal(err)
+	}
+
+	steps := []struct {
+		name        string
+		rev         string
+		works       []*workv1alpha1.Work
+		wantChanged []string
+		wantRev     map[string]string
+	}{
+		{"create", "rev1", fleet(3, 2, "rev1", "a"), []string{"c0", "c1", "c2"}, map[string]string{"c0": "rev1", "c1": "rev1", "c2": "rev1"}},
+		{"unchanged", "rev1", fleet(3, 2, "rev1", "a"), nil, map[string]string{"c0": "rev1", "c1": "rev1", "c2": "rev1"}},
+		{"revision only", "rev2", fleet(3, 2, "rev2", "a"), nil, map[string]string{"c0": "rev1", "c1": "rev1", "c2": "rev1"}},
+		{"one cluster updated", "rev3", append(fleet(3, 2, "rev3", "a")[:1], fleet(3, 2, "rev3", "b")[1:]...), []string{"c1", "c2"},
+			map[string]string{"c0": "rev1", "c1": "rev3", "c2": "rev3"}},
+		{"cluster removed", "rev4", append(fleet(1, 2, "rev4", "a"), fleet(2, 2, "rev4", "b")[1]), []string{"c2"},
+			map[string]string{"c0": "rev1", "c1": "rev3"}},
+	}
+	for _, st := range steps {
+		before := resourceVersions(t, c, ns)
+		changed, err := s.Put(ctx, st.rev, st.works)
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if d := cmp.Diff(st.wantChanged, changed); d != "" {
+			t.Errorf("%s: changed (-want +got):\n%s", st.name, d)
+		}
+		after := resourceVersions(t, c, ns)
+		for name, rv := range after {
+			if !contains(changed, name) && before[name] != "" && before[name] != rv {
+				t.Errorf("%s: Work %s rewritten although unchanged", st.name, name)
+			}
+		}
+		got, err := s.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotRev := map[string]string{}
+		for _, w := range got {
+			gotRev[w.Name] = w.Spec.SourceRevision
+			if w.Labels[ClusterLabel] != w.Name {
+				t.Errorf("%s: Work %s labels = %v", st.name, w.Name, w.Labels)
+			}
+		}
+		if d := cmp.Diff(st.wantRev, gotRev); d != "" {
+			t.Errorf("%s: stored revisions (-want +got):\n%s", st.name, d)
+		}
+		if _, ok := after["manual"]; !ok {
+			t.Fatalf("%s: the unlabelled Work was deleted", st.name)
+		}
+	}
+}
+
+func TestCRStoreRoundTripAndOwnership(t *testing.T) {
+	c := hub(t)
+	ns := hubNamespace(t, c)
+	ctx := ctxT(t)
+	s := NewCRStore(c, ns)
+	manual := newTestWork("manual", "x")
+	manual.Namespace = ns
+	if err := c.Create(ctx, manual); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(ctx, "rev3", fleet(2, 2, "rev3", "b")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.ListCluster(ctx, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fleet(2, 2, "rev3", "b")[1]
+	if d := cmp.Diff(decoded(t, want), decoded(t, w)); d != "" {
+		t.Errorf("ListCluster (-want +got):\n%s", d)
+	}
+	if w, err := s.ListCluster(ctx, "nobody"); w != nil || err != nil {
+		t.Errorf("ListCluster of an unknown cluster = %v, %v", w, err)
+	}
+
+	_, err = s.Put(ctx, "rev5", []*workv1alpha1.Work{newTestWork("manual", "rev5")})
+	if err == nil || !strings.Contains(err.Error(), "does not take it over") {
+		t.Errorf("Put over an unlabelled Work: error = %v", err)
+	}
+}
+
+func contains(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func TestCRStoreStatusTransitions(t *testing.T) {
+	c := hub(t)
+	ns := hubNamespace(t, c)
+	ctx := ctxT(t)
+	s := NewCRStore(c, ns, WithHeartbeatInterval(time.Minute))
+	if _, err := s.Put(ctx, "rev1", fleet(1, 1, "rev1", "a")); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.GetStatus(ctx, "c0"); err != nil || !cmp.Equal(st, &workv1alpha1.WorkStatus{}) {
+		t.Fatalf("initial status = %+v, %v", st, err)
+	}
+	steps := []struct {
+		name   string
+		status *workv1alpha1.WorkStatus
+		write  bool
+	}{
+		{"first status", testStatus("rev1", metav1.ConditionTrue, t0), true},
+		{"same", testStatus("rev1", metav1.ConditionTrue, t0), false},
+		{"heartbeat and transition time only", testStatus("rev1", metav1.ConditionTrue, t0.Add(30*time.Second)), false},
+		{"list order only", reversed(testStatus("rev1", metav1.ConditionTrue, t0)), false},
+		{"heartbeat interval passed", testStatus("rev1", metav1.ConditionTrue, t0.Add(61*time.Second)), true},
+		{"ready flips", testStatus("rev1", metav1.ConditionFalse, t0.Add(62*time.Second)), true},
+	}
+	for _, st := range steps {
+		before := resourceVersions(t, c, ns)["c0"]
+		if err := s.PutStatus(ctx, "c0", st.status); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if wrote := resourceVersions(t, c, ns)["c0"] != before; wrote != st.write {
+			t.Errorf("%s: wrote = %v, want %v", st.name, wrote, st.write)
+		}
+	}
+	got, err := s.GetStatus(ctx, "c0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(Normalize(steps[5].status), got); d != "" {
+		t.Errorf("GetStatus (-want +got):\n%s", d)
+	}
+	// The spec is untouched by status writes, and Put leaves status alone.
+	if _, err := s.Put(ctx, "rev2", fleet(1, 1, "rev2", "b")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.GetStatus(ctx, "c0"); got.AppliedRevision != "rev1" || len(got.Conditions) != 2 {
+		t.Errorf("status after a spec update = %+v", got)
+	}
+	if st, err := s.GetStatus(ctx, "nobody"); err != nil || !cmp.Equal(st, &workv1alpha1.WorkStatus{}) {
+		t.Errorf("status of an unknown cluster = %+v, %v", st, err)
+	}
+	if err := s.PutStatus(ctx, "nobody", steps[0].status); !apierrors.IsNotFound(err) {
+		t.Errorf("PutStatus without a Work: error = %v, want not found", err)
+	}
+}
