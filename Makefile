@@ -44,7 +44,7 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 10s)
 
 .PHONY: bench
 bench: ## Benchmarks, with the peer they are compared with in the same run
-	go test -run '^$$' -bench . -benchmem -benchtime 3x -timeout 30m ./internal/render/...
+	go test -run '^$$' -bench . -benchmem -benchtime 3x -timeout 30m ./internal/render/... ./internal/diff/... ./internal/cli/...
 
 .PHONY: clean
 clean: ## Remove build outputs (the asset cache is kept; rm -rf $(PROPAGIT_CACHE) to drop it)

@@ -19,8 +19,13 @@ import (
 //     fields someone wrote meanwhile are not taken);
 //   - on the member without the managed label and not allowed to be taken
 //     over (Karmada §10.2): refused, nothing written;
-//   - otherwise: a server-side dry-run apply, compared with the live copy;
-//     the apply is sent, forcing ownership, only when they differ.
+//   - every desired field already equal on the member, including the
+//     digest annotation of the desired object: unchanged, no request;
+//   - a different digest (the desired object changed, or propagit never
+//     applied this content): one apply, forcing ownership;
+//   - the same digest but some field differs (drift, or a value the
+//     apiserver normalises): a server-side dry-run, compared with the live
+//     copy the way fluxcd/pkg/ssa does, and the apply only if they differ.
 func (m *Manager) applyItem(ctx context.Context, it *item) {
 	switch {
 	case it.liveErr != nil:
@@ -29,6 +34,10 @@ func (m *Manager) applyItem(ctx context.Context, it *item) {
 		m.create(ctx, it)
 	case refuses(it.obj, it.live.GetLabels()):
 		it.failMsg(conflictMessage(it))
+	case contains(it.live, it.obj):
+		it.set(ActionUnchanged)
+	case it.live.GetAnnotations()[AnnotationDigest] != it.obj.GetAnnotations()[AnnotationDigest]:
+		m.update(ctx, it)
 	default:
 		m.reconcile(ctx, it)
 	}
@@ -43,7 +52,17 @@ func (m *Manager) create(ctx context.Context, it *item) {
 	it.set(ActionCreated)
 }
 
-// reconcile applies an object that is on the member, if it has drifted.
+// update applies an object whose content changed.
+func (m *Manager) update(ctx context.Context, it *item) {
+	if err := m.send(ctx, it.obj, true, false); err != nil {
+		it.failMsg(apiMessage(it, "apply failed", err))
+		return
+	}
+	it.set(ActionConfigured)
+}
+
+// reconcile applies an object that is on the member, if a dry-run shows it
+// has drifted.
 func (m *Manager) reconcile(ctx context.Context, it *item) {
 	dryRun := it.obj.DeepCopy()
 	if err := m.send(ctx, dryRun, true, true); err != nil {
@@ -54,15 +73,11 @@ func (m *Manager) reconcile(ctx context.Context, it *item) {
 		it.set(ActionUnchanged)
 		return
 	}
-	if err := m.send(ctx, it.obj, true, false); err != nil {
-		it.failMsg(apiMessage(it, "apply failed", err))
-		return
-	}
 	if dryRun.GetResourceVersion() == "" {
-		it.set(ActionCreated) // deleted since it was read
+		m.create(ctx, it) // deleted since it was read
 		return
 	}
-	it.set(ActionConfigured)
+	m.update(ctx, it)
 }
 
 // send server-side applies obj as the field manager; force takes the fields

@@ -105,6 +105,10 @@ func newPlan(desired []*unstructured.Unstructured, inventory []workv1alpha1.Obje
 			it.fail("is not a valid object: apiVersion, kind and metadata.name are required")
 		case seen[k]:
 			it.fail("is desired more than once; only the first copy is applied")
+		default:
+			if err := stampDigest(it.obj); err != nil {
+				it.fail("could not be encoded: %v", err)
+			}
 		}
 		seen[k] = true
 	}

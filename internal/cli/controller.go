@@ -91,9 +91,9 @@ func (o *controllerOptions) run(parent context.Context) error {
 	}
 	creds := &cluster.Credentials{KubeconfigDir: o.kubeconfigDir, Hub: stores.hub, Namespace: o.store.namespace, QPS: o.qps, Burst: o.burst}
 	opts := controller.DefaultOptions()
-	opts.Interval, opts.Version = o.interval, version
+	opts.Interval, opts.Deliver.Version = o.interval, version
 	opts.Apply.QPS, opts.Apply.Burst = o.qps, o.burst
-	c := controller.New(opts, followerFetcher{follower}, stores.works, stores.status, creds, log)
+	c := controller.New(opts, controller.GitFetcher(follower), stores.works, stores.status, creds, log)
 	if o.healthAddr != "" {
 		go serveHealth(ctx, o.healthAddr, c, log)
 	}
@@ -106,17 +106,6 @@ func orBackground(ctx context.Context) context.Context {
 		return context.Background()
 	}
 	return ctx
-}
-
-// followerFetcher adapts source.Follower to controller.Fetcher.
-type followerFetcher struct{ f *source.Follower }
-
-func (ff followerFetcher) Fetch(ctx context.Context) (controller.Snapshot, error) {
-	rev, fs, err := ff.f.Fetch(ctx)
-	if err != nil {
-		return controller.Snapshot{}, err
-	}
-	return controller.Snapshot{Revision: rev.Hash, FS: fs, Root: "/"}, nil
 }
 
 // serveHealth serves /healthz (the process runs) and /readyz (a revision

@@ -2,8 +2,6 @@ package controller
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"sync"
 	"time"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/apply"
+	"github.com/propagit/propagit/internal/deliver"
 	"github.com/propagit/propagit/internal/load"
 )
 
@@ -30,9 +29,8 @@ type member struct {
 	work    *workv1alpha1.Work
 	probe   *clusterv1alpha1.ClusterStatus
 
-	mgr      *apply.Manager
-	status   *workv1alpha1.WorkStatus
-	failures int
+	mgr    *apply.Manager
+	syncer *deliver.Syncer
 }
 
 func (c *Controller) member(name string) *member {
@@ -53,6 +51,7 @@ func (c *Controller) syncMembers(ctx context.Context, clusters []load.Cluster) {
 		if m == nil {
 			mctx, cancel := context.WithCancel(ctx)
 			m = &member{name: cl.Name, c: c, log: c.log.WithValues("cluster", cl.Name), wake: make(chan struct{}, 1), stop: cancel}
+			m.syncer = deliver.New(cl.Name, c.opts.Deliver, c.status, m.manager, m.log)
 			c.members[cl.Name] = m
 			c.wg.Add(1)
 			go func() { defer c.wg.Done(); m.run(mctx) }()
@@ -132,12 +131,36 @@ func (m *member) run(ctx context.Context) {
 	}
 }
 
-// digest identifies the content of a Work.
-func digest(w *workv1alpha1.Work) string {
-	h := sha256.New()
-	for _, m := range w.Spec.Manifests {
-		h.Write(m.Raw)
-		h.Write([]byte{0})
+// reconcile hands the latest Work to the syncer; it returns when to run
+// again.
+func (m *member) reconcile(ctx context.Context) time.Duration {
+	m.mu.Lock()
+	w, probe := m.work, m.probe
+	m.mu.Unlock()
+	if w == nil {
+		return 0
 	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
+	return m.syncer.Sync(ctx, w, ready(probe))
+}
+
+// manager returns the member's apply.Manager, built on first use and again
+// after the Cluster object changed.
+func (m *member) manager(ctx context.Context) (*apply.Manager, error) {
+	m.mu.Lock()
+	mgr, cl := m.mgr, m.cluster
+	m.mu.Unlock()
+	if mgr != nil {
+		return mgr, nil
+	}
+	cfg, err := m.c.creds.Config(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	if mgr, err = apply.NewForConfig(cfg, m.c.opts.Apply); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.mgr = mgr
+	m.mu.Unlock()
+	return mgr, nil
 }

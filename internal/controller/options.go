@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/propagit/propagit/internal/apply"
+	"github.com/propagit/propagit/internal/deliver"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -29,27 +30,20 @@ type Options struct {
 	Interval time.Duration
 	// ProbeTimeout bounds one member probe.
 	ProbeTimeout time.Duration
-	// RetryMin and RetryMax bound the per-member apply backoff.
-	RetryMin, RetryMax time.Duration
-	// HealthInterval is how often a member whose objects are not all healthy
-	// is re-checked.
-	HealthInterval time.Duration
-	Render         render.Options
-	Apply          apply.Options
-	// Version is written into each Work status as the applier's version.
-	Version string
+	Render       render.Options
+	Apply        apply.Options
+	// Deliver tunes each member's syncer (health re-checks, retry backoff,
+	// the version written into status).
+	Deliver deliver.Options
 }
 
 // DefaultOptions returns the defaults of `propagit controller`.
 func DefaultOptions() Options {
 	return Options{
-		Interval:       time.Minute,
-		ProbeTimeout:   10 * time.Second,
-		RetryMin:       time.Second,
-		RetryMax:       5 * time.Minute,
-		HealthInterval: 5 * time.Second,
-		Render:         render.DefaultOptions(),
-		Apply:          apply.DefaultOptions(),
-		Version:        "dev",
+		Interval:     time.Minute,
+		ProbeTimeout: 10 * time.Second,
+		Render:       render.DefaultOptions(),
+		Apply:        apply.DefaultOptions(),
+		Deliver:      deliver.DefaultOptions(),
 	}
 }

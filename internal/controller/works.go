@@ -13,6 +13,7 @@ import (
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/cluster"
+	"github.com/propagit/propagit/internal/deliver"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
 )
@@ -103,30 +104,10 @@ func toWork(cl *clusterv1alpha1.Cluster, revision string, objs []*unstructured.U
 	return w, nil
 }
 
-// Objects decodes the manifests of w.
-func Objects(w *workv1alpha1.Work) ([]*unstructured.Unstructured, error) {
-	out := make([]*unstructured.Unstructured, 0, len(w.Spec.Manifests))
-	for i, m := range w.Spec.Manifests {
-		obj := &unstructured.Unstructured{}
-		raw := m.Raw
-		if raw == nil && m.Object != nil {
-			var err error
-			if raw, err = json.Marshal(m.Object); err != nil {
-				return nil, err
-			}
-		}
-		if err := obj.UnmarshalJSON(raw); err != nil {
-			return nil, fmt.Errorf("work %s: manifest %d: %w", w.Spec.Cluster, i, err)
-		}
-		out = append(out, obj)
-	}
-	return out, nil
-}
-
 func toRenderWorks(ws []*workv1alpha1.Work) ([]render.Work, error) {
 	out := make([]render.Work, 0, len(ws))
 	for _, w := range ws {
-		objs, err := Objects(w)
+		objs, err := deliver.Objects(w)
 		if err != nil {
 			return nil, err
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage/memory"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
 // FollowOptions say which branch of which repository to follow.
@@ -34,8 +33,6 @@ type Follower struct {
 
 	mu   sync.Mutex
 	repo *git.Repository
-	last Revision
-	tree filesys.FileSystem
 }
 
 // NewFollower returns a follower; nothing is fetched until Fetch.
@@ -44,36 +41,38 @@ func NewFollower(opts FollowOptions) *Follower {
 	return &Follower{opts: opts, safe: redactURL(opts.URL)}
 }
 
-// Fetch brings the branch up to date and returns its tip and the files
-// under Path, rooted at "/". On error the caller keeps what it had.
-func (f *Follower) Fetch(ctx context.Context) (Revision, filesys.FileSystem, error) {
+// Fetch brings the branch up to date and returns its tip; an up-to-date
+// fetch is one round trip. On error the caller keeps what it had.
+func (f *Follower) Fetch(ctx context.Context) (Revision, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.open(ctx); err != nil {
-		return Revision{}, nil, err
+		return Revision{}, err
 	}
 	ref := plumbing.NewBranchReferenceName(f.opts.Branch)
 	spec := config.RefSpec(fmt.Sprintf("+%s:%s", ref, ref))
 	err := f.repo.FetchContext(ctx, &git.FetchOptions{RemoteName: "origin", RefSpecs: []config.RefSpec{spec}, Auth: f.opts.Auth, Force: true})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return Revision{}, nil, fmt.Errorf("failed to fetch %s from %s: %w", f.opts.Branch, f.safe, sanitize(err, f.opts.URL))
+		return Revision{}, fmt.Errorf("failed to fetch %s from %s: %w", f.opts.Branch, f.safe, sanitize(err, f.opts.URL))
 	}
 	tip, err := f.repo.Reference(ref, true)
 	if err != nil {
-		return Revision{}, nil, fmt.Errorf("branch %s not found in %s: %w", f.opts.Branch, f.safe, err)
+		return Revision{}, fmt.Errorf("branch %s not found in %s: %w", f.opts.Branch, f.safe, err)
 	}
-	if f.tree != nil && f.last.Hash == tip.Hash().String() {
-		return f.last, f.tree, nil
+	return Revision{Name: f.opts.Branch, Hash: tip.Hash().String()}, nil
+}
+
+// Read copies the files under Path of rev (as returned by Fetch) into dst,
+// rooted at "/".
+func (f *Follower) Read(rev Revision, dst FileWriter) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.repo == nil {
+		return fmt.Errorf("read before the first fetch of %s", f.safe)
 	}
-	fs := filesys.MakeFsInMemory()
 	r := &Repository{repo: f.repo, location: f.safe}
-	rev, err := r.commitTree(tip.Hash().String(), mustClean(f.opts.Path), fs)
-	if err != nil {
-		return Revision{}, nil, err
-	}
-	rev.Name = f.opts.Branch
-	f.last, f.tree = rev, fs
-	return rev, fs, nil
+	_, err := r.commitTree(rev.Hash, mustClean(f.opts.Path), dst)
+	return err
 }
 
 // open reuses the cached bare clone or makes a new one.

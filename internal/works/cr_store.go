@@ -7,7 +7,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
@@ -113,8 +112,8 @@ func (s *CRStore) Put(ctx context.Context, revision string, ws []*workv1alpha1.W
 	seen := map[string]bool{}
 	for _, w := range ws {
 		cluster := w.Spec.Cluster
-		if errs := validation.IsDNS1123Subdomain(cluster); len(errs) > 0 {
-			return nil, fmt.Errorf("invalid cluster name %q: %s", cluster, errs[0])
+		if err := validateCluster(cluster); err != nil {
+			return nil, err
 		}
 		if seen[cluster] {
 			return nil, fmt.Errorf("two works for cluster %s", cluster)

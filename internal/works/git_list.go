@@ -17,7 +17,10 @@ import (
 func (g *GitStore) List(ctx context.Context) ([]*workv1alpha1.Work, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	tip, err := g.fetch(ctx, g.works, g.branchRef(), g.trackingRef(), 0)
+	tip, err := g.fetch(ctx, g.works, g.branchRef(), g.trackingRef(), 1)
+	if err == nil {
+		err = keepTip(&g.works, &g.worksTip, g.trackingRef(), tip)
+	}
 	if err != nil || tip.IsZero() {
 		return nil, err
 	}
@@ -45,12 +48,15 @@ func (g *GitStore) List(ctx context.Context) ([]*workv1alpha1.Work, error) {
 // fetch is shallow (depth 1) when the server supports it, into storage of
 // its own, and only the cluster's folder is read.
 func (g *GitStore) ListCluster(ctx context.Context, cluster string) (*workv1alpha1.Work, error) {
-	if !validSegment(cluster) {
-		return nil, fmt.Errorf("invalid cluster name %q", cluster)
+	if err := validateCluster(cluster); err != nil {
+		return nil, err
 	}
 	g.agentMu.Lock()
 	defer g.agentMu.Unlock()
 	tip, err := g.fetch(ctx, g.agent, g.branchRef(), g.trackingRef(), 1)
+	if err == nil {
+		err = keepTip(&g.agent, &g.agentTip, g.trackingRef(), tip)
+	}
 	if err != nil || tip.IsZero() {
 		return nil, err
 	}

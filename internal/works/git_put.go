@@ -71,7 +71,7 @@ func (g *GitStore) Put(ctx context.Context, revision string, ws []*workv1alpha1.
 // putOnce fetches the branch, builds the new tree on its tip and pushes a
 // commit when the tree differs.
 func (g *GitStore) putOnce(ctx context.Context, revision string, enc map[string]*encodedWork) ([]string, error) {
-	tip, err := g.fetch(ctx, g.works, g.branchRef(), g.trackingRef(), 0)
+	tip, err := g.fetch(ctx, g.works, g.branchRef(), g.trackingRef(), 1)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (g *GitStore) putOnce(ctx context.Context, revision string, enc map[string]
 		return nil, err
 	}
 	if (old == nil && len(enc) == 0) || (old != nil && old.Hash == root) {
-		return nil, nil
+		return nil, keepTip(&g.works, &g.worksTip, g.trackingRef(), tip)
 	}
 	commit, err := g.writeCommit(g.works, root, tip, renderMessage(revision, changed))
 	if err != nil {
@@ -95,7 +95,7 @@ func (g *GitStore) putOnce(ctx context.Context, revision string, enc map[string]
 	if err := g.push(ctx, g.works, g.branchRef(), g.branchRef(), commit); err != nil {
 		return nil, err
 	}
-	return changed, nil
+	return changed, keepTip(&g.works, &g.worksTip, g.trackingRef(), commit)
 }
 
 // buildRoot stores the tree of every cluster's folder and the root tree,

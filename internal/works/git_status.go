@@ -7,7 +7,8 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/memory"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -29,7 +30,7 @@ func StatusRef(cluster string) plumbing.ReferenceName {
 // bounded however many statuses are written.
 type statusRepo struct {
 	mu sync.Mutex
-	s  *memory.Storage
+	s  storage.Storer
 	// tip is the commit the remote ref was last seen at (zero: absent).
 	tip plumbing.Hash
 	// last is the normalized status at tip; nil until fetched, and after a
@@ -38,8 +39,8 @@ type statusRepo struct {
 }
 
 func (g *GitStore) statusRepo(cluster string) (*statusRepo, error) {
-	if !validSegment(cluster) || StatusRef(cluster).Validate() != nil {
-		return nil, fmt.Errorf("invalid cluster name %q", cluster)
+	if err := validateCluster(cluster); err != nil {
+		return nil, err
 	}
 	g.statusMu.Lock()
 	defer g.statusMu.Unlock()
@@ -140,7 +141,7 @@ func (g *GitStore) refreshStatus(ctx context.Context, cluster string, r *statusR
 }
 
 // readStatus decodes StatusFile of commit h.
-func readStatus(s *memory.Storage, h plumbing.Hash) (*workv1alpha1.WorkStatus, error) {
+func readStatus(s storer.EncodedObjectStorer, h plumbing.Hash) (*workv1alpha1.WorkStatus, error) {
 	t, err := commitTree(s, h)
 	if err != nil {
 		return nil, err
@@ -160,26 +161,11 @@ func readStatus(s *memory.Storage, h plumbing.Hash) (*workv1alpha1.WorkStatus, e
 	return st, nil
 }
 
-// trim replaces the storage with one holding only the tip commit and its
-// tree, the commit marked shallow, and ref pointing at it.
+// trim drops every object but the tip's from the storage (see compact).
 func (r *statusRepo) trim(ref plumbing.ReferenceName) error {
-	s := memory.NewStorage()
-	if !r.tip.IsZero() {
-		if err := copyCommit(r.s, s, r.tip); err != nil {
-			return fmt.Errorf("failed to keep status commit %s: %w", r.tip, err)
-		}
-		c, err := object.GetCommit(s, r.tip)
-		if err != nil {
-			return err
-		}
-		if len(c.ParentHashes) > 0 {
-			if err := s.SetShallow([]plumbing.Hash{r.tip}); err != nil {
-				return err
-			}
-		}
-		if err := s.SetReference(plumbing.NewHashReference(ref, r.tip)); err != nil {
-			return err
-		}
+	s, err := compact(r.s, ref, r.tip)
+	if err != nil {
+		return err
 	}
 	r.s = s
 	return nil

@@ -61,11 +61,13 @@ type GitStore struct {
 	// pushing it.
 	beforePush func()
 
-	mu    sync.Mutex // guards works: Put and List
-	works storage.Storer
+	mu       sync.Mutex // guards works and worksTip: Put and List
+	works    storage.Storer
+	worksTip plumbing.Hash // the tip works was last compacted to
 
-	agentMu sync.Mutex // guards agent: ListCluster
-	agent   storage.Storer
+	agentMu  sync.Mutex // guards agent and agentTip: ListCluster
+	agent    storage.Storer
+	agentTip plumbing.Hash
 
 	statusMu sync.Mutex
 	status   map[string]*statusRepo
@@ -181,6 +183,19 @@ func (g *GitStore) fetch(ctx context.Context, s storage.Storer, src, dst plumbin
 		return plumbing.ZeroHash, fmt.Errorf("failed to read %s: %w", dst, err)
 	}
 	return ref.Hash(), nil
+}
+
+// keepTip compacts *s to tip (see compact) when tip moved since *last.
+func keepTip(s *storage.Storer, last *plumbing.Hash, ref plumbing.ReferenceName, tip plumbing.Hash) error {
+	if tip == *last {
+		return nil
+	}
+	out, err := compact(*s, ref, tip)
+	if err != nil {
+		return err
+	}
+	*s, *last = out, tip
+	return nil
 }
 
 // push points the local ref local of s at commit and pushes it to the

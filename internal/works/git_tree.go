@@ -11,6 +11,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage"
+	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // writeBlob stores data as a blob unless it is already stored.
@@ -136,6 +138,37 @@ func commitTree(s storer.EncodedObjectStorer, h plumbing.Hash) (*object.Tree, er
 		return nil, fmt.Errorf("failed to read the tree of %s: %w", h, err)
 	}
 	return t, nil
+}
+
+// compact returns memory storage holding only commit tip, its tree, and
+// ref pointing at tip; tip is marked shallow when it has parents. It keeps
+// a long-running store's memory bounded by one tree, however many commits
+// it wrote or fetched; Git needs no more to fetch and push on top of tip.
+// Storage other than memory (a CacheDir) is returned as it is.
+func compact(s storage.Storer, ref plumbing.ReferenceName, tip plumbing.Hash) (storage.Storer, error) {
+	if _, inMemory := s.(*memory.Storage); !inMemory {
+		return s, nil
+	}
+	out := memory.NewStorage()
+	if tip.IsZero() {
+		return out, nil
+	}
+	if err := copyCommit(s, out, tip); err != nil {
+		return nil, fmt.Errorf("failed to keep commit %s: %w", tip, err)
+	}
+	c, err := object.GetCommit(out, tip)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.ParentHashes) > 0 {
+		if err := out.SetShallow([]plumbing.Hash{tip}); err != nil {
+			return nil, err
+		}
+	}
+	if err := out.SetReference(plumbing.NewHashReference(ref, tip)); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // copyCommit copies commit h and everything its tree reaches (not its

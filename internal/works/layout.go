@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
@@ -56,12 +57,22 @@ func validSegment(s string) bool {
 	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, "/\\\x00")
 }
 
+// validateCluster refuses a cluster name that is not a DNS subdomain, the
+// rule for Cluster names; such a name is also a safe folder, ref and
+// object name.
+func validateCluster(name string) error {
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return fmt.Errorf("invalid cluster name %q: %s", name, errs[0])
+	}
+	return nil
+}
+
 // encodeWork returns the files of w's folder, by path relative to the
 // folder: WorkFile and one YAML file (sorted keys) per manifest.
 func encodeWork(w *workv1alpha1.Work) (map[string][]byte, error) {
 	cluster := w.Spec.Cluster
-	if !validSegment(cluster) {
-		return nil, fmt.Errorf("invalid cluster name %q", cluster)
+	if err := validateCluster(cluster); err != nil {
+		return nil, err
 	}
 	spec := w.Spec
 	spec.Manifests = nil

@@ -1,0 +1,97 @@
+package deliver
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/apply"
+)
+
+// apply applies w and folds the result into st; false when anything failed.
+func (s *Syncer) apply(ctx context.Context, mgr *apply.Manager, w *workv1alpha1.Work, st *workv1alpha1.WorkStatus) bool {
+	objs, err := Objects(w)
+	if err != nil {
+		s.set(st, ConditionApplied, metav1.ConditionFalse, "InvalidWork", err.Error())
+		return false
+	}
+	res, err := mgr.Apply(ctx, objs, st.Inventory)
+	if res != nil {
+		st.Inventory, st.Objects = res.Inventory, res.Objects
+	}
+	rev := short(w.Spec.SourceRevision)
+	switch {
+	case err != nil:
+		s.set(st, ConditionApplied, metav1.ConditionFalse, "ApplyFailed", err.Error())
+		s.set(st, ConditionReady, metav1.ConditionFalse, "ApplyFailed", err.Error())
+		s.log.Error(err, "apply failed", "revision", rev)
+		return false
+	case res.Failed > 0:
+		msg := fmt.Sprintf("%d of %d objects failed: %s", res.Failed, len(res.Objects), firstFailure(res))
+		s.set(st, ConditionApplied, metav1.ConditionFalse, "ApplyFailed", msg)
+		s.set(st, ConditionReady, metav1.ConditionFalse, "ApplyFailed", msg)
+		s.log.Info("apply incomplete", "revision", rev, "failed", res.Failed, "first", firstFailure(res))
+		return false
+	}
+	s.set(st, ConditionApplied, metav1.ConditionTrue, "Applied", res.String())
+	s.log.Info("applied", "revision", rev, "result", res.String())
+	return true
+}
+
+func firstFailure(res *apply.Result) string {
+	for _, o := range res.Objects {
+		if o.Action == apply.ActionFailed {
+			return o.Message
+		}
+	}
+	return ""
+}
+
+// health reads kstatus for the inventory and sets Healthy and Ready.
+func (s *Syncer) health(ctx context.Context, mgr *apply.Manager, st *workv1alpha1.WorkStatus, w *workv1alpha1.Work) bool {
+	results, err := mgr.Health(ctx, st.Inventory)
+	if err != nil {
+		s.set(st, ConditionHealthy, metav1.ConditionUnknown, "HealthUnknown", err.Error())
+		s.set(st, ConditionReady, metav1.ConditionFalse, "HealthUnknown", err.Error())
+		return false
+	}
+	health := map[workv1alpha1.ObjectRef]string{}
+	for _, r := range results {
+		health[r.ObjectRef] = r.Health
+	}
+	waiting := 0
+	for i := range st.Objects {
+		h, ok := health[st.Objects[i].ObjectRef]
+		if !ok {
+			continue
+		}
+		st.Objects[i].Health = h
+		if h == apply.HealthNotFound {
+			// Deleted on the member, or the member was rebuilt: apply again
+			// instead of waiting for it to appear.
+			st.AppliedDigest = ""
+		}
+		if h != apply.HealthCurrent {
+			waiting++
+		}
+	}
+	if waiting > 0 {
+		msg := fmt.Sprintf("%d of %d objects not healthy yet", waiting, len(st.Inventory))
+		s.set(st, ConditionHealthy, metav1.ConditionFalse, "Progressing", msg)
+		s.set(st, ConditionReady, metav1.ConditionFalse, "Progressing", msg)
+		return false
+	}
+	msg := fmt.Sprintf("revision %s applied; %d objects healthy", short(w.Spec.SourceRevision), len(st.Inventory))
+	s.set(st, ConditionHealthy, metav1.ConditionTrue, "Healthy", msg)
+	s.set(st, ConditionReady, metav1.ConditionTrue, "Ready", msg)
+	return true
+}
+
+func short(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
+}

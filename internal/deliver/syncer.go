@@ -1,0 +1,201 @@
+// Package deliver brings one member cluster to its Work: apply (through
+// internal/apply), health, and a status record written only on transitions.
+// The push controller runs one Syncer per member; the pull agent runs one
+// for its own cluster — one implementation, two drivers.
+package deliver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/clock"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/apply"
+	"github.com/propagit/propagit/internal/works"
+)
+
+// Condition types of a Work status.
+const (
+	ConditionApplied = "Applied"
+	ConditionHealthy = "Healthy"
+	ConditionReady   = "Ready"
+)
+
+// Options tune a Syncer.
+type Options struct {
+	// HealthInterval is how often objects that are not healthy yet are
+	// re-checked.
+	HealthInterval time.Duration
+	// RetryMin and RetryMax bound the backoff after a failed apply.
+	RetryMin, RetryMax time.Duration
+	// Version is written into the status as the applier's version.
+	Version string
+}
+
+// DefaultOptions returns the defaults.
+func DefaultOptions() Options {
+	return Options{HealthInterval: 5 * time.Second, RetryMin: time.Second, RetryMax: 5 * time.Minute, Version: "dev"}
+}
+
+// Syncer applies one cluster's Works and records their status. It is not
+// safe for concurrent use: one goroutine drives it.
+type Syncer struct {
+	cluster string
+	opts    Options
+	status  works.StatusStore
+	manager func(context.Context) (*apply.Manager, error)
+	log     logr.Logger
+	clock   clock.PassiveClock
+
+	last     *workv1alpha1.WorkStatus
+	failures int
+}
+
+// New returns a Syncer for cluster. manager builds (or returns a cached)
+// apply.Manager for the member.
+func New(cluster string, opts Options, status works.StatusStore, manager func(context.Context) (*apply.Manager, error), log logr.Logger) *Syncer {
+	return &Syncer{cluster: cluster, opts: opts, status: status, manager: manager, log: log, clock: clock.RealClock{}}
+}
+
+// Digest identifies the content of a Work.
+func Digest(w *workv1alpha1.Work) string {
+	h := sha256.New()
+	for _, m := range w.Spec.Manifests {
+		h.Write(m.Raw)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// Objects decodes the manifests of w.
+func Objects(w *workv1alpha1.Work) ([]*unstructured.Unstructured, error) {
+	out := make([]*unstructured.Unstructured, 0, len(w.Spec.Manifests))
+	for i, m := range w.Spec.Manifests {
+		raw := m.Raw
+		if raw == nil && m.Object != nil {
+			var err error
+			if raw, err = json.Marshal(m.Object); err != nil {
+				return nil, err
+			}
+		}
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(raw); err != nil {
+			return nil, fmt.Errorf("work %s: manifest %d: %w", w.Spec.Cluster, i, err)
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}
+
+// Status returns the last status written (nil before the first Sync).
+func (s *Syncer) Status() *workv1alpha1.WorkStatus { return s.last }
+
+// Sync brings the member to w and returns when to run again (0: only when
+// something changes). reachable is false when the member did not answer its
+// last probe; then nothing is applied. An unchanged, healthy Work costs no
+// API call to the member.
+func (s *Syncer) Sync(ctx context.Context, w *workv1alpha1.Work, reachable bool) time.Duration {
+	if s.last == nil {
+		st, err := s.status.GetStatus(ctx, s.cluster)
+		if err != nil {
+			s.log.Error(err, "failed to read the last status")
+			return s.backoff()
+		}
+		s.last = st
+	}
+	st := s.last.DeepCopy()
+	switch {
+	case w.Spec.FormatVersion > workv1alpha1.FormatVersion:
+		msg := fmt.Sprintf("agent too old for Work format %d (it understands %d): nothing applied, what runs is kept; upgrade the agent", w.Spec.FormatVersion, workv1alpha1.FormatVersion)
+		s.set(st, ConditionReady, metav1.ConditionFalse, "FormatTooNew", msg)
+		st.Message = msg
+		s.write(ctx, st)
+		return 0
+	case w.Spec.Suspended:
+		s.set(st, ConditionReady, metav1.ConditionFalse, "Suspended", "dispatching is suspended; the member is not touched")
+		s.write(ctx, st)
+		return 0
+	case !reachable:
+		s.set(st, ConditionReady, metav1.ConditionFalse, "MemberNotReady", "the member did not answer its last probe; applying waits")
+		s.write(ctx, st)
+		return 0
+	}
+	return s.syncReachable(ctx, w, st)
+}
+
+func (s *Syncer) syncReachable(ctx context.Context, w *workv1alpha1.Work, st *workv1alpha1.WorkStatus) time.Duration {
+	d := Digest(w)
+	if st.AppliedDigest == d && ready(st) {
+		return 0
+	}
+	mgr, err := s.manager(ctx)
+	if err != nil {
+		s.set(st, ConditionReady, metav1.ConditionFalse, "NoClient", err.Error())
+		s.write(ctx, st)
+		return s.backoff()
+	}
+	if st.AppliedDigest != d {
+		if !s.apply(ctx, mgr, w, st) {
+			s.write(ctx, st)
+			return s.backoff()
+		}
+		st.AppliedDigest, st.AppliedRevision = d, w.Spec.SourceRevision
+	}
+	healthy := s.health(ctx, mgr, st, w)
+	s.failures = 0
+	s.write(ctx, st)
+	if !healthy {
+		return s.opts.HealthInterval
+	}
+	return 0
+}
+
+func ready(st *workv1alpha1.WorkStatus) bool {
+	for _, c := range st.Conditions {
+		if c.Type == ConditionReady {
+			return c.Status == metav1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// write stores st; the store skips writes that change nothing.
+func (s *Syncer) write(ctx context.Context, st *workv1alpha1.WorkStatus) {
+	st.AgentVersion = s.opts.Version
+	if err := s.status.PutStatus(ctx, s.cluster, st); err != nil {
+		s.log.Error(err, "failed to write status")
+		return
+	}
+	s.last = st
+}
+
+// backoff doubles the retry delay up to RetryMax.
+func (s *Syncer) backoff() time.Duration {
+	d := s.opts.RetryMin << min(s.failures, 16)
+	s.failures++
+	return min(d, s.opts.RetryMax)
+}
+
+// set sets one condition, keeping the transition time when the status does
+// not change.
+func (s *Syncer) set(st *workv1alpha1.WorkStatus, typ string, status metav1.ConditionStatus, reason, msg string) {
+	now := metav1.NewTime(s.clock.Now())
+	for i, c := range st.Conditions {
+		if c.Type == typ {
+			if c.Status != status {
+				st.Conditions[i].LastTransitionTime = now
+			}
+			st.Conditions[i].Status, st.Conditions[i].Reason, st.Conditions[i].Message = status, reason, msg
+			return
+		}
+	}
+	st.Conditions = append(st.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, LastTransitionTime: now})
+}
