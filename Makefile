@@ -54,7 +54,8 @@ CONTROLLER_GEN ?= go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 
 .PHONY: generate
 generate: ## Regenerate deepcopy code and the Work CRD (deploy/crds) with controller-gen
-	$(CONTROLLER_GEN) object paths=./internal/api/workv1alpha1/... crd:crdVersions=v1 output:crd:dir=./deploy/crds
+	$(CONTROLLER_GEN) object paths=./internal/api/clusterv1alpha1/... paths=./internal/api/workv1alpha1/...
+	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./internal/api/workv1alpha1/... output:crd:dir=./deploy/crds
 
 .PHONY: demo
 demo: build test-assets ## Two local members, a Git repo of examples/quickstart, the controller; Ctrl-C stops it

@@ -293,34 +293,30 @@ func controllerOptions() controller.Options {
 	opts := controller.DefaultOptions()
 	opts.Interval = time.Second
 	opts.ProbeTimeout = 5 * time.Second
-	opts.RetryMin = 250 * time.Millisecond
-	opts.RetryMax = 2 * time.Second
-	opts.HealthInterval = time.Second
-	opts.Version = "e2e"
+	opts.Deliver.RetryMin = 250 * time.Millisecond
+	opts.Deliver.RetryMax = 2 * time.Second
+	opts.Deliver.HealthInterval = time.Second
+	opts.Deliver.Version = "e2e"
 	return opts
 }
 
-// followerFetcher adapts a source.Follower to controller.Fetcher and counts
-// the fetches that completed.
-type followerFetcher struct {
-	f    *source.Follower
-	done atomic.Int64
+// countingFetcher is the controller's Git fetcher, counting the fetches
+// that completed so a test can wait for whole reconcile passes.
+type countingFetcher struct {
+	inner controller.Fetcher
+	done  atomic.Int64
 }
 
-func (a *followerFetcher) Fetch(ctx context.Context) (controller.Snapshot, error) {
+func (a *countingFetcher) Fetch(ctx context.Context) (controller.Snapshot, error) {
 	defer a.done.Add(1)
-	rev, fsys, err := a.f.Fetch(ctx)
-	if err != nil {
-		return controller.Snapshot{}, err
-	}
-	return controller.Snapshot{Revision: rev.Hash, FS: fsys, Root: "/"}, nil
+	return a.inner.Fetch(ctx)
 }
 
 // running is a controller running in-process.
 type running struct {
 	*controller.Controller
 	t       testing.TB
-	fetcher *followerFetcher
+	fetcher *countingFetcher
 	store   *works.GitStore
 	logs    *logRecorder
 	cancel  context.CancelFunc
@@ -340,7 +336,7 @@ func startController(t testing.TB, s setup) *running {
 	}
 	creds := &cluster.Credentials{KubeconfigDir: s.KubeconfigDir, QPS: 100, Burst: 200}
 	logs := newLogRecorder(t)
-	fetcher := &followerFetcher{f: follower}
+	fetcher := &countingFetcher{inner: controller.GitFetcher(follower)}
 	c := controller.New(controllerOptions(), fetcher, store, store, creds, logs.logger())
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{Controller: c, t: t, fetcher: fetcher, store: store, logs: logs, cancel: cancel, done: make(chan error, 1)}

@@ -113,6 +113,16 @@ func runQuickstart(t *testing.T, remote *gitRemote, env *testenv.Env, healthy bo
 	checkWorksRecorded(t, status, rev3, m1.Name, m2.Name)
 	if healthy {
 		waitHealthy(t, status, rev3, m1.Name, m2.Name)
+		// Ready must mean running: the Deployments are available.
+		for _, m := range env.Members {
+			d, err := getDeployment(m, qsNamespace, qsApp)
+			if err != nil || d == nil {
+				t.Fatalf("%s: Deployment: %v", m.Name, err)
+			}
+			if d.Status.AvailableReplicas != *d.Spec.Replicas {
+				t.Errorf("%s: status says Ready but Deployment has %d of %d replicas available", m.Name, d.Status.AvailableReplicas, *d.Spec.Replicas)
+			}
+		}
 	}
 }
 
@@ -193,7 +203,7 @@ func checkWorksRecorded(t *testing.T, status *statusReader, rev string, clusters
 }
 
 // waitHealthy waits until every cluster's status says rev is applied and
-// Ready, with every object's health Current.
+// Ready, with the health of every object still on the member Current.
 func waitHealthy(t *testing.T, status *statusReader, rev string, clusters ...string) {
 	t.Helper()
 	took := eventually(t, converge, func() (bool, string) {
@@ -207,6 +217,9 @@ func waitHealthy(t *testing.T, status *statusReader, rev string, clusters ...str
 				return false, fmt.Sprintf("%s: %s", c, describeStatus(st))
 			}
 			for _, o := range st.Objects {
+				if o.Action == "Pruned" {
+					continue // gone from the member; it has no health
+				}
 				if o.Health != "Current" {
 					return false, fmt.Sprintf("%s: %s %s/%s health %q", c, o.Kind, o.Namespace, o.Name, o.Health)
 				}

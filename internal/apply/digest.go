@@ -57,7 +57,8 @@ func contains(live, desired *unstructured.Unstructured) bool {
 
 // subset reports whether want is contained in got: maps key by key (a null
 // value wants the key absent or null), lists element by element with equal
-// lengths, scalars by equality (int64 and float64 differ).
+// lengths, numbers by value (YAML decoders give float64 where the apiserver's
+// JSON gives int64), other scalars by equality.
 func subset(want, got any) bool {
 	switch w := want.(type) {
 	case map[string]any:
@@ -90,8 +91,31 @@ func subset(want, got any) bool {
 		}
 		return true
 	default:
+		if wn, ok := number(want); ok {
+			gn, ok := number(got)
+			return ok && wn == gn
+		}
 		return want == got
 	}
+}
+
+// number returns v as a float64 when it is a number an unstructured object
+// can hold.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, true
+	case int:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	return 0, false
 }
 
 func toAny(m map[string]string) map[string]any {

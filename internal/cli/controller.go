@@ -30,6 +30,7 @@ type controllerOptions struct {
 	kubeconfigDir string
 	healthAddr    string
 	cacheDir      string
+	pullTimeout   time.Duration
 	qps           float32
 	burst         int
 	log           logging.Options
@@ -63,6 +64,7 @@ holds <cluster>.kubeconfig files.`,
 	f.StringVar(&o.kubeconfigDir, "kubeconfig-dir", "", "folder of <cluster>.kubeconfig files (outside a cluster)")
 	f.StringVar(&o.healthAddr, "health-addr", ":8081", "address of /healthz and /readyz (empty to disable)")
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-cache"), "folder for the Git clones")
+	f.DurationVar(&o.pullTimeout, "pull-heartbeat-timeout", time.Minute, "a pull member whose agent has not reported for this long is not Ready (cr store only)")
 	f.Float32Var(&o.qps, "member-qps", 200, "client QPS per member (client-go's default of 5 throttles server-side apply)")
 	f.IntVar(&o.burst, "member-burst", 400, "client burst per member")
 	o.log.BindFlags(f)
@@ -93,6 +95,9 @@ func (o *controllerOptions) run(parent context.Context) error {
 	opts := controller.DefaultOptions()
 	opts.Interval, opts.Deliver.Version = o.interval, version
 	opts.Apply.QPS, opts.Apply.Burst = o.qps, o.burst
+	if o.store.kind == "cr" {
+		opts.PullHeartbeatTimeout = o.pullTimeout
+	}
 	c := controller.New(opts, controller.GitFetcher(follower), stores.works, stores.status, creds, log)
 	if o.healthAddr != "" {
 		go serveHealth(ctx, o.healthAddr, c, log)

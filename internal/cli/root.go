@@ -46,6 +46,7 @@ gets, and applies it.`,
 		newExplainCommand(),
 		newLintCommand(),
 		newControllerCommand(),
+		newAgentCommand(),
 		newStatusCommand(),
 		newDiffCommand(),
 	)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/spf13/cobra"
@@ -22,6 +23,9 @@ type storeOptions struct {
 	worksRepo     string
 	hubKubeconfig string
 	namespace     string
+	// heartbeat is how often a heartbeat-only status goes to the CR store
+	// (agents); 0 writes on transitions only.
+	heartbeat time.Duration
 }
 
 func (s *storeOptions) bindFlags(cmd *cobra.Command) {
@@ -61,7 +65,7 @@ func (s *storeOptions) build(repo gitOptions, auth transport.AuthMethod, cacheDi
 		if hub == nil {
 			return nil, fmt.Errorf("--works-store cr needs a hub: pass --hub-kubeconfig or run in a cluster")
 		}
-		return newCRStores(hub, s.namespace)
+		return newCRStores(hub, s.namespace, s.heartbeat)
 	}
 	return nil, fmt.Errorf(`--works-store must be "git" or "cr", not %q`, s.kind)
 }

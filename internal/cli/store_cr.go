@@ -1,12 +1,19 @@
 package cli
 
 import (
-	"errors"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/propagit/propagit/internal/works"
 )
 
 // newCRStores builds the Work CR store on the hub.
-func newCRStores(hub client.Client, namespace string) (*stores, error) {
-	return nil, errors.New("the cr works store is not built yet")
+func newCRStores(hub client.Client, namespace string, heartbeat time.Duration) (*stores, error) {
+	var opts []works.CROption
+	if heartbeat > 0 {
+		opts = append(opts, works.WithHeartbeatInterval(heartbeat))
+	}
+	cr := works.NewCRStore(hub, namespace, opts...)
+	return &stores{works: cr, status: cr, hub: hub}, nil
 }

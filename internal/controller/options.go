@@ -30,8 +30,12 @@ type Options struct {
 	Interval time.Duration
 	// ProbeTimeout bounds one member probe.
 	ProbeTimeout time.Duration
-	Render       render.Options
-	Apply        apply.Options
+	// PullHeartbeatTimeout marks a pull member not Ready when its agent's
+	// heartbeat is older; 0 disables the check (the Git store writes status
+	// on transitions only, so it carries no steady heartbeat).
+	PullHeartbeatTimeout time.Duration
+	Render               render.Options
+	Apply                apply.Options
 	// Deliver tunes each member's syncer (health re-checks, retry backoff,
 	// the version written into status).
 	Deliver deliver.Options

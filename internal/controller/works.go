@@ -40,7 +40,32 @@ func (c *Controller) probe(ctx context.Context, clusters []load.Cluster) map[str
 		}()
 	}
 	wg.Wait()
+	for _, cl := range clusters {
+		if cl.Cluster.Spec.SyncMode == clusterv1alpha1.SyncModePull {
+			if st := c.pullState(ctx, cl.Cluster.Name); st != nil {
+				out[cl.Cluster.Name] = st
+			}
+		}
+	}
 	return out
+}
+
+// pullState is a pull member's state as its agent reported it; Ready
+// becomes Unknown when the heartbeat is older than PullHeartbeatTimeout.
+// Without a report the state declared in Git stays (nil).
+func (c *Controller) pullState(ctx context.Context, name string) *clusterv1alpha1.ClusterStatus {
+	ws, err := c.status.GetStatus(ctx, name)
+	if err != nil || ws == nil || ws.Cluster == nil {
+		return nil
+	}
+	st := ws.Cluster.DeepCopy()
+	timeout := c.opts.PullHeartbeatTimeout
+	if timeout > 0 && (ws.Heartbeat == nil || c.clock.Since(ws.Heartbeat.Time) > timeout) {
+		st.Conditions = []metav1.Condition{{Type: clusterv1alpha1.ConditionReady, Status: metav1.ConditionUnknown,
+			Reason: "AgentHeartbeatStale", Message: fmt.Sprintf("no heartbeat from the agent for more than %s", timeout),
+			LastTransitionTime: metav1.NewTime(c.clock.Now())}}
+	}
+	return st
 }
 
 func (c *Controller) probeOne(ctx context.Context, cl *clusterv1alpha1.Cluster) *clusterv1alpha1.ClusterStatus {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/clock"
 
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/apply"
 	"github.com/propagit/propagit/internal/works"
@@ -57,6 +58,8 @@ type Syncer struct {
 
 	last     *workv1alpha1.WorkStatus
 	failures int
+	// state is the member's own state, set by pull agents only.
+	state *clusterv1alpha1.ClusterStatus
 }
 
 // New returns a Syncer for cluster. manager builds (or returns a cached)
@@ -112,6 +115,7 @@ func (s *Syncer) Sync(ctx context.Context, w *workv1alpha1.Work, reachable bool)
 		s.last = st
 	}
 	st := s.last.DeepCopy()
+	st.Message = ""
 	switch {
 	case w.Spec.FormatVersion > workv1alpha1.FormatVersion:
 		msg := fmt.Sprintf("agent too old for Work format %d (it understands %d): nothing applied, what runs is kept; upgrade the agent", w.Spec.FormatVersion, workv1alpha1.FormatVersion)
@@ -134,6 +138,9 @@ func (s *Syncer) Sync(ctx context.Context, w *workv1alpha1.Work, reachable bool)
 func (s *Syncer) syncReachable(ctx context.Context, w *workv1alpha1.Work, st *workv1alpha1.WorkStatus) time.Duration {
 	d := Digest(w)
 	if st.AppliedDigest == d && ready(st) {
+		if s.state != nil {
+			s.write(ctx, st) // heartbeat; the store writes it only when due
+		}
 		return 0
 	}
 	mgr, err := s.manager(ctx)
@@ -170,6 +177,10 @@ func ready(st *workv1alpha1.WorkStatus) bool {
 // write stores st; the store skips writes that change nothing.
 func (s *Syncer) write(ctx context.Context, st *workv1alpha1.WorkStatus) {
 	st.AgentVersion = s.opts.Version
+	if s.state != nil {
+		now := metav1.NewTime(s.clock.Now())
+		st.Cluster, st.Heartbeat = s.state, &now
+	}
 	if err := s.status.PutStatus(ctx, s.cluster, st); err != nil {
 		s.log.Error(err, "failed to write status")
 		return
@@ -198,4 +209,26 @@ func (s *Syncer) set(st *workv1alpha1.WorkStatus, typ string, status metav1.Cond
 		}
 	}
 	st.Conditions = append(st.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, LastTransitionTime: now})
+}
+
+// SetCluster records the member's own state (pull agents measure it) and
+// stamps the heartbeat; both go out with the next status write. The status
+// store decides how often a heartbeat-only change is written.
+func (s *Syncer) SetCluster(st *clusterv1alpha1.ClusterStatus) {
+	s.state = st
+}
+
+// SourceError records that the Work could not be read: what is applied
+// stays, and the status says the source is stale.
+func (s *Syncer) SourceError(ctx context.Context, msg string) {
+	if s.last == nil {
+		st, err := s.status.GetStatus(ctx, s.cluster)
+		if err != nil {
+			return
+		}
+		s.last = st
+	}
+	st := s.last.DeepCopy()
+	st.Message = msg
+	s.write(ctx, st)
 }

@@ -98,6 +98,17 @@ func BenchmarkListCluster(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportMetric(float64(r.srv.BytesSent()-before), "first-fetch-B")
+			// Every cluster has a status ref: each ref listing names them all.
+			for c := range n {
+				if err := ctrl.PutStatus(ctx, fmt.Sprintf("c%d", c), testStatus("rev", metav1.ConditionTrue, t0)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			before = r.srv.BytesSent()
+			if _, err := agent.ListCluster(ctx, "c0"); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(r.srv.BytesSent()-before), "unchanged-poll-B")
 			var bytes int64
 			for i := 0; b.Loop(); i++ {
 				b.StopTimer()

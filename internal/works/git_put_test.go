@@ -22,9 +22,20 @@ func TestPutIdenticalWorksTwiceMakesOneCommit(t *testing.T) {
 		if d := cmp.Diff([]string{"c0", "c1"}, changed); d != "" {
 			t.Errorf("first put changed (-want +got):\n%s", d)
 		}
+		var refs, fetches, pushes int64
+		if r.srv != nil {
+			refs, fetches, pushes = r.srv.RefAdvertisements(), r.srv.Fetches(), r.srv.Pushes()
+		}
 		changed, err = g.Put(ctx, "rev1", fleet(2, 3, "rev1", "a"))
 		if err != nil || len(changed) != 0 {
 			t.Fatalf("second put = %v, %v; want nothing changed", changed, err)
+		}
+		if r.srv != nil {
+			// An unchanged Put costs one ref listing: no pack, no push.
+			got := [3]int64{r.srv.RefAdvertisements() - refs, r.srv.Fetches() - fetches, r.srv.Pushes() - pushes}
+			if got != [3]int64{1, 0, 0} {
+				t.Errorf("unchanged put: ref listings, fetches, pushes = %v, want [1 0 0]", got)
+			}
 		}
 		hist := r.history(t, worksBranch)
 		if len(hist) != 1 {

@@ -1,5 +1,7 @@
 // Package clusterv1alpha1 holds Karmada's cluster.karmada.io/v1alpha1 Cluster
 // kind with Karmada's JSON field names.
+//
+// +kubebuilder:object:generate=true
 package clusterv1alpha1
 
 import (

@@ -4,6 +4,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 )
 
 // GroupVersion is propagit.io/v1alpha1.
@@ -77,6 +79,11 @@ type WorkStatus struct {
 	// Heartbeat is when the applier last reported (pull agents).
 	// +optional
 	Heartbeat *metav1.Time `json:"heartbeat,omitempty"`
+	// Cluster is the member's own state as a pull agent measured it
+	// (readiness, resourceSummary, served APIs); the controller feeds it to
+	// the scheduler like a push probe.
+	// +optional
+	Cluster *clusterv1alpha1.ClusterStatus `json:"cluster,omitempty"`
 	// AgentVersion is the version of the applier that wrote this status.
 	// +optional
 	AgentVersion string `json:"agentVersion,omitempty"`

@@ -5,6 +5,7 @@
 package workv1alpha1
 
 import (
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -173,6 +174,11 @@ func (in *WorkStatus) DeepCopyInto(out *WorkStatus) {
 	if in.Heartbeat != nil {
 		in, out := &in.Heartbeat, &out.Heartbeat
 		*out = (*in).DeepCopy()
+	}
+	if in.Cluster != nil {
+		in, out := &in.Cluster, &out.Cluster
+		*out = new(clusterv1alpha1.ClusterStatus)
+		(*in).DeepCopyInto(*out)
 	}
 }
 

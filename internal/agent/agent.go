@@ -1,0 +1,118 @@
+// Package agent is pull mode: a process inside a member that the hub cannot
+// reach. It reads only its own cluster's Work (from the Git work branch or a
+// Work CR on a hub), applies it locally with the same deliver.Syncer the
+// push controller uses, and reports status, its cluster's state and a
+// heartbeat. It never sees other members' Works or credentials.
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/apply"
+	"github.com/propagit/propagit/internal/cluster"
+	"github.com/propagit/propagit/internal/deliver"
+	"github.com/propagit/propagit/internal/works"
+)
+
+// Source knows how to read one cluster's Work; nil when there is none yet.
+type Source interface {
+	ListCluster(ctx context.Context, cluster string) (*workv1alpha1.Work, error)
+}
+
+// Options tune the agent.
+type Options struct {
+	Cluster string
+	// Interval is how often the Work source is polled.
+	Interval time.Duration
+	// ProbeInterval is how often the agent measures its own cluster.
+	ProbeInterval time.Duration
+	Deliver       deliver.Options
+	Apply         apply.Options
+}
+
+// DefaultOptions returns the defaults of `propagit agent`.
+func DefaultOptions() Options {
+	return Options{Interval: 30 * time.Second, ProbeInterval: 30 * time.Second,
+		Deliver: deliver.DefaultOptions(), Apply: apply.DefaultOptions()}
+}
+
+// Agent applies its cluster's Work to the member it runs in.
+type Agent struct {
+	opts   Options
+	source Source
+	status works.StatusStore
+	member *rest.Config
+	log    logr.Logger
+	clock  clock.WithTicker
+	syncer *deliver.Syncer
+	mgr    *apply.Manager
+
+	lastProbe time.Time
+}
+
+// New builds an agent; member is the rest.Config of the cluster it runs in.
+func New(opts Options, src Source, status works.StatusStore, member *rest.Config, log logr.Logger) *Agent {
+	a := &Agent{opts: opts, source: src, status: status, member: member, log: log, clock: clock.RealClock{}}
+	a.syncer = deliver.New(opts.Cluster, opts.Deliver, status, a.manager, log)
+	return a
+}
+
+func (a *Agent) manager(context.Context) (*apply.Manager, error) {
+	if a.mgr != nil {
+		return a.mgr, nil
+	}
+	mgr, err := apply.NewForConfig(a.member, a.opts.Apply)
+	if err != nil {
+		return nil, err
+	}
+	a.mgr = mgr
+	return mgr, nil
+}
+
+// Run polls and applies until ctx ends.
+func (a *Agent) Run(ctx context.Context) error {
+	ticker := a.clock.NewTicker(a.opts.Interval)
+	defer ticker.Stop()
+	var retry <-chan time.Time
+	for {
+		if again := a.Once(ctx); again > 0 && again < a.opts.Interval {
+			retry = a.clock.After(again)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C():
+		case <-retry:
+		}
+		retry = nil
+	}
+}
+
+// Once reads the Work, measures the cluster when due, and syncs. It
+// returns when to run again sooner than the poll interval (0: no hurry).
+func (a *Agent) Once(ctx context.Context) time.Duration {
+	if now := a.clock.Now(); now.Sub(a.lastProbe) >= a.opts.ProbeInterval {
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		a.syncer.SetCluster(cluster.Probe(pctx, a.member, now))
+		cancel()
+		a.lastProbe = now
+	}
+	w, err := a.source.ListCluster(ctx, a.opts.Cluster)
+	if err != nil {
+		a.log.Error(err, "failed to read the Work; what is applied stays")
+		a.syncer.SourceError(ctx, fmt.Sprintf("work source unreachable, what is applied stays: %v", err))
+		return 0
+	}
+	if w == nil {
+		a.log.Info("no Work for this cluster yet")
+		return 0
+	}
+	return a.syncer.Sync(ctx, w, true)
+}

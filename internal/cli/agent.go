@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/propagit/propagit/internal/agent"
+	"github.com/propagit/propagit/internal/logging"
+)
+
+type agentOptions struct {
+	cluster    string
+	repo       gitOptions
+	store      storeOptions
+	kubeconfig string
+	interval   time.Duration
+	heartbeat  time.Duration
+	cacheDir   string
+	log        logging.Options
+}
+
+func newAgentCommand() *cobra.Command {
+	o := &agentOptions{}
+	cmd := &cobra.Command{
+		Use:   "agent --cluster NAME",
+		Short: "Pull mode: apply this member's Work from inside the member",
+		Long: `agent runs inside a member cluster the hub cannot reach. It reads only
+its own cluster's Work — from the Git work branch (--works-store git --repo)
+or from a Work custom resource on a hub (--works-store cr --hub-kubeconfig) —
+applies it locally with server-side apply (same semantics as push mode:
+inventory, prune, conflict resolution) and reports status, its cluster's
+capacity and a heartbeat. It never needs credentials to other members.
+
+Upgrade order: the controller first, then the agents. An agent that meets a
+Work format newer than it understands applies nothing, keeps what runs, and
+says "agent too old for Work format N" in its status.`,
+		Example: `  propagit agent --cluster edge-7 --repo https://git.example.com/fleet.git
+  propagit agent --cluster edge-7 --works-store cr --hub-kubeconfig /etc/propagit/hub.kubeconfig`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.cluster, "cluster", "", "the name of this member in the Cluster objects")
+	o.repo.bindFlags(cmd, "repo", "the repository holding the work branch (git store)")
+	o.store.bindFlags(cmd)
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of this member (default: in-cluster config)")
+	f.DurationVar(&o.interval, "interval", 30*time.Second, "how often to read the Work")
+	f.DurationVar(&o.heartbeat, "heartbeat-interval", 10*time.Second, "how often a heartbeat-only status is written to the hub (cr store; the git store writes on transitions only)")
+	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-agent-cache"), "folder for the Git clone")
+	o.log.BindFlags(f)
+	_ = cmd.MarkFlagRequired("cluster")
+	return cmd
+}
+
+func (o *agentOptions) run(parent context.Context) error {
+	log, err := o.log.New()
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(log)
+	ctx, stop := signal.NotifyContext(orBackground(parent), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	member, err := o.memberConfig()
+	if err != nil {
+		return err
+	}
+	auth, err := o.repo.auth()
+	if err != nil {
+		return err
+	}
+	o.store.heartbeat = o.heartbeat
+	st, err := o.store.build(o.repo, auth, filepath.Join(o.cacheDir, "works"))
+	if err != nil {
+		return err
+	}
+	src, ok := st.works.(agent.Source)
+	if !ok {
+		return fmt.Errorf("works store %q cannot read one cluster's Work", o.store.kind)
+	}
+	opts := agent.DefaultOptions()
+	opts.Cluster, opts.Interval, opts.Deliver.Version = o.cluster, o.interval, version
+	log = log.WithValues(logging.KeyCluster, o.cluster)
+	log.Info("agent started", "worksStore", o.store.kind)
+	return agent.New(opts, src, st.status, member, log).Run(ctx)
+}
+
+func (o *agentOptions) memberConfig() (*rest.Config, error) {
+	if o.kubeconfig != "" {
+		return clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	}
+	cfg, err := rest.InClusterConfig()
+	if err != nil {
+		return nil, fmt.Errorf("not running in a cluster: pass --kubeconfig: %w", err)
+	}
+	return cfg, nil
+}

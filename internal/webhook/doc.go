@@ -1,0 +1,36 @@
+// Package webhook serves /hooks/git: Git push notifications that start a
+// fetch at once instead of waiting for the next poll. Polling stays the
+// fallback, so a lost, refused or rate-limited notification only delays a
+// sync until the next interval.
+//
+// Three providers, told apart by their headers:
+//
+//	GitHub   X-GitHub-Event set; X-Hub-Signature-256 is "sha256=" and the hex
+//	         HMAC-SHA256 of the raw body keyed with the secret.
+//	GitLab   X-Gitlab-Event or X-Gitlab-Token set; X-Gitlab-Token equals the
+//	         token.
+//	generic  anything else; "Authorization: Bearer <token>".
+//
+// Secrets are compared in constant time. A provider whose secret is empty is
+// disabled: its requests are refused with 401, exactly like a wrong secret,
+// so the endpoint does not reveal which providers are enabled.
+//
+// Order of checks, each with its status and the result counted in
+// propagit_webhook_requests_total:
+//
+//	rate limit (one token bucket for the endpoint) ── 429 rate_limited
+//	method is not POST ─────────────────────────────── 405 bad_request
+//	body over 1 MiB ─────────────────────────────────── 413 bad_request
+//	secret or token wrong, or provider disabled ────── 401 bad_signature
+//	GitHub ping ─────────────────────────────────────── 200 ignored
+//	other event, or push to another branch ─────────── 202 ignored
+//	push payload without a readable ref ─────────────── 400 bad_request
+//	push to the followed branch, or generic trigger ── 202 accepted
+//
+// The trigger is called only for accepted requests. It must not block (the
+// controller's Trigger coalesces requests into one pending fetch).
+//
+// The limiter runs before authentication so that refusing a flood costs no
+// HMAC; the price is that a flood also delays genuine notifications, which
+// polling then covers.
+package webhook

@@ -1,0 +1,136 @@
+package webhook
+
+import (
+	"crypto/subtle"
+	"errors"
+	"io"
+	"net/http"
+
+	"golang.org/x/time/rate"
+
+	"github.com/propagit/propagit/internal/metrics"
+)
+
+// handler serves Path; see the package documentation for the protocol.
+type handler struct {
+	opts    Options
+	trigger func(reason string)
+	rec     *metrics.Recorder
+	limiter *rate.Limiter
+}
+
+// verdict is the outcome of one request.
+type verdict struct {
+	code   int
+	result string // one of the metrics.Webhook* results
+	msg    string // response body
+	reason string // passed to the trigger when result is accepted
+}
+
+// NewHandler returns the handler of Path. trigger is called, with a short
+// human-readable reason, for every accepted notification; it must not block
+// and must not be nil. rec may be nil.
+func NewHandler(opts Options, trigger func(reason string), rec *metrics.Recorder) http.Handler {
+	if trigger == nil {
+		panic("webhook: nil trigger")
+	}
+	opts = opts.withDefaults()
+	return &handler{
+		opts:    opts,
+		trigger: trigger,
+		rec:     rec,
+		limiter: rate.NewLimiter(rate.Limit(opts.RatePerSecond), opts.Burst),
+	}
+}
+
+// ServeHTTP decides, triggers only when accepted, answers and counts.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	provider := providerOf(r.Header)
+	v := h.decide(w, r, provider)
+	if v.result == metrics.WebhookAccepted {
+		h.trigger(v.reason)
+	}
+	if v.code == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", http.MethodPost)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(v.code)
+	_, _ = io.WriteString(w, v.msg+"\n")
+	h.rec.WebhookRequest(provider, v.result)
+}
+
+// decide runs the checks shared by every provider, then the provider's.
+func (h *handler) decide(w http.ResponseWriter, r *http.Request, provider string) verdict {
+	if !h.limiter.AllowN(h.opts.Clock.Now(), 1) {
+		return verdict{code: http.StatusTooManyRequests, result: metrics.WebhookRateLimited, msg: "too many requests"}
+	}
+	if r.Method != http.MethodPost {
+		return badRequest(http.StatusMethodNotAllowed, "method not allowed: use POST")
+	}
+	if r.ContentLength > MaxBodyBytes {
+		return tooLarge
+	}
+	switch provider {
+	case metrics.ProviderGitHub:
+		return h.github(w, r)
+	case metrics.ProviderGitLab:
+		return h.gitlab(w, r)
+	default:
+		return h.generic(w, r)
+	}
+}
+
+// providerOf tells the provider from the request headers.
+func providerOf(hdr http.Header) string {
+	switch {
+	case hdr.Get(headerGitHubEvent) != "":
+		return metrics.ProviderGitHub
+	case hdr.Get(headerGitLabEvent) != "" || hdr.Get(headerGitLabToken) != "":
+		return metrics.ProviderGitLab
+	default:
+		return metrics.ProviderGeneric
+	}
+}
+
+var (
+	unauthorized = verdict{code: http.StatusUnauthorized, result: metrics.WebhookBadSignature, msg: "unauthorized"}
+	tooLarge     = badRequest(http.StatusRequestEntityTooLarge, "request body over 1 MiB")
+)
+
+func badRequest(code int, msg string) verdict {
+	return verdict{code: code, result: metrics.WebhookBadRequest, msg: msg}
+}
+
+func ignored(code int, msg string) verdict {
+	return verdict{code: code, result: metrics.WebhookIgnored, msg: "ignored: " + msg}
+}
+
+func accepted(reason string) verdict {
+	return verdict{code: http.StatusAccepted, result: metrics.WebhookAccepted, msg: "accepted", reason: reason}
+}
+
+// readBody reads at most MaxBodyBytes; a failure is returned as a verdict.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *verdict) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, &tooLarge
+		}
+		v := badRequest(http.StatusBadRequest, "failed to read request body")
+		return nil, &v
+	}
+	return body, nil
+}
+
+// tokenEqual compares a configured secret with a presented one in constant
+// time; an empty secret never matches.
+func tokenEqual(want []byte, got string) bool {
+	return len(want) > 0 && subtle.ConstantTimeCompare(want, []byte(got)) == 1
+}
+
+// wantsRef reports whether a push to ref concerns the followed branch.
+func (h *handler) wantsRef(ref string) bool {
+	return h.opts.Branch == "" || ref == "refs/heads/"+h.opts.Branch
+}
