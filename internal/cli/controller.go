@@ -34,6 +34,7 @@ type controllerOptions struct {
 	qps           float32
 	burst         int
 	log           logging.Options
+	leader        leaderOptions
 }
 
 func newControllerCommand() *cobra.Command {
@@ -67,6 +68,11 @@ holds <cluster>.kubeconfig files.`,
 	f.DurationVar(&o.pullTimeout, "pull-heartbeat-timeout", time.Minute, "a pull member whose agent has not reported for this long is not Ready (cr store only)")
 	f.Float32Var(&o.qps, "member-qps", 200, "client QPS per member (client-go's default of 5 throttles server-side apply)")
 	f.IntVar(&o.burst, "member-burst", 400, "client burst per member")
+	f.BoolVar(&o.leader.enabled, "leader-elect", false, "hold a Lease on the hub before acting, so several replicas can run (needs a hub)")
+	f.DurationVar(&o.leader.lease, "leader-elect-lease-duration", 15*time.Second, "lease duration")
+	f.DurationVar(&o.leader.renew, "leader-elect-renew-deadline", 10*time.Second, "renew deadline")
+	f.DurationVar(&o.leader.retry, "leader-elect-retry-period", 2*time.Second, "retry period")
+	f.StringVar(&o.leader.name, "leader-elect-lease-name", "propagit-controller", "name of the Lease in --namespace")
 	o.log.BindFlags(f)
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
@@ -103,7 +109,13 @@ func (o *controllerOptions) run(parent context.Context) error {
 		go serveHealth(ctx, o.healthAddr, c, log)
 	}
 	log.Info("controller started", "repo", o.repo.safeURL(), "branch", o.branch, "worksStore", o.store.kind)
-	return c.Run(ctx)
+	if !o.leader.enabled {
+		return c.Run(ctx)
+	}
+	if stores.hubConfig == nil {
+		return errors.New("--leader-elect needs a hub: pass --hub-kubeconfig or run in a cluster")
+	}
+	return o.leader.runAsLeader(ctx, stores.hubConfig, o.store.namespace, log, func(ctx context.Context) { _ = c.Run(ctx) })
 }
 
 func orBackground(ctx context.Context) context.Context {

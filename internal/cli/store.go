@@ -40,16 +40,26 @@ func (s *storeOptions) bindFlags(cmd *cobra.Command) {
 // stores are the built Work and status stores, and a hub reader when a hub
 // is configured.
 type stores struct {
-	works  works.Store
-	status works.StatusStore
-	hub    client.Client
+	works     works.Store
+	status    works.StatusStore
+	hub       client.Client
+	hubConfig *rest.Config
 }
 
 func (s *storeOptions) build(repo gitOptions, auth transport.AuthMethod, cacheDir string) (*stores, error) {
-	hub, err := s.hubClient()
+	hubConfig, hub, err := s.hubClient()
 	if err != nil {
 		return nil, err
 	}
+	st, err := s.buildStores(repo, auth, cacheDir, hub)
+	if err != nil {
+		return nil, err
+	}
+	st.hubConfig = hubConfig
+	return st, nil
+}
+
+func (s *storeOptions) buildStores(repo gitOptions, auth transport.AuthMethod, cacheDir string, hub client.Client) (*stores, error) {
 	switch s.kind {
 	case "git":
 		url := s.worksRepo
@@ -70,8 +80,8 @@ func (s *storeOptions) build(repo gitOptions, auth transport.AuthMethod, cacheDi
 	return nil, fmt.Errorf(`--works-store must be "git" or "cr", not %q`, s.kind)
 }
 
-// hubClient returns a client for the hub, or nil when there is none.
-func (s *storeOptions) hubClient() (client.Client, error) {
+// hubClient returns the hub's config and client, or nils when there is none.
+func (s *storeOptions) hubClient() (*rest.Config, client.Client, error) {
 	var cfg *rest.Config
 	var err error
 	switch {
@@ -80,18 +90,19 @@ func (s *storeOptions) hubClient() (client.Client, error) {
 	default:
 		cfg, err = rest.InClusterConfig()
 		if err == rest.ErrNotInCluster {
-			return nil, nil
+			return nil, nil, nil
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("failed to build the hub client: %w", err)
+		return nil, nil, fmt.Errorf("failed to build the hub client: %w", err)
 	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := workv1alpha1.AddToScheme(scheme); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return client.New(cfg, client.Options{Scheme: scheme})
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	return cfg, c, err
 }
