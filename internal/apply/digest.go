@@ -20,7 +20,11 @@ const AnnotationDigest = "propagit.io/applied-digest"
 func stampDigest(obj *unstructured.Unstructured) error {
 	ann := obj.GetAnnotations()
 	delete(ann, AnnotationDigest)
-	obj.SetAnnotations(ann)
+	if len(ann) == 0 {
+		unstructured.RemoveNestedField(obj.Object, "metadata", "annotations")
+	} else {
+		obj.SetAnnotations(ann)
+	}
 	data, err := json.Marshal(obj.Object) // map keys are sorted: stable
 	if err != nil {
 		return err
@@ -93,29 +97,58 @@ func subset(want, got any) bool {
 	default:
 		if wn, ok := number(want); ok {
 			gn, ok := number(got)
-			return ok && wn == gn
+			return ok && wn.equal(gn)
 		}
 		return want == got
 	}
 }
 
-// number returns v as a float64 when it is a number an unstructured object
-// can hold.
-func number(v any) (float64, bool) {
+// num is a number an unstructured object can hold: an integer, or a float
+// when isFloat.
+type num struct {
+	i       int64
+	f       float64
+	isFloat bool
+}
+
+// equal compares exactly: a float equals an integer only when it is
+// integral and small enough for float64 to represent every integer near it.
+func (a num) equal(b num) bool {
+	switch {
+	case !a.isFloat && !b.isFloat:
+		return a.i == b.i
+	case a.isFloat && b.isFloat:
+		return a.f == b.f
+	case a.isFloat:
+		return floatIsInt(a.f, b.i)
+	default:
+		return floatIsInt(b.f, a.i)
+	}
+}
+
+func floatIsInt(f float64, i int64) bool {
+	const exact = 1 << 53
+	return f >= -exact && f <= exact && f == float64(int64(f)) && int64(f) == i
+}
+
+func number(v any) (num, bool) {
 	switch n := v.(type) {
 	case int64:
-		return float64(n), true
-	case float64:
-		return n, true
+		return num{i: n}, true
 	case int:
-		return float64(n), true
+		return num{i: int64(n)}, true
 	case int32:
-		return float64(n), true
+		return num{i: int64(n)}, true
+	case float64:
+		return num{f: n, isFloat: true}, true
 	case json.Number:
+		if i, err := n.Int64(); err == nil {
+			return num{i: i}, true
+		}
 		f, err := n.Float64()
-		return f, err == nil
+		return num{f: f, isFloat: true}, err == nil
 	}
-	return 0, false
+	return num{}, false
 }
 
 func toAny(m map[string]string) map[string]any {

@@ -67,7 +67,13 @@ func (c *ageCollector) Collect(ch chan<- prometheus.Metric) {
 			lv = []string{value}
 		}
 		since := max(now.Sub(t).Seconds(), 0)
-		ch <- prometheus.MustNewConstMetric(c.stamp, prometheus.GaugeValue, float64(t.UnixNano())/1e9, lv...)
+		ch <- prometheus.MustNewConstMetric(c.stamp, prometheus.GaugeValue, unixSeconds(t), lv...)
 		ch <- prometheus.MustNewConstMetric(c.since, prometheus.GaugeValue, since, lv...)
 	}
+}
+
+// unixSeconds is t in Unix seconds with sub-second precision; unlike
+// UnixNano it does not overflow for the zero time.
+func unixSeconds(t time.Time) float64 {
+	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
 }

@@ -119,5 +119,5 @@ func (r *Recorder) SourceRevisionTimestamp(t time.Time) {
 	if r == nil {
 		return
 	}
-	r.revisionTime.Set(float64(t.UnixNano()) / 1e9)
+	r.revisionTime.Set(unixSeconds(t))
 }
