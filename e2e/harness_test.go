@@ -47,9 +47,15 @@ const (
 // long the wait took.
 func eventually(t testing.TB, timeout time.Duration, cond func() (bool, string)) time.Duration {
 	t.Helper()
+	return eventuallyEvery(t, timeout, pollEvery, cond)
+}
+
+// eventuallyEvery is eventually polling every interval.
+func eventuallyEvery(t testing.TB, timeout, interval time.Duration, cond func() (bool, string)) time.Duration {
+	t.Helper()
 	start := time.Now()
 	deadline := start.Add(timeout)
-	tick := time.NewTicker(pollEvery)
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
 		ok, msg := cond()

@@ -12,13 +12,18 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/propagit/propagit/internal/cluster"
 	"github.com/propagit/propagit/internal/controller"
 	"github.com/propagit/propagit/internal/logging"
+	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/source"
+	"github.com/propagit/propagit/internal/webhook"
 )
 
 type controllerOptions struct {
@@ -29,6 +34,8 @@ type controllerOptions struct {
 	store         storeOptions
 	kubeconfigDir string
 	healthAddr    string
+	httpAddr      string
+	hooks         webhookOptions
 	cacheDir      string
 	pullTimeout   time.Duration
 	qps           float32
@@ -64,6 +71,8 @@ holds <cluster>.kubeconfig files.`,
 	o.store.bindFlags(cmd)
 	f.StringVar(&o.kubeconfigDir, "kubeconfig-dir", "", "folder of <cluster>.kubeconfig files (outside a cluster)")
 	f.StringVar(&o.healthAddr, "health-addr", ":8081", "address of /healthz and /readyz (empty to disable)")
+	f.StringVar(&o.httpAddr, "http-addr", ":8080", "address of /metrics and the Git webhook "+webhook.Path+" (empty to disable)")
+	o.hooks.bindFlags(cmd)
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-cache"), "folder for the Git clones")
 	f.DurationVar(&o.pullTimeout, "pull-heartbeat-timeout", time.Minute, "a pull member whose agent has not reported for this long is not Ready (cr store only)")
 	f.Float32Var(&o.qps, "member-qps", 200, "client QPS per member (client-go's default of 5 throttles server-side apply)")
@@ -104,9 +113,24 @@ func (o *controllerOptions) run(parent context.Context) error {
 	if o.store.kind == "cr" {
 		opts.PullHeartbeatTimeout = o.pullTimeout
 	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	opts.Metrics = metrics.NewRecorder()
+	opts.Metrics.MustRegister(reg)
+	opts.Deliver.Metrics = opts.Metrics
 	c := controller.New(opts, controller.GitFetcher(follower), stores.works, stores.status, creds, log)
 	if o.healthAddr != "" {
 		go serveHealth(ctx, o.healthAddr, c, log)
+	}
+	if o.httpAddr != "" {
+		hook, err := o.hooks.handler(o.branch, c, opts.Metrics, log)
+		if err != nil {
+			return err
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		mux.Handle(webhook.Path, hook)
+		go serve(ctx, o.httpAddr, mux, log)
 	}
 	log.Info("controller started", "repo", o.repo.safeURL(), "branch", o.branch, "worksStore", o.store.kind)
 	if !o.leader.enabled {
@@ -137,12 +161,17 @@ func serveHealth(ctx context.Context, addr string, c *controller.Controller, log
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	serve(ctx, addr, mux, log)
+}
+
+// serve runs an HTTP server until ctx ends.
+func serve(ctx context.Context, addr string, h http.Handler, log logr.Logger) {
+	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close()
 	}()
 	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Error(err, "health server stopped", "addr", addr)
+		log.Error(err, "HTTP server stopped", "addr", addr)
 	}
 }

@@ -101,7 +101,15 @@ func (c *Controller) Run(ctx context.Context) error {
 
 // Reconcile runs one pass: fetch, load, probe, render, record, dispatch.
 // A fetch or load error keeps the last good revision in force.
-func (c *Controller) Reconcile(ctx context.Context) error {
+func (c *Controller) Reconcile(ctx context.Context) (err error) {
+	start := c.clock.Now()
+	defer func() {
+		result := "success"
+		if err != nil {
+			result = "failure"
+		}
+		c.opts.Metrics.ReconcileDuration(c.clock.Since(start), result)
+	}()
 	cur, err := c.fetchAndLoad(ctx)
 	if cur == nil {
 		return err
@@ -120,6 +128,7 @@ func (c *Controller) Reconcile(ctx context.Context) error {
 		c.log.Info("works recorded", "revision", short(cur.revision), "changed", changed)
 	}
 	c.dispatch(ws)
+	c.recordWorks()
 	return nil
 }
 
@@ -128,9 +137,11 @@ func (c *Controller) Reconcile(ctx context.Context) error {
 func (c *Controller) fetchAndLoad(ctx context.Context) (*loaded, error) {
 	snap, err := c.source.Fetch(ctx)
 	if err != nil {
+		c.opts.Metrics.SourceFetchError()
 		err = fmt.Errorf("failed to fetch the source: %w", err)
 		return c.keepLast(err), err
 	}
+	c.opts.Metrics.SourceFetchSuccess(c.clock.Now())
 	c.mu.Lock()
 	c.state.Fetched = snap.Revision
 	same := c.last != nil && c.last.revision == snap.Revision

@@ -12,6 +12,7 @@ import (
 	"github.com/propagit/propagit/internal/apply"
 	"github.com/propagit/propagit/internal/deliver"
 	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/metrics"
 )
 
 // member is one push member: its latest desired Work and the worker that
@@ -31,6 +32,8 @@ type member struct {
 
 	mgr    *apply.Manager
 	syncer *deliver.Syncer
+	// state is the Work state for metrics, set by the worker after a sync.
+	state string
 }
 
 func (c *Controller) member(name string) *member {
@@ -67,6 +70,7 @@ func (c *Controller) syncMembers(ctx context.Context, clusters []load.Cluster) {
 		if !seen[name] {
 			m.stop()
 			delete(c.members, name)
+			c.opts.Metrics.ForgetCluster(name)
 			c.log.Info("cluster removed from the source; its objects are left in place", "cluster", name)
 		}
 	}
@@ -140,7 +144,46 @@ func (m *member) reconcile(ctx context.Context) time.Duration {
 	if w == nil {
 		return 0
 	}
-	return m.syncer.Sync(ctx, w, ready(probe))
+	again := m.syncer.Sync(ctx, w, ready(probe))
+	state := workState(m.syncer.Status(), w)
+	m.mu.Lock()
+	m.state = state
+	m.mu.Unlock()
+	return again
+}
+
+// workState classifies a Work for the propagit_works metric.
+func workState(st *workv1alpha1.WorkStatus, w *workv1alpha1.Work) string {
+	if w.Spec.Suspended {
+		return metrics.WorkSuspended
+	}
+	if st == nil {
+		return metrics.WorkProgressing
+	}
+	for _, c := range st.Conditions {
+		switch {
+		case c.Type == deliver.ConditionReady && c.Status == "True":
+			return metrics.WorkApplied
+		case c.Type == deliver.ConditionApplied && c.Status == "False":
+			return metrics.WorkFailed
+		}
+	}
+	return metrics.WorkProgressing
+}
+
+// recordWorks sets the propagit_works gauge from the members' last states.
+func (c *Controller) recordWorks() {
+	counts := map[string]int{}
+	c.mu.Lock()
+	for _, m := range c.members {
+		m.mu.Lock()
+		if m.state != "" {
+			counts[m.state]++
+		}
+		m.mu.Unlock()
+	}
+	c.mu.Unlock()
+	c.opts.Metrics.SetWorks(counts)
 }
 
 // manager returns the member's apply.Manager, built on first use and again

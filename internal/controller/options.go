@@ -8,6 +8,7 @@ import (
 
 	"github.com/propagit/propagit/internal/apply"
 	"github.com/propagit/propagit/internal/deliver"
+	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -36,6 +37,8 @@ type Options struct {
 	PullHeartbeatTimeout time.Duration
 	Render               render.Options
 	Apply                apply.Options
+	// Metrics records what the controller does; nil records nothing.
+	Metrics *metrics.Recorder
 	// Deliver tunes each member's syncer (health re-checks, retry backoff,
 	// the version written into status).
 	Deliver deliver.Options

@@ -92,6 +92,7 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 		return nil, err
 	}
 	res := render.Render(render.Input{Set: cur.set, Status: status, Previous: render.PreviousFromWorks(prevWorks), Options: c.opts.Render})
+	c.recordRender(res)
 	byCluster := map[string]render.Work{}
 	for _, w := range res.Works {
 		byCluster[w.Cluster] = w
@@ -139,4 +140,48 @@ func toRenderWorks(ws []*workv1alpha1.Work) ([]render.Work, error) {
 		out = append(out, render.Work{Cluster: w.Spec.Cluster, Objects: objs})
 	}
 	return out, nil
+}
+
+// recordRender counts schedule attempts, policy matches and cluster
+// readiness.
+func (c *Controller) recordRender(res *render.Result) {
+	m := c.opts.Metrics
+	if m == nil {
+		return
+	}
+	matches := map[string]int{"PropagationPolicy": 0, "ClusterPropagationPolicy": 0}
+	for _, b := range res.Bindings {
+		if b.Policy == nil {
+			continue
+		}
+		if b.Policy.ClusterScoped {
+			matches["ClusterPropagationPolicy"]++
+		} else {
+			matches["PropagationPolicy"]++
+		}
+		switch {
+		case b.ScheduleError == "":
+			m.ScheduleAttempt("scheduled")
+		case b.Decision != nil && len(b.Decision.Clusters) == 0:
+			m.ScheduleAttempt("unschedulable")
+		default:
+			m.ScheduleAttempt("error")
+		}
+	}
+	for kind, n := range matches {
+		m.PolicyMatches(kind, n)
+	}
+	for _, cl := range res.Clusters {
+		status := "Unknown"
+		if cl.Status != nil {
+			for _, cond := range cl.Status.Conditions {
+				if cond.Type == clusterv1alpha1.ConditionReady {
+					status = string(cond.Status)
+				}
+			}
+		} else {
+			status = "True"
+		}
+		m.ClusterReadyStatus(cl.Name, status)
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/apply"
+	"github.com/propagit/propagit/internal/metrics"
 )
 
 // apply applies w and folds the result into st; false when anything failed.
@@ -21,6 +22,7 @@ func (s *Syncer) apply(ctx context.Context, mgr *apply.Manager, w *workv1alpha1.
 	if res != nil {
 		st.Inventory, st.Objects = res.Inventory, res.Objects
 	}
+	s.record(res, err)
 	rev := short(w.Spec.SourceRevision)
 	switch {
 	case err != nil:
@@ -94,4 +96,23 @@ func short(rev string) string {
 		return rev[:12]
 	}
 	return rev
+}
+
+// record counts one apply in the metrics.
+func (s *Syncer) record(res *apply.Result, err error) {
+	m := s.opts.Metrics
+	if m == nil {
+		return
+	}
+	if res != nil {
+		for _, a := range []string{apply.ActionCreated, apply.ActionConfigured, apply.ActionPruned, apply.ActionFailed} {
+			m.ObjectsApplied(s.cluster, a, res.Count(a))
+		}
+	}
+	if err != nil || res == nil || res.Failed > 0 {
+		m.ApplyResult(s.cluster, metrics.ApplyFailure)
+		return
+	}
+	m.ApplyResult(s.cluster, metrics.ApplySuccess)
+	m.LastApplySuccess(s.cluster, s.clock.Now())
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/apply"
+	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/works"
 )
 
@@ -39,6 +40,8 @@ type Options struct {
 	RetryMin, RetryMax time.Duration
 	// Version is written into the status as the applier's version.
 	Version string
+	// Metrics records apply results; nil records nothing.
+	Metrics *metrics.Recorder
 }
 
 // DefaultOptions returns the defaults.

@@ -17,7 +17,7 @@ import (
 func (g *GitStore) List(ctx context.Context) ([]*workv1alpha1.Work, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	tip, err := g.fetch(ctx, g.works, g.branchRef(), g.trackingRef(), 1)
+	tip, err := g.fetch(ctx, g.worksEP, g.works, g.branchRef(), g.trackingRef(), 1)
 	if err == nil {
 		err = keepTip(&g.works, &g.worksTip, g.trackingRef(), tip)
 	}
@@ -53,7 +53,7 @@ func (g *GitStore) ListCluster(ctx context.Context, cluster string) (*workv1alph
 	}
 	g.agentMu.Lock()
 	defer g.agentMu.Unlock()
-	tip, err := g.fetch(ctx, g.agent, g.branchRef(), g.trackingRef(), 1)
+	tip, err := g.fetch(ctx, g.worksEP, g.agent, g.branchRef(), g.trackingRef(), 1)
 	if err == nil {
 		err = keepTip(&g.agent, &g.agentTip, g.trackingRef(), tip)
 	}

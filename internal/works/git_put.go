@@ -71,7 +71,7 @@ func (g *GitStore) Put(ctx context.Context, revision string, ws []*workv1alpha1.
 // putOnce fetches the branch, builds the new tree on its tip and pushes a
 // commit when the tree differs.
 func (g *GitStore) putOnce(ctx context.Context, revision string, enc map[string]*encodedWork) ([]string, error) {
-	tip, err := g.fetch(ctx, g.works, g.branchRef(), g.trackingRef(), 1)
+	tip, err := g.fetch(ctx, g.worksEP, g.works, g.branchRef(), g.trackingRef(), 1)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (g *GitStore) putOnce(ctx context.Context, revision string, enc map[string]
 	if err != nil {
 		return nil, err
 	}
-	if err := g.push(ctx, g.works, g.branchRef(), g.branchRef(), commit); err != nil {
+	if err := g.push(ctx, g.worksEP, g.works, g.branchRef(), g.branchRef(), commit); err != nil {
 		return nil, err
 	}
 	return changed, keepTip(&g.works, &g.worksTip, g.trackingRef(), commit)

@@ -116,7 +116,7 @@ func (g *GitStore) putStatusOnce(ctx context.Context, cluster string, r *statusR
 		return err
 	}
 	ref := StatusRef(cluster)
-	if err := g.push(ctx, r.s, ref, ref, commit); err != nil {
+	if err := g.push(ctx, g.statusEP, r.s, ref, ref, commit); err != nil {
 		return err
 	}
 	r.tip, r.last = commit, next
@@ -126,7 +126,7 @@ func (g *GitStore) putStatusOnce(ctx context.Context, cluster string, r *statusR
 // refreshStatus fetches the status ref and reads the status at its tip.
 func (g *GitStore) refreshStatus(ctx context.Context, cluster string, r *statusRepo) error {
 	ref := StatusRef(cluster)
-	tip, err := g.fetch(ctx, r.s, ref, ref, 1)
+	tip, err := g.fetch(ctx, g.statusEP, r.s, ref, ref, 1)
 	if err != nil {
 		return err
 	}

@@ -1,17 +1,14 @@
 package works
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage"
@@ -23,6 +20,12 @@ type GitOptions struct {
 	// URL of the repository: file://, http(s)://, ssh:// or a local path.
 	// It may carry credentials; they never appear in errors.
 	URL string
+	// StatusURL, when set, keeps the status refs in another repository
+	// (same Auth). Every fetch downloads the list of all refs of its
+	// repository, so with status refs beside the work branch an agent's
+	// poll grows by ~70 bytes per cluster; a separate repository keeps it
+	// constant. Default: URL.
+	StatusURL string
 	// Auth authenticates fetches and pushes; nil for none.
 	Auth transport.AuthMethod
 	// Branch holds the Works; default "propagit/works".
@@ -52,11 +55,10 @@ func DefaultGitOptions() GitOptions {
 // on its own ref, refs/propagit/status/<cluster>. It is safe for concurrent
 // use; writes of different clusters' status never wait for each other.
 type GitStore struct {
-	opts    GitOptions
-	safeURL string
-	now     func() time.Time
-	// noShallow is set once the server refused a shallow fetch.
-	noShallow atomic.Bool
+	opts     GitOptions
+	worksEP  *endpoint
+	statusEP *endpoint
+	now      func() time.Time
 	// beforePush, when set (tests), runs between building a commit and
 	// pushing it.
 	beforePush func()
@@ -101,7 +103,11 @@ func NewGitStore(opts GitOptions) (*GitStore, error) {
 		return nil, fmt.Errorf("invalid branch %q: %w", opts.Branch, err)
 	}
 	installFileTransport()
-	g := &GitStore{opts: opts, safeURL: redactURL(opts.URL), now: time.Now, status: map[string]*statusRepo{}}
+	if opts.StatusURL == "" {
+		opts.StatusURL = opts.URL
+	}
+	g := &GitStore{opts: opts, worksEP: newEndpoint(opts.URL), statusEP: newEndpoint(opts.StatusURL),
+		now: time.Now, status: map[string]*statusRepo{}}
 	var err error
 	if g.works, err = openStorage(opts.CacheDir, "works.git"); err != nil {
 		return nil, err
@@ -140,80 +146,4 @@ func (g *GitStore) branchRef() plumbing.ReferenceName {
 // trackingRef is where the remote work branch is fetched to.
 func (g *GitStore) trackingRef() plumbing.ReferenceName {
 	return plumbing.NewRemoteReferenceName("origin", g.opts.Branch)
-}
-
-func (g *GitStore) remote(s storage.Storer) *git.Remote {
-	return git.NewRemote(s, &config.RemoteConfig{Name: "origin", URLs: []string{g.opts.URL}})
-}
-
-// fetch fetches the remote ref src into the local ref dst of s — shallow
-// when depth > 0 and the server allows it — and returns the hash dst then
-// holds: zero when the remote has no such ref.
-func (g *GitStore) fetch(ctx context.Context, s storage.Storer, src, dst plumbing.ReferenceName, depth int) (plumbing.Hash, error) {
-	opts := &git.FetchOptions{
-		RemoteName: "origin",
-		RefSpecs:   []config.RefSpec{config.RefSpec(fmt.Sprintf("+%s:%s", src, dst))},
-		Auth:       g.opts.Auth,
-		Tags:       git.NoTags,
-	}
-	if depth > 0 && !g.noShallow.Load() {
-		opts.Depth = depth
-	}
-	err := g.remote(s).FetchContext(ctx, opts)
-	if opts.Depth > 0 && isShallowUnsupported(err) {
-		g.noShallow.Store(true)
-		opts.Depth = 0
-		err = g.remote(s).FetchContext(ctx, opts)
-	}
-	switch {
-	case err == nil || errors.Is(err, git.NoErrAlreadyUpToDate):
-	case errors.Is(err, git.NoMatchingRefSpecError{}) || errors.Is(err, transport.ErrEmptyRemoteRepository):
-		if err := s.RemoveReference(dst); err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("failed to forget %s: %w", dst, err)
-		}
-		return plumbing.ZeroHash, nil
-	default:
-		return plumbing.ZeroHash, fmt.Errorf("failed to fetch %s from %s: %w", src, g.safeURL, sanitize(err, g.opts.URL))
-	}
-	ref, err := s.Reference(dst)
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return plumbing.ZeroHash, nil
-	}
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("failed to read %s: %w", dst, err)
-	}
-	return ref.Hash(), nil
-}
-
-// keepTip compacts *s to tip (see compact) when tip moved since *last.
-func keepTip(s *storage.Storer, last *plumbing.Hash, ref plumbing.ReferenceName, tip plumbing.Hash) error {
-	if tip == *last {
-		return nil
-	}
-	out, err := compact(*s, ref, tip)
-	if err != nil {
-		return err
-	}
-	*s, *last = out, tip
-	return nil
-}
-
-// push points the local ref local of s at commit and pushes it to the
-// remote ref dst, without force.
-func (g *GitStore) push(ctx context.Context, s storage.Storer, local, dst plumbing.ReferenceName, commit plumbing.Hash) error {
-	if err := s.SetReference(plumbing.NewHashReference(local, commit)); err != nil {
-		return fmt.Errorf("failed to set %s: %w", local, err)
-	}
-	if g.beforePush != nil {
-		g.beforePush()
-	}
-	err := g.remote(s).PushContext(ctx, &git.PushOptions{
-		RemoteName: "origin",
-		RefSpecs:   []config.RefSpec{config.RefSpec(fmt.Sprintf("%s:%s", local, dst))},
-		Auth:       g.opts.Auth,
-	})
-	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return nil
-	}
-	return fmt.Errorf("failed to push %s to %s: %w", dst, g.safeURL, sanitize(err, g.opts.URL))
 }

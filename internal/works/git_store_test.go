@@ -6,8 +6,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )

@@ -1,0 +1,100 @@
+package works
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/storage"
+)
+
+// endpoint is a remote repository.
+type endpoint struct {
+	url  string
+	safe string // url without credentials
+	// noShallow is set once the server refused a shallow fetch.
+	noShallow atomic.Bool
+}
+
+func newEndpoint(url string) *endpoint { return &endpoint{url: url, safe: redactURL(url)} }
+
+func (ep *endpoint) remote(s storage.Storer) *git.Remote {
+	return git.NewRemote(s, &config.RemoteConfig{Name: "origin", URLs: []string{ep.url}})
+}
+
+// fetch fetches the remote ref src into the local ref dst of s — shallow
+// when depth > 0 and the server allows it — and returns the hash dst then
+// holds: zero when the remote has no such ref.
+func (g *GitStore) fetch(ctx context.Context, ep *endpoint, s storage.Storer, src, dst plumbing.ReferenceName, depth int) (plumbing.Hash, error) {
+	opts := &git.FetchOptions{
+		RemoteName: "origin",
+		RefSpecs:   []config.RefSpec{config.RefSpec(fmt.Sprintf("+%s:%s", src, dst))},
+		Auth:       g.opts.Auth,
+		Tags:       git.NoTags,
+	}
+	if depth > 0 && !ep.noShallow.Load() {
+		opts.Depth = depth
+	}
+	err := ep.remote(s).FetchContext(ctx, opts)
+	if opts.Depth > 0 && isShallowUnsupported(err) {
+		ep.noShallow.Store(true)
+		opts.Depth = 0
+		err = ep.remote(s).FetchContext(ctx, opts)
+	}
+	switch {
+	case err == nil || errors.Is(err, git.NoErrAlreadyUpToDate):
+	case errors.Is(err, git.NoMatchingRefSpecError{}) || errors.Is(err, transport.ErrEmptyRemoteRepository):
+		if err := s.RemoveReference(dst); err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("failed to forget %s: %w", dst, err)
+		}
+		return plumbing.ZeroHash, nil
+	default:
+		return plumbing.ZeroHash, fmt.Errorf("failed to fetch %s from %s: %w", src, ep.safe, sanitize(err, ep.url))
+	}
+	ref, err := s.Reference(dst)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("failed to read %s: %w", dst, err)
+	}
+	return ref.Hash(), nil
+}
+
+// keepTip compacts *s to tip (see compact) when tip moved since *last.
+func keepTip(s *storage.Storer, last *plumbing.Hash, ref plumbing.ReferenceName, tip plumbing.Hash) error {
+	if tip == *last {
+		return nil
+	}
+	out, err := compact(*s, ref, tip)
+	if err != nil {
+		return err
+	}
+	*s, *last = out, tip
+	return nil
+}
+
+// push points the local ref local of s at commit and pushes it to the
+// remote ref dst, without force.
+func (g *GitStore) push(ctx context.Context, ep *endpoint, s storage.Storer, local, dst plumbing.ReferenceName, commit plumbing.Hash) error {
+	if err := s.SetReference(plumbing.NewHashReference(local, commit)); err != nil {
+		return fmt.Errorf("failed to set %s: %w", local, err)
+	}
+	if g.beforePush != nil {
+		g.beforePush()
+	}
+	err := ep.remote(s).PushContext(ctx, &git.PushOptions{
+		RemoteName: "origin",
+		RefSpecs:   []config.RefSpec{config.RefSpec(fmt.Sprintf("%s:%s", local, dst))},
+		Auth:       g.opts.Auth,
+	})
+	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return nil
+	}
+	return fmt.Errorf("failed to push %s to %s: %w", dst, ep.safe, sanitize(err, ep.url))
+}
