@@ -23,6 +23,7 @@ type CRStore struct {
 	c                 client.Client
 	namespace         string
 	heartbeatInterval time.Duration
+	now               func() time.Time
 }
 
 // CROption configures a CRStore.
@@ -42,7 +43,7 @@ var (
 
 // NewCRStore returns a store of the Works in namespace.
 func NewCRStore(c client.Client, namespace string, opts ...CROption) *CRStore {
-	s := &CRStore{c: c, namespace: namespace}
+	s := &CRStore{c: c, namespace: namespace, now: time.Now}
 	for _, o := range opts {
 		o(s)
 	}

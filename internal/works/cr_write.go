@@ -90,7 +90,7 @@ func (s *CRStore) PutStatus(ctx context.Context, cluster string, status *workv1a
 		if !StatusChanged(&w.Status, next, s.heartbeatInterval) {
 			return nil
 		}
-		w.Status = *next
+		w.Status = *settle(&w.Status, next, s.now())
 		return s.c.Status().Update(ctx, w)
 	})
 	if err != nil {

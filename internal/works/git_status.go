@@ -103,6 +103,7 @@ func (g *GitStore) putStatusOnce(ctx context.Context, cluster string, r *statusR
 	if !StatusChanged(r.last, next, g.opts.HeartbeatInterval) {
 		return nil
 	}
+	next = settle(r.last, next, g.now())
 	data, err := yaml.Marshal(next)
 	if err != nil {
 		return fmt.Errorf("failed to encode status: %w", err)

@@ -52,7 +52,12 @@ func TestStatusWrittenOnlyOnTransitions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := cmp.Diff(Normalize(steps[5].status), got); d != "" {
+		// Transition times are those of the real transitions: Applied never
+		// changed, Ready last changed at step 4.
+		want := Normalize(steps[5].status)
+		want.Conditions[0].LastTransitionTime = metav1.Time{Time: t0}
+		want.Conditions[1].LastTransitionTime = metav1.Time{Time: t0.Add(2 * time.Hour)}
+		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("GetStatus (-want +got):\n%s", d)
 		}
 		if branch := r.history(t, worksBranch); branch != nil {
@@ -188,4 +193,22 @@ func TestStatusRetriesWhenRefMoved(t *testing.T) {
 			t.Errorf("status = %s, want rev3", st.AppliedRevision)
 		}
 	})
+}
+
+func TestStatusURLKeepsStatusRefsApart(t *testing.T) {
+	ctx := ctxT(t)
+	works, statuses := fileRemote(t), fileRemote(t)
+	g := works.store(t, func(o *GitOptions) { o.StatusURL = statuses.url })
+	if _, err := g.Put(ctx, "rev1", fleet(1, 1, "rev1", "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.PutStatus(ctx, "c0", testStatus("rev1", metav1.ConditionTrue, t0)); err != nil {
+		t.Fatal(err)
+	}
+	if works.history(t, StatusRef("c0")) != nil || len(statuses.history(t, StatusRef("c0"))) != 1 {
+		t.Errorf("the status ref is not (only) in the status repository")
+	}
+	if statuses.history(t, worksBranch) != nil {
+		t.Errorf("the work branch is in the status repository")
+	}
 }

@@ -50,10 +50,25 @@ func DefaultGitOptions() GitOptions {
 	return GitOptions{Branch: "propagit/works", AuthorName: "propagit", AuthorEmail: "propagit@localhost", PushAttempts: 5}
 }
 
-// GitStore keeps Works on a branch of a Git repository, one folder per
-// cluster laid out like `propagit render` output, and each cluster's status
-// on its own ref, refs/propagit/status/<cluster>. It is safe for concurrent
-// use; writes of different clusters' status never wait for each other.
+// GitStore keeps Works and their status in a Git repository:
+//
+//	refs/heads/propagit/works             a commit per source revision that changed a Work
+//	  <cluster>/work.yaml                 the Work without manifests
+//	  <cluster>/<namespace or _cluster>/<kind>.<group>_<name>.yaml
+//	                                      one manifest, as `propagit render` writes it
+//	refs/propagit/status/<cluster>        a commit per status transition, parent = the
+//	  status.yaml                         previous one: each cluster's own ref, so
+//	                                      writers of different clusters never contend
+//
+// Put and List (the controller) share one local copy of the branch,
+// ListCluster (an agent) has its own, and each cluster's status ref its
+// own. Fetches are shallow when the server allows, and a copy in memory
+// keeps only its tip commit and tree, so memory follows the current
+// content, not the history; with CacheDir the branch copies live on disk
+// (status copies are always in memory).
+//
+// GitStore is safe for concurrent use; status calls for different clusters
+// never wait for each other.
 type GitStore struct {
 	opts     GitOptions
 	worksEP  *endpoint

@@ -77,6 +77,31 @@ func Normalize(st *workv1alpha1.WorkStatus) *workv1alpha1.WorkStatus {
 	return out
 }
 
+// settle returns the status a store writes when next replaces prev: next
+// normalized, with each condition whose status did not change keeping
+// prev's LastTransitionTime (the Kubernetes meaning of the field: when the
+// status last changed, whatever the applier put there), and a missing
+// transition time set to now.
+func settle(prev, next *workv1alpha1.WorkStatus, now time.Time) *workv1alpha1.WorkStatus {
+	out := Normalize(next)
+	old := map[string]metav1.Condition{}
+	if prev != nil {
+		for _, c := range prev.Conditions {
+			old[c.Type] = c
+		}
+	}
+	for i := range out.Conditions {
+		c := &out.Conditions[i]
+		if p, ok := old[c.Type]; ok && p.Status == c.Status && !p.LastTransitionTime.IsZero() {
+			c.LastTransitionTime = *truncate(&p.LastTransitionTime)
+		}
+		if c.LastTransitionTime.IsZero() {
+			c.LastTransitionTime = metav1.Time{Time: now.Truncate(time.Second)}
+		}
+	}
+	return out
+}
+
 func truncate(t *metav1.Time) *metav1.Time {
 	if t == nil {
 		return nil

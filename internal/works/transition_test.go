@@ -74,3 +74,24 @@ func TestNormalizeDoesNotModifyItsInput(t *testing.T) {
 		t.Errorf("Normalize = %+v", out)
 	}
 }
+
+func TestSettleKeepsTransitionTimesOfUnchangedConditions(t *testing.T) {
+	prev := testStatus("rev1", metav1.ConditionTrue, t0)
+	next := testStatus("rev2", metav1.ConditionFalse, t0.Add(time.Hour))
+	next.Conditions = append(next.Conditions, metav1.Condition{Type: "Healthy", Status: metav1.ConditionTrue, Reason: "Current"})
+	now := t0.Add(2*time.Hour + 300*time.Millisecond)
+	got := settle(prev, next, now)
+	want := map[string]time.Time{
+		"Applied": t0,                        // status unchanged: the earlier transition stands
+		"Healthy": now.Truncate(time.Second), // no time given: now
+		"Ready":   t0.Add(time.Hour),         // status changed: the applier's time
+	}
+	for _, c := range got.Conditions {
+		if !c.LastTransitionTime.Time.Equal(want[c.Type]) {
+			t.Errorf("%s: lastTransitionTime = %s, want %s", c.Type, c.LastTransitionTime.Time, want[c.Type])
+		}
+	}
+	if next.Conditions[0].LastTransitionTime.Time.Equal(t0) {
+		t.Errorf("settle changed its input")
+	}
+}
