@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/cluster"
@@ -261,16 +262,22 @@ type setup struct {
 	// SourceCache and WorksCache keep the clones between restarts.
 	SourceCache string
 	WorksCache  string
+	// Hub, when set, keeps the Works as Work custom resources in
+	// HubNamespace instead of a Git work branch, and holds the Secrets the
+	// Clusters' spec.secretRef name.
+	Hub          client.Client
+	HubNamespace string
 }
 
-// newSetup points a controller at r and at env's members.
-func newSetup(t testing.TB, r *gitRemote, env *testenv.Env) setup {
+// newSetup points a controller at r and at members, whose credentials are
+// kubeconfig files.
+func newSetup(t testing.TB, r *gitRemote, members ...*testenv.Member) setup {
 	t.Helper()
 	cache := t.TempDir()
 	return setup{
 		URL:           r.URL,
 		Auth:          r.Auth,
-		KubeconfigDir: kubeconfigDir(t, env.Members...),
+		KubeconfigDir: kubeconfigDir(t, members...),
 		SourceCache:   filepath.Join(cache, "source"),
 		WorksCache:    filepath.Join(cache, "works"),
 	}
@@ -323,7 +330,6 @@ type running struct {
 	*controller.Controller
 	t       testing.TB
 	fetcher *countingFetcher
-	store   *works.GitStore
 	logs    *logRecorder
 	cancel  context.CancelFunc
 	done    chan error
@@ -335,17 +341,30 @@ type running struct {
 // have) and runs it until stop or the end of the test.
 func startController(t testing.TB, s setup) *running {
 	t.Helper()
+	// The order is the CLI's: the follower, then the work store (both
+	// register go-git's file:// transport; see the report in e2e notes).
 	follower := source.NewFollower(source.FollowOptions{URL: s.URL, Branch: branch, Path: fleetDir, Auth: s.Auth, CacheDir: s.SourceCache})
-	store, err := works.NewGitStore(works.GitOptions{URL: s.URL, Auth: s.Auth, CacheDir: s.WorksCache})
-	if err != nil {
-		t.Fatalf("failed to create the work store: %v", err)
+	var ws works.Store
+	var ss works.StatusStore
+	if s.Hub != nil {
+		cr := works.NewCRStore(s.Hub, s.HubNamespace)
+		ws, ss = cr, cr
+	} else {
+		store, err := works.NewGitStore(works.GitOptions{URL: s.URL, Auth: s.Auth, CacheDir: s.WorksCache})
+		if err != nil {
+			t.Fatalf("failed to create the work store: %v", err)
+		}
+		ws, ss = store, store
 	}
 	creds := &cluster.Credentials{KubeconfigDir: s.KubeconfigDir, QPS: 100, Burst: 200}
+	if s.Hub != nil {
+		creds.Hub = s.Hub
+	}
 	logs := newLogRecorder(t)
 	fetcher := &countingFetcher{inner: controller.GitFetcher(follower)}
-	c := controller.New(controllerOptions(), fetcher, store, store, creds, logs.logger())
+	c := controller.New(controllerOptions(), fetcher, ws, ss, creds, logs.logger())
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{Controller: c, t: t, fetcher: fetcher, store: store, logs: logs, cancel: cancel, done: make(chan error, 1)}
+	r := &running{Controller: c, t: t, fetcher: fetcher, logs: logs, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- c.Run(ctx) }()
 	t.Cleanup(func() { r.stop() })
 	return r
@@ -397,39 +416,36 @@ func (r *running) waitRevision(rev string) {
 	})
 }
 
-// statusReader reads the Work status the controller wrote, through its own
-// store instance, as `propagit status` would.
+// statusReader reads the Works and their status the controller wrote,
+// through its own store instance, as `propagit status` would.
 type statusReader struct {
-	t     testing.TB
-	store *works.GitStore
+	t      testing.TB
+	works  works.Store
+	status works.StatusStore
 }
 
+// newStatusReader reads the Git work branch and status refs of r.
 func newStatusReader(t testing.TB, r *gitRemote) *statusReader {
 	t.Helper()
-	return newStatusReaderAt(t, r.URL, r.Auth)
-}
-
-func newStatusReaderAt(t testing.TB, url string, auth transport.AuthMethod) *statusReader {
-	t.Helper()
-	store, err := works.NewGitStore(works.GitOptions{URL: url, Auth: auth})
+	store, err := works.NewGitStore(works.GitOptions{URL: r.URL, Auth: r.Auth})
 	if err != nil {
 		t.Fatalf("failed to create a status reader: %v", err)
 	}
-	return &statusReader{t: t, store: store}
+	return &statusReader{t: t, works: store, status: store}
 }
 
 // get returns the stored status of cluster.
 func (s *statusReader) get(cluster string) (*workv1alpha1.WorkStatus, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return s.store.GetStatus(ctx, cluster)
+	return s.status.GetStatus(ctx, cluster)
 }
 
 // works returns the stored Works.
 func (s *statusReader) works() ([]*workv1alpha1.Work, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return s.store.List(ctx)
+	return s.works.List(ctx)
 }
 
 // waitApplied waits until every cluster's stored status says rev was

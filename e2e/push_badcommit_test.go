@@ -45,13 +45,13 @@ func TestPushBadCommitKeepsLastGood(t *testing.T) {
 	co := newCheckout(t, remote)
 	co.copyDir(quickstartDir, fleetDir)
 	rev1, _ := co.commitPush("quickstart")
-	ctrl := startController(t, newSetup(t, remote, env))
+	ctrl := startController(t, newSetup(t, remote, env.Members...))
 	eventually(t, converge, both(
 		func() (bool, string) { return replicasIs(m1, qsNamespace, qsApp, 2) },
 		func() (bool, string) { return replicasIs(m2, qsNamespace, qsApp, 3) },
 		serviceExists(m1, true), serviceExists(m2, true)))
 	status.waitApplied(rev1, m1.Name, m2.Name)
-	before := snapshotQuickstart(t, env)
+	before := snapshotQuickstart(t, env.Members)
 
 	// Broken YAML, in a commit that would also prune the Service and scale
 	// nginx if it were applied.
@@ -101,10 +101,10 @@ type quickstartState struct {
 	replicas              int32
 }
 
-func snapshotQuickstart(t *testing.T, env *testenv.Env) map[string]quickstartState {
+func snapshotQuickstart(t *testing.T, members []*testenv.Member) map[string]quickstartState {
 	t.Helper()
 	out := map[string]quickstartState{}
-	for _, m := range env.Members {
+	for _, m := range members {
 		d, err := getDeployment(m, qsNamespace, qsApp)
 		if err != nil || d == nil {
 			t.Fatalf("%s: Deployment: %v", m.Name, err)
@@ -140,7 +140,7 @@ func waitSourceError(t *testing.T, ctrl *running, good, rev string, where *regex
 func checkKeptLastGood(t *testing.T, ctrl *running, status *statusReader, env *testenv.Env, before map[string]quickstartState, good, where string) {
 	t.Helper()
 	ctrl.waitPasses(2)
-	if got := snapshotQuickstart(t, env); fmt.Sprint(got) != fmt.Sprint(before) {
+	if got := snapshotQuickstart(t, env.Members); fmt.Sprint(got) != fmt.Sprint(before) {
 		t.Errorf("members changed while a bad revision was the tip:\n got  %+v\n want %+v", got, before)
 	}
 	for _, m := range env.Members {

@@ -22,12 +22,12 @@ func TestPushMemberDownDuringApply(t *testing.T) {
 	co := newCheckout(t, remote)
 	co.copyDir(quickstartDir, fleetDir)
 	rev1, _ := co.commitPush("quickstart")
-	ctrl := startController(t, newSetup(t, remote, env))
+	ctrl := startController(t, newSetup(t, remote, env.Members...))
 	eventually(t, converge, both(
 		func() (bool, string) { return replicasIs(m1, qsNamespace, qsApp, 2) },
 		func() (bool, string) { return replicasIs(m2, qsNamespace, qsApp, 3) }))
 	status.waitApplied(rev1, m1.Name, m2.Name)
-	before := snapshotQuickstart(t, env)
+	before := snapshotQuickstart(t, env.Members)
 
 	if err := m2.StopAPIServer(); err != nil {
 		t.Fatalf("failed to stop member2's apiserver: %v", err)

@@ -25,32 +25,47 @@ const (
 // made by hand.
 func TestPushQuickstart(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{Members: 2, Workloads: true})
-	runQuickstart(t, httpRemote(t), env, true)
+	remote := httpRemote(t)
+	runQuickstart(t, quickstart{remote: remote, members: env.Members, setup: newSetup(t, remote, env.Members...),
+		status: newStatusReader(t, remote), healthy: true})
 }
 
 // TestPushFileRemote is the quickstart over a file:// URL, without
 // workloads (health is not checked).
 func TestPushFileRemote(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{Members: 2})
-	runQuickstart(t, fileRemote(t), env, false)
+	remote := fileRemote(t)
+	runQuickstart(t, quickstart{remote: remote, members: env.Members, setup: newSetup(t, remote, env.Members...),
+		status: newStatusReader(t, remote)})
+}
+
+// quickstart is one run of the quickstart scenario.
+type quickstart struct {
+	remote *gitRemote
+	// members are member1 and member2.
+	members []*testenv.Member
+	setup   setup
+	status  *statusReader
+	// healthy: the members run workloads, so the status must reach Ready.
+	healthy bool
 }
 
 // runQuickstart is the quickstart scenario: it lands with the override, a
 // replicas change lands, a template deleted from Git is pruned, a hand-made
 // object is never touched, and the status store records each commit as
-// applied on both clusters (and healthy when healthy is set).
-func runQuickstart(t *testing.T, remote *gitRemote, env *testenv.Env, healthy bool) {
-	m1, m2 := env.Members[0], env.Members[1]
-	status := newStatusReader(t, remote)
-	co := newCheckout(t, remote)
+// applied on both clusters (and healthy when q.healthy is set).
+func runQuickstart(t *testing.T, q quickstart) {
+	m1, m2 := q.members[0], q.members[1]
+	status := q.status
+	co := newCheckout(t, q.remote)
 	co.copyDir(quickstartDir, fleetDir)
 	rev1, _ := co.commitPush("quickstart")
 	started := time.Now()
-	ctrl := startController(t, newSetup(t, remote, env))
+	ctrl := startController(t, q.setup)
 
 	// The namespace comes first; a person then adds a ConfigMap by hand.
 	var hand []*handmade
-	for _, m := range env.Members {
+	for _, m := range q.members {
 		eventually(t, converge, func() (bool, string) {
 			ns, err := getNamespace(m, qsNamespace)
 			return err == nil && ns != nil, fmt.Sprintf("%s: namespace %s: %v", m.Name, qsNamespace, err)
@@ -64,8 +79,8 @@ func runQuickstart(t *testing.T, remote *gitRemote, env *testenv.Env, healthy bo
 	t.Logf("timing: first revision %s applied on both members %s after the controller started",
 		short(rev1), time.Since(started).Round(time.Millisecond))
 	status.waitApplied(rev1, m1.Name, m2.Name)
-	checkQuickstartObjects(t, env)
-	deployUIDs := deploymentUIDs(t, env)
+	checkQuickstartObjects(t, q.members)
+	deployUIDs := deploymentUIDs(t, q.members)
 	for _, h := range hand {
 		h.check(t, "after the first revision")
 	}
@@ -96,10 +111,10 @@ func runQuickstart(t *testing.T, remote *gitRemote, env *testenv.Env, healthy bo
 			}
 		}
 	}
-	if got := deploymentUIDs(t, env); fmt.Sprint(got) != fmt.Sprint(deployUIDs) {
+	if got := deploymentUIDs(t, q.members); fmt.Sprint(got) != fmt.Sprint(deployUIDs) {
 		t.Errorf("Deployments were recreated: UIDs %v, were %v", got, deployUIDs)
 	}
-	for _, m := range env.Members {
+	for _, m := range q.members {
 		if ns, err := getNamespace(m, qsNamespace); err != nil || ns == nil {
 			t.Errorf("%s: namespace %s gone after pruning the Service (err %v)", m.Name, qsNamespace, err)
 		}
@@ -111,10 +126,10 @@ func runQuickstart(t *testing.T, remote *gitRemote, env *testenv.Env, healthy bo
 		t.Errorf("controller state %+v, want revision %s and no error", st, rev3)
 	}
 	checkWorksRecorded(t, status, rev3, m1.Name, m2.Name)
-	if healthy {
+	if q.healthy {
 		waitHealthy(t, status, rev3, m1.Name, m2.Name)
 		// Ready must mean running: the Deployments are available.
-		for _, m := range env.Members {
+		for _, m := range q.members {
 			d, err := getDeployment(m, qsNamespace, qsApp)
 			if err != nil || d == nil {
 				t.Fatalf("%s: Deployment: %v", m.Name, err)
@@ -144,9 +159,9 @@ func serviceExists(m *testenv.Member, want bool) func() (bool, string) {
 // checkQuickstartObjects checks that everything propagit applied carries
 // its label and template annotation, and that the override reached only
 // member2.
-func checkQuickstartObjects(t *testing.T, env *testenv.Env) {
+func checkQuickstartObjects(t *testing.T, members []*testenv.Member) {
 	t.Helper()
-	for _, m := range env.Members {
+	for _, m := range members {
 		d, err := getDeployment(m, qsNamespace, qsApp)
 		if err != nil || d == nil {
 			t.Fatalf("%s: Deployment: %v", m.Name, err)
@@ -166,10 +181,10 @@ func checkQuickstartObjects(t *testing.T, env *testenv.Env) {
 }
 
 // deploymentUIDs returns the UID of Deployment demo/nginx by member.
-func deploymentUIDs(t *testing.T, env *testenv.Env) map[string]string {
+func deploymentUIDs(t *testing.T, members []*testenv.Member) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, m := range env.Members {
+	for _, m := range members {
 		d, err := getDeployment(m, qsNamespace, qsApp)
 		if err != nil || d == nil {
 			t.Fatalf("%s: Deployment: %v", m.Name, err)

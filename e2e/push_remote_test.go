@@ -53,7 +53,7 @@ func TestPushRemoteUnreachable(t *testing.T) {
 	configMapFleet(co, ns, m1.Name)
 	co.write(fleetDir+"/app-config.yaml", configMapYAML(ns, "app-config", "v1"))
 	rev1, _ := co.commitPush("app-config v1")
-	ctrl := startController(t, newSetup(t, remote, env))
+	ctrl := startController(t, newSetup(t, remote, env.Members...))
 	eventually(t, converge, configValueIs(m1, ns, "app-config", "v1"))
 	status.waitApplied(rev1, m1.Name)
 	cm, err := getConfigMap(m1, ns, "app-config")

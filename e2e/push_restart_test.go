@@ -35,7 +35,7 @@ func TestPushControllerRestart(t *testing.T) {
 		co.write(fmt.Sprintf("%s/keep/%s.yaml", fleetDir, name), configMapYAML(ns, name, "kept"))
 	}
 	rev1, _ := co.commitPush("five ConfigMaps")
-	s := newSetup(t, remote, env)
+	s := newSetup(t, remote, env.Members...)
 	first := startController(t, s)
 	kept := waitConfigMaps(t, env, ns, keep)
 	status.waitApplied(rev1, clusters...)
