@@ -419,9 +419,9 @@ func (r *running) waitRevision(rev string) {
 // statusReader reads the Works and their status the controller wrote,
 // through its own store instance, as `propagit status` would.
 type statusReader struct {
-	t      testing.TB
-	works  works.Store
-	status works.StatusStore
+	t     testing.TB
+	store works.Store
+	state works.StatusStore
 }
 
 // newStatusReader reads the Git work branch and status refs of r.
@@ -431,21 +431,21 @@ func newStatusReader(t testing.TB, r *gitRemote) *statusReader {
 	if err != nil {
 		t.Fatalf("failed to create a status reader: %v", err)
 	}
-	return &statusReader{t: t, works: store, status: store}
+	return &statusReader{t: t, store: store, state: store}
 }
 
 // get returns the stored status of cluster.
 func (s *statusReader) get(cluster string) (*workv1alpha1.WorkStatus, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return s.status.GetStatus(ctx, cluster)
+	return s.state.GetStatus(ctx, cluster)
 }
 
 // works returns the stored Works.
 func (s *statusReader) works() ([]*workv1alpha1.Work, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return s.works.List(ctx)
+	return s.store.List(ctx)
 }
 
 // waitApplied waits until every cluster's stored status says rev was

@@ -40,40 +40,7 @@ func TestPushControllerRestart(t *testing.T) {
 	kept := waitConfigMaps(t, env, ns, keep)
 	status.waitApplied(rev1, clusters...)
 
-	var bulk []string
-	for i := range bulkObjects {
-		name := fmt.Sprintf("bulk-%03d", i)
-		bulk = append(bulk, name)
-		co.write(fmt.Sprintf("%s/bulk/%s.yaml", fleetDir, name), configMapYAML(ns, name, strings.Repeat("x", 512)))
-	}
-	rev2, pushed := co.commitPush("100 more ConfigMaps")
-	// Stop the controller as soon as the first of them shows up.
-	var seenOn string
-	eventuallyEvery(t, converge, 10*time.Millisecond, func() (bool, string) {
-		for _, m := range env.Members {
-			cms, err := managedConfigMaps(m, ns)
-			if err != nil {
-				return false, fmt.Sprintf("%s: %v", m.Name, err)
-			}
-			if n := countPrefix(cms, "bulk-"); n > 0 {
-				seenOn = fmt.Sprintf("%s had %d", m.Name, n)
-				return true, ""
-			}
-		}
-		return false, "no bulk ConfigMap on any member yet"
-	})
-	stopAt := time.Since(pushed)
-	first.stop()
-	var left []string
-	for _, m := range env.Members {
-		cms, err := managedConfigMaps(m, ns)
-		if err != nil {
-			t.Fatalf("%s: %v", m.Name, err)
-		}
-		left = append(left, fmt.Sprintf("%s %d/%d", m.Name, countPrefix(cms, "bulk-"), bulkObjects))
-	}
-	t.Logf("controller stopped %s after the push (when %s bulk ConfigMaps); left behind: %s",
-		stopAt.Round(time.Millisecond), seenOn, strings.Join(left, ", "))
+	bulk, rev2 := interruptBulkApply(t, env, co, ns, first)
 
 	restarted := time.Now()
 	second := startController(t, s)
@@ -96,6 +63,77 @@ func TestPushControllerRestart(t *testing.T) {
 	if st := second.State(); st.Revision != rev3 || st.SourceError != "" {
 		t.Errorf("controller state %+v, want %s in force and no error", st, short(rev3))
 	}
+}
+
+// TestPushControllerRestartAfterRevert stops the controller while it
+// applies 100 new ConfigMaps, reverts that commit, and starts a new
+// controller: what the interrupted apply created must be pruned, since Git
+// no longer has it, and nothing that stays may be deleted.
+func TestPushControllerRestartAfterRevert(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{Members: 2})
+	ns := randomNamespace("revert")
+	remote := httpRemote(t)
+	status := newStatusReader(t, remote)
+	co := newCheckout(t, remote)
+	clusters := memberNames(env)
+	configMapFleet(co, ns, clusters...)
+	co.write(fleetDir+"/keep.yaml", configMapYAML(ns, "keep", "kept"))
+	rev1, _ := co.commitPush("one ConfigMap")
+	s := newSetup(t, remote, env.Members...)
+	first := startController(t, s)
+	kept := waitConfigMaps(t, env, ns, []string{"keep"})
+	status.waitApplied(rev1, clusters...)
+
+	interruptBulkApply(t, env, co, ns, first)
+	co.remove(fleetDir + "/bulk")
+	rev3, _ := co.commitPush("revert: no bulk ConfigMaps")
+
+	second := startController(t, s)
+	second.waitRevision(rev3)
+	after := waitConfigMaps(t, env, ns, []string{"keep"})
+	checkSameUIDs(t, "after the restart", kept, after, []string{"keep"})
+	status.waitApplied(rev3, clusters...)
+}
+
+// interruptBulkApply commits and pushes bulkObjects ConfigMaps, stops the
+// controller as soon as the first of them shows up on a member, and
+// returns their names and the commit.
+func interruptBulkApply(t *testing.T, env *testenv.Env, co *checkout, ns string, ctrl *running) ([]string, string) {
+	t.Helper()
+	var bulk []string
+	for i := range bulkObjects {
+		name := fmt.Sprintf("bulk-%03d", i)
+		bulk = append(bulk, name)
+		co.write(fmt.Sprintf("%s/bulk/%s.yaml", fleetDir, name), configMapYAML(ns, name, strings.Repeat("x", 512)))
+	}
+	rev, pushed := co.commitPush(fmt.Sprintf("%d more ConfigMaps", bulkObjects))
+	var seenOn string
+	eventuallyEvery(t, converge, 10*time.Millisecond, func() (bool, string) {
+		for _, m := range env.Members {
+			cms, err := managedConfigMaps(m, ns)
+			if err != nil {
+				return false, fmt.Sprintf("%s: %v", m.Name, err)
+			}
+			if n := countPrefix(cms, "bulk-"); n > 0 {
+				seenOn = fmt.Sprintf("%s had %d", m.Name, n)
+				return true, ""
+			}
+		}
+		return false, "no bulk ConfigMap on any member yet"
+	})
+	stopAt := time.Since(pushed)
+	ctrl.stop()
+	var left []string
+	for _, m := range env.Members {
+		cms, err := managedConfigMaps(m, ns)
+		if err != nil {
+			t.Fatalf("%s: %v", m.Name, err)
+		}
+		left = append(left, fmt.Sprintf("%s %d/%d", m.Name, countPrefix(cms, "bulk-"), bulkObjects))
+	}
+	t.Logf("controller stopped %s after the push (when %s bulk ConfigMaps); left behind: %s",
+		stopAt.Round(time.Millisecond), seenOn, strings.Join(left, ", "))
+	return bulk, rev
 }
 
 func memberNames(env *testenv.Env) []string {

@@ -40,7 +40,7 @@ func (m *Manager) Apply(ctx context.Context, desired []*unstructured.Unstructure
 	prunes := m.prune(ctx, p.stale)
 	res := newResult(p, prunes, namespaces, ctx.Err())
 	if err := ctx.Err(); err != nil {
-		return res, fmt.Errorf("failed to apply %d objects before the context ended: %w", len(p.items), err)
+		return res, fmt.Errorf("failed to finish applying %d objects: %w", len(p.items), err)
 	}
 	return res, nil
 }

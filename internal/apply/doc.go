@@ -2,31 +2,39 @@
 // for it. The push controller and the pull agent share it; only the client
 // they pass in differs.
 //
-// One Apply call is, in order:
+// One Manager.Apply call is, in order:
 //
-//  1. plan: every desired object is checked for a kind, a name and
-//     duplicates; the previous inventory says which objects propagit
-//     already owns.
+//  1. plan: every desired object is checked for a kind, a version, a name
+//     and duplicates, and stamped with a digest of itself
+//     (AnnotationDigest); the previous inventory says which objects
+//     propagit already owns, and which of them are no longer desired.
 //  2. namespaces: every namespace a desired object lives in that is not
 //     itself desired is created when missing, without propagit's managed
 //     label — propagit did not render it, so it is never pruned.
-//  3. stages: server-side apply with field manager "propagit", definitions
-//     first (CRDs, Namespaces, ClusterRoles; then *Class kinds), waiting for
-//     the CRDs to be established, then everything else. Objects within a
-//     stage are applied concurrently and independently: one invalid object
-//     or webhook denial fails alone.
-//  4. conflicts (Karmada §10.2): an object that exists on the member without
-//     propagit.io/managed=true is refused when its
-//     work.karmada.io/conflict-resolution annotation is not "overwrite", and
-//     taken over (force-conflicts) when it is.
-//  5. prune: every inventory entry no longer desired is deleted, but only
-//     when the live object still carries propagit.io/managed=true.
+//  3. stages, as fluxcd/pkg/ssa's ApplyAllStaged splits them: CRDs,
+//     Namespaces and ClusterRoles; then *Class kinds; then everything else.
+//     After a definitions stage, what it created or changed is waited for
+//     with kstatus, and new CRDs until the client can map their kinds. Each
+//     stage first reads the live copies of its objects — one LIST per kind
+//     and namespace with several objects, a GET otherwise, nothing in a
+//     namespace this call created — then applies its objects concurrently
+//     and independently: one invalid object or webhook denial fails alone.
+//  4. per object: conflict resolution (Karmada §10.2) — an object on the
+//     member without propagit.io/managed=true is refused unless its
+//     work.karmada.io/conflict-resolution annotation is "overwrite", in
+//     which case it is taken over (server-side apply forcing conflicts, so
+//     field manager "propagit" owns the fields). Otherwise the object is
+//     unchanged when every desired field, the digest included, is already on
+//     the member (no request); applied when the digest differs; and, when
+//     only a value differs (drift by someone else, or a value the apiserver
+//     normalises), dry-run applied and compared with the live copy the way
+//     ssa does, then applied only if they differ.
+//  5. prune: every inventory entry no longer desired is deleted (ssa's
+//     Delete, background propagation), but only when the live object still
+//     carries propagit.io/managed=true.
 //
-// Drift detection comes from fluxcd/pkg/ssa: an object that is already on the
-// member is dry-run applied and compared with the live copy, and only sent
-// when it differs, so an unchanged re-apply writes nothing (two reads per
-// object). An object that is neither in the inventory nor on the member is
-// applied directly after one metadata read.
+// So a first apply costs one request per object, an unchanged re-apply one
+// LIST per kind and namespace, a changed object one request.
 //
 // The package returns data (Result) and never logs, emits events or writes
 // status: the controller and the agent translate results into those.

@@ -36,7 +36,11 @@ func (m *Manager) readLive(ctx context.Context, items []*item, created map[strin
 	byGroup := map[groupKey][]*item{}
 	var order []groupKey
 	for _, it := range items {
-		if it.done || (created[it.ref.Namespace] && m.namespaced(it.obj)) {
+		if it.done {
+			continue
+		}
+		if created[it.ref.Namespace] && m.namespaced(it.obj) {
+			it.read = true
 			continue
 		}
 		k := groupKey{gvk: it.obj.GroupVersionKind(), namespace: it.ref.Namespace}
@@ -53,7 +57,7 @@ func (m *Manager) readLive(ctx context.Context, items []*item, created map[strin
 			continue
 		}
 		for _, it := range g.items {
-			tasks = append(tasks, func() { it.live, it.liveErr = m.get(ctx, it.obj) })
+			tasks = append(tasks, func() { m.readOne(ctx, it) })
 		}
 	}
 	forEach(ctx, len(tasks), m.opts.Concurrency, func(i int) { tasks[i]() })
@@ -65,23 +69,31 @@ func (m *Manager) readGroup(ctx context.Context, g group) {
 	found, err := m.list(ctx, g.gvk, g.namespace)
 	for _, it := range g.items {
 		if err != nil {
-			it.live, it.liveErr = m.get(ctx, it.obj)
+			m.readOne(ctx, it)
 			continue
 		}
-		if live := found[it.ref.Name]; live != nil && live.GetNamespace() == it.ref.Namespace {
+		it.read = true
+		// A cluster-scoped object has no namespace, even if desired names one.
+		if live := found[it.ref.Name]; live != nil && (live.GetNamespace() == it.ref.Namespace || live.GetNamespace() == "") {
 			it.live = live
 		}
 	}
+}
+
+// readOne reads the live copy of one item.
+func (m *Manager) readOne(ctx context.Context, it *item) {
+	it.live, it.liveErr = m.get(ctx, it.obj)
+	it.read = true
 }
 
 // list returns the objects of one kind in one namespace (all namespaces
 // for a cluster-scoped kind) by name.
 func (m *Manager) list(ctx context.Context, gvk schema.GroupVersionKind, ns string) (map[string]*unstructured.Unstructured, error) {
 	found := map[string]*unstructured.Unstructured{}
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	opts := []client.ListOption{client.InNamespace(ns), client.Limit(listPage)}
 	for {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 		if err := m.client.List(ctx, list, opts...); err != nil {
 			return nil, err
 		}

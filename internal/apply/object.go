@@ -28,6 +28,8 @@ import (
 //     copy the way fluxcd/pkg/ssa does, and the apply only if they differ.
 func (m *Manager) applyItem(ctx context.Context, it *item) {
 	switch {
+	case !it.read:
+		it.fail("was not applied: its live copy was not read")
 	case it.liveErr != nil:
 		it.failMsg(apiMessage(it, "could not be read", it.liveErr))
 	case it.live == nil:

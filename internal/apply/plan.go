@@ -55,9 +55,10 @@ type item struct {
 	owned bool
 	prev  workv1alpha1.ObjectRef
 	// live is the member's copy, nil when absent; liveErr is set when it
-	// could not be read. Both are filled by readLive.
+	// could not be read; read says readLive got an answer either way.
 	live    *unstructured.Unstructured
 	liveErr error
+	read    bool
 	// done: action and message are final; the item is not applied.
 	done    bool
 	action  string

@@ -27,21 +27,22 @@ import (
 )
 
 type controllerOptions struct {
-	repo          gitOptions
-	branch        string
-	path          string
-	interval      time.Duration
-	store         storeOptions
-	kubeconfigDir string
-	healthAddr    string
-	httpAddr      string
-	hooks         webhookOptions
-	cacheDir      string
-	pullTimeout   time.Duration
-	qps           float32
-	burst         int
-	log           logging.Options
-	leader        leaderOptions
+	repo                               gitOptions
+	branch                             string
+	path                               string
+	interval                           time.Duration
+	store                              storeOptions
+	kubeconfigDir                      string
+	healthAddr                         string
+	httpAddr                           string
+	hooks                              webhookOptions
+	cacheDir                           string
+	pullTimeout                        time.Duration
+	failureThreshold, successThreshold time.Duration
+	qps                                float32
+	burst                              int
+	log                                logging.Options
+	leader                             leaderOptions
 }
 
 func newControllerCommand() *cobra.Command {
@@ -74,6 +75,8 @@ holds <cluster>.kubeconfig files.`,
 	f.StringVar(&o.httpAddr, "http-addr", ":8080", "address of /metrics and the Git webhook "+webhook.Path+" (empty to disable)")
 	o.hooks.bindFlags(cmd)
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-cache"), "folder for the Git clones")
+	f.DurationVar(&o.failureThreshold, "cluster-failure-threshold", 30*time.Second, "how long a member must fail its probes before it is NotReady (and failover clocks start from its first failed probe)")
+	f.DurationVar(&o.successThreshold, "cluster-success-threshold", 30*time.Second, "how long a member must pass its probes before it is Ready again")
 	f.DurationVar(&o.pullTimeout, "pull-heartbeat-timeout", time.Minute, "a pull member whose agent has not reported for this long is not Ready (cr store only)")
 	f.Float32Var(&o.qps, "member-qps", 200, "client QPS per member (client-go's default of 5 throttles server-side apply)")
 	f.IntVar(&o.burst, "member-burst", 400, "client burst per member")
@@ -110,6 +113,7 @@ func (o *controllerOptions) run(parent context.Context) error {
 	opts := controller.DefaultOptions()
 	opts.Interval, opts.Deliver.Version = o.interval, version
 	opts.Apply.QPS, opts.Apply.Burst = o.qps, o.burst
+	opts.ClusterFailureThreshold, opts.ClusterSuccessThreshold = o.failureThreshold, o.successThreshold
 	if o.store.kind == "cr" {
 		opts.PullHeartbeatTimeout = o.pullTimeout
 	}

@@ -119,6 +119,12 @@ func printExplanation(w io.Writer, e render.Explanation) {
 			fmt.Fprintf(w, "  %s\n", s)
 		}
 	}
+	if len(e.Evictions) > 0 {
+		fmt.Fprintln(w, "\nEvictions (failover):")
+		for _, ev := range e.Evictions {
+			fmt.Fprintf(w, "  %s\n", ev)
+		}
+	}
 	printPlacement(w, e)
 }
 

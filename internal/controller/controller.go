@@ -25,6 +25,8 @@ type Controller struct {
 	log     logr.Logger
 	clock   clock.WithTicker
 	trigger chan struct{}
+	// readiness adds hysteresis to member probes.
+	readiness *readiness
 
 	mu      sync.Mutex
 	members map[string]*member
@@ -55,7 +57,8 @@ type State struct {
 // New builds a controller.
 func New(opts Options, src Fetcher, ws works.Store, ss works.StatusStore, creds *cluster.Credentials, log logr.Logger) *Controller {
 	return &Controller{opts: opts, source: src, works: ws, status: ss, creds: creds, log: log,
-		clock: clock.RealClock{}, trigger: make(chan struct{}, 1), members: map[string]*member{}}
+		clock: clock.RealClock{}, trigger: make(chan struct{}, 1), members: map[string]*member{},
+		readiness: newReadiness(opts.ClusterFailureThreshold, opts.ClusterSuccessThreshold)}
 }
 
 // Trigger asks for a fetch now (webhooks call it); it never blocks.

@@ -71,6 +71,7 @@ func (c *Controller) syncMembers(ctx context.Context, clusters []load.Cluster) {
 			m.stop()
 			delete(c.members, name)
 			c.opts.Metrics.ForgetCluster(name)
+			c.readiness.forget(name)
 			c.log.Info("cluster removed from the source; its objects are left in place", "cluster", name)
 		}
 	}

@@ -31,6 +31,10 @@ type Options struct {
 	Interval time.Duration
 	// ProbeTimeout bounds one member probe.
 	ProbeTimeout time.Duration
+	// ClusterFailureThreshold and ClusterSuccessThreshold are how long a
+	// new probe result must hold before a member's Ready condition flips
+	// (Karmada's --cluster-failure-threshold / --cluster-success-threshold).
+	ClusterFailureThreshold, ClusterSuccessThreshold time.Duration
 	// PullHeartbeatTimeout marks a pull member not Ready when its agent's
 	// heartbeat is older; 0 disables the check (the Git store writes status
 	// on transitions only, so it carries no steady heartbeat).
@@ -47,10 +51,12 @@ type Options struct {
 // DefaultOptions returns the defaults of `propagit controller`.
 func DefaultOptions() Options {
 	return Options{
-		Interval:     time.Minute,
-		ProbeTimeout: 10 * time.Second,
-		Render:       render.DefaultOptions(),
-		Apply:        apply.DefaultOptions(),
-		Deliver:      deliver.DefaultOptions(),
+		Interval:                time.Minute,
+		ProbeTimeout:            10 * time.Second,
+		ClusterFailureThreshold: 30 * time.Second,
+		ClusterSuccessThreshold: 30 * time.Second,
+		Render:                  render.DefaultOptions(),
+		Apply:                   apply.DefaultOptions(),
+		Deliver:                 deliver.DefaultOptions(),
 	}
 }

@@ -31,8 +31,9 @@ func (c *Controller) probe(ctx context.Context, clusters []load.Cluster) map[str
 			pctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
 			defer cancel()
 			st := c.probeOne(pctx, cl)
+			eff := c.readiness.observe(cl.Name, st, c.clock.Now())
 			mu.Lock()
-			out[cl.Name] = st
+			out[cl.Name] = eff
 			mu.Unlock()
 			if m := c.member(cl.Name); m != nil {
 				m.setProbe(st)
@@ -91,7 +92,8 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 	if err != nil {
 		return nil, err
 	}
-	res := render.Render(render.Input{Set: cur.set, Status: status, Previous: render.PreviousFromWorks(prevWorks), Options: c.opts.Render})
+	res := render.Render(render.Input{Set: cur.set, Status: status, Previous: render.PreviousFromWorks(prevWorks),
+		Options: c.opts.Render, Now: c.clock.Now()})
 	c.recordRender(res)
 	byCluster := map[string]render.Work{}
 	for _, w := range res.Works {

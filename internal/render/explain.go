@@ -22,6 +22,7 @@ type Explanation struct {
 	ScheduleError string              `json:"scheduleError,omitempty"`
 	KeptPrevious  bool                `json:"keptPrevious,omitempty"`
 	Steps         []string            `json:"replicaSteps,omitempty"`
+	Evictions     []string            `json:"evictions,omitempty"`
 	Targets       []TargetExplanation `json:"targets"`
 }
 
@@ -71,6 +72,13 @@ func Explain(b *Binding, clusters []*clusterv1alpha1.Cluster) Explanation {
 		for _, term := range b.Decision.Terms {
 			e.Terms = append(e.Terms, termVerdict(term, b.Decision, clusters))
 		}
+	}
+	for _, ev := range b.Evictions {
+		line := fmt.Sprintf("evicted from %s at %s (%s), purge mode %s", ev.Cluster, ev.Since.UTC().Format("2006-01-02T15:04:05Z"), ev.Reason, ev.PurgeMode)
+		if !ev.Until.IsZero() {
+			line += ", old copy kept until " + ev.Until.UTC().Format("2006-01-02T15:04:05Z")
+		}
+		e.Evictions = append(e.Evictions, line)
 	}
 	workload := b.Decision != nil && b.Decision.Workload
 	for _, t := range b.Targets {

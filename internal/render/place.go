@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -53,15 +54,17 @@ func place(t *load.Template, in Input, clusters []*clusterv1alpha1.Cluster) *Bin
 		b.Policy.Namespace = ""
 	}
 	b.Overwrite = p.Policy.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite
-	schedulePolicy(b, p.Policy, prev, clusters)
+	schedulePolicy(b, p.Policy, prev, clusters, in.Now)
 	return b
 }
 
-func schedulePolicy(b *Binding, p *policyv1alpha1.PropagationPolicy, prev *PreviousTemplate, clusters []*clusterv1alpha1.Cluster) {
+func schedulePolicy(b *Binding, p *policyv1alpha1.PropagationPolicy, prev *PreviousTemplate, clusters []*clusterv1alpha1.Cluster, now time.Time) {
 	in := schedule.Input{Template: b.Template.Object, Placement: p.Spec.Placement, Clusters: clusters}
 	if prev != nil {
-		pl := prev.Placement
+		pl, evictions := evict(p, prev, clusters, now)
 		in.Previous = &pl
+		b.Evictions = evictions
+		prev = &PreviousTemplate{Claim: prev.Claim, Placement: pl, Evictions: evictions}
 	}
 	d, err := schedule.Schedule(in)
 	b.Decision = &d
@@ -81,6 +84,25 @@ func schedulePolicy(b *Binding, p *policyv1alpha1.PropagationPolicy, prev *Previ
 		b.Targets = append(b.Targets, &Target{Cluster: tc.Name, Replicas: tc.Replicas, Scheduled: true,
 			Suspended: suspended(p.Spec.Suspension, tc.Name)})
 	}
+	keepEvicted(b)
+}
+
+// keepEvicted keeps the old copy on clusters the template was moved off
+// when the purge mode says so (Gracefully until the grace period ends,
+// Never for good); with Directly the copy is pruned as soon as the cluster
+// is reachable.
+func keepEvicted(b *Binding) {
+	for i := range b.Evictions {
+		e := &b.Evictions[i]
+		if e.PurgeMode == policyv1alpha1.PurgeDirectly {
+			continue
+		}
+		if slices.ContainsFunc(b.Targets, func(t *Target) bool { return t.Cluster == e.Cluster }) {
+			continue
+		}
+		b.Targets = append(b.Targets, &Target{Cluster: e.Cluster, Replicas: e.Replicas, Scheduled: true, Evicted: e})
+	}
+	slices.SortFunc(b.Targets, func(x, y *Target) int { return strings.Compare(x.Cluster, y.Cluster) })
 }
 
 // suspended reports whether dispatching to cluster is paused.

@@ -3,6 +3,7 @@ package render
 import (
 	"slices"
 	"strconv"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -20,6 +21,7 @@ type Previous struct {
 type PreviousTemplate struct {
 	Claim     *match.Claim      `json:"claim,omitempty"`
 	Placement schedule.Previous `json:"placement"`
+	Evictions []Eviction        `json:"evictions,omitempty"`
 }
 
 // lookup returns the history of key, or nil.
@@ -75,5 +77,22 @@ func addPrevious(prev *Previous, cluster string, obj *unstructured.Unstructured)
 		prev.Templates[key] = t
 	}
 	replicas, _ := strconv.Atoi(ann[AnnotationScheduledReplicas])
+	if e, ok := parseEviction(cluster, ann, int32(replicas)); ok {
+		t.Evictions = append(t.Evictions, e)
+		return
+	}
 	t.Placement.Clusters = append(t.Placement.Clusters, schedule.TargetCluster{Name: cluster, Replicas: int32(replicas)})
+}
+
+// parseEviction reads the eviction annotations of a kept old copy.
+func parseEviction(cluster string, ann map[string]string, replicas int32) (Eviction, bool) {
+	since, err := time.Parse(time.RFC3339, ann[AnnotationEvictedAt])
+	if err != nil {
+		return Eviction{}, false
+	}
+	e := Eviction{Cluster: cluster, Since: since, PurgeMode: ann[AnnotationPurgeMode], Replicas: replicas}
+	if until, err := time.Parse(time.RFC3339, ann[AnnotationEvictedUntil]); err == nil {
+		e.Until = until
+	}
+	return e, true
 }

@@ -3,6 +3,7 @@ package render
 import (
 	"regexp"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -22,6 +23,9 @@ type Input struct {
 	// Previous is the placement of the previous render; nil for a first one.
 	Previous *Previous
 	Options  Options
+	// Now is the time failover decisions are taken at; zero disables
+	// time-based eviction (plain renders).
+	Now time.Time
 }
 
 // Options tune what is never propagated.
@@ -81,6 +85,8 @@ type Binding struct {
 	DependencyOf []string
 	Overwrite    bool
 	Targets      []*Target
+	// Evictions are the clusters the template was moved off (failover).
+	Evictions []Eviction
 }
 
 // Target is the rendering of a template for one cluster.
@@ -95,6 +101,9 @@ type Target struct {
 	// failed); the other clusters still render.
 	Error  string
 	Object *unstructured.Unstructured
+	// Evicted is set on the old copy kept on a cluster the template was
+	// moved off (purge modes Gracefully and Never).
+	Evicted *Eviction
 }
 
 // Render runs match → schedule → override for every template and groups the

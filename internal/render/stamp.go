@@ -3,6 +3,7 @@ package render
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -26,6 +27,13 @@ const (
 	// (propagateDeps), comma-separated.
 	AnnotationDependencyOf = "propagit.io/dependency-of"
 
+	// AnnotationEvictedAt, AnnotationEvictedUntil and AnnotationPurgeMode
+	// mark an old copy kept on a cluster the template was moved off; they
+	// persist the eviction across renders and restarts.
+	AnnotationEvictedAt    = "propagit.io/evicted-at"
+	AnnotationEvictedUntil = "propagit.io/evicted-until"
+	AnnotationPurgeMode    = "propagit.io/purge-mode"
+
 	AnnotationPPName         = "propagationpolicy.karmada.io/name"
 	AnnotationPPNamespace    = "propagationpolicy.karmada.io/namespace"
 	AnnotationCPPName        = "clusterpropagationpolicy.karmada.io/name"
@@ -34,7 +42,7 @@ const (
 )
 
 // stamp adds propagit's labels and annotations to obj.
-func stamp(obj *unstructured.Unstructured, b *Binding, replicas *int32) {
+func stamp(obj *unstructured.Unstructured, b *Binding, t *Target, replicas *int32) {
 	labels := obj.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
@@ -60,6 +68,13 @@ func stamp(obj *unstructured.Unstructured, b *Binding, replicas *int32) {
 	}
 	if b.AffinityName != "" {
 		ann[AnnotationAffinityName] = b.AffinityName
+	}
+	if e := t.Evicted; e != nil {
+		ann[AnnotationEvictedAt] = e.Since.UTC().Format(time.RFC3339)
+		ann[AnnotationPurgeMode] = e.PurgeMode
+		if !e.Until.IsZero() {
+			ann[AnnotationEvictedUntil] = e.Until.UTC().Format(time.RFC3339)
+		}
 	}
 	if len(b.DependencyOf) > 0 {
 		ann[AnnotationDependencyOf] = strings.Join(b.DependencyOf, ",")

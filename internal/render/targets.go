@@ -45,7 +45,7 @@ func renderTargets(b *Binding, clusters []*clusterv1alpha1.Cluster, overrides []
 			t.Error = err.Error()
 			continue
 		}
-		stamp(obj, b, scheduled)
+		stamp(obj, b, t, scheduled)
 		prune(obj)
 		t.Object = obj
 	}

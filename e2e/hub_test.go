@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/testenv"
+	"github.com/propagit/propagit/internal/works"
+)
+
+// workCRD is the Work CRD as deployed.
+const workCRD = "../deploy/crds/propagit.io_works.yaml"
+
+// startHub makes m a hub: it installs the Work CRD from deploy/, waits
+// until it is served, and returns a client that knows Works, Secrets and
+// Namespaces.
+func startHub(t *testing.T, m *testenv.Member) client.Client {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{apiextensionsv1.AddToScheme, corev1.AddToScheme, workv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(workCRD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(data, crd); err != nil {
+		t.Fatalf("failed to decode %s: %v", workCRD, err)
+	}
+	c, err := client.New(m.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := kubeCtx()
+	defer cancel()
+	if err := c.Create(ctx, crd); err != nil {
+		t.Fatalf("failed to create the Work CRD: %v", err)
+	}
+	eventually(t, converge, func() (bool, string) {
+		ctx, cancel := kubeCtx()
+		defer cancel()
+		if err := c.Get(ctx, client.ObjectKeyFromObject(crd), crd); err != nil {
+			return false, err.Error()
+		}
+		for _, cond := range crd.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("Work CRD not established: %+v", crd.Status.Conditions)
+	})
+	// A new client discovers the new group.
+	if c, err = client.New(m.Config, client.Options{Scheme: scheme}); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// createNamespace creates namespace name on the hub.
+func createNamespace(t *testing.T, c client.Client, name string) {
+	t.Helper()
+	ctx, cancel := kubeCtx()
+	defer cancel()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatalf("failed to create namespace %s on the hub: %v", name, err)
+	}
+}
+
+// putMemberSecret stores m's kubeconfig in Secret ns/name on the hub, the
+// shape a Cluster's spec.secretRef names.
+func putMemberSecret(t *testing.T, c client.Client, ns, name string, m *testenv.Member) {
+	t.Helper()
+	data, err := os.ReadFile(m.KubeconfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := kubeCtx()
+	defer cancel()
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string][]byte{"kubeconfig": data}}
+	if err := c.Create(ctx, s); err != nil {
+		t.Fatalf("failed to create Secret %s/%s on the hub: %v", ns, name, err)
+	}
+}
+
+// newCRStatusReader reads the Work CRs in ns on the hub.
+func newCRStatusReader(t *testing.T, c client.Client, ns string) *statusReader {
+	store := works.NewCRStore(c, ns)
+	return &statusReader{t: t, store: store, state: store}
+}

@@ -1,0 +1,23 @@
+// Package pull holds propagit's pull-mode end-to-end scenarios (issue 7): a
+// `propagit agent` inside a member reads only its own Work — from the Git
+// work branch or from a Work custom resource on a hub — applies it with the
+// member's own credentials, and reports status and a heartbeat that the
+// controller reads.
+//
+// Everything is real: members are etcd and kube-apiserver processes from
+// internal/testenv, the Git remote is `git http-backend` over smart HTTP
+// from internal/gitserver, clients are go-git and client-go, and objects
+// are server-side applied. The controller and the agents run in-process;
+// each test starts its own members, remote, controller and agents, and
+// stops them when it ends, so tests share nothing:
+//
+//	go test ./e2e/pull/ -run TestPull -v -timeout 20m
+//	go test ./e2e/pull/ -run '^$' -bench BenchmarkPull -benchtime 50x
+//
+// Every test is named TestPull… so the group runs on its own with
+// `go test ./e2e/... -run TestPull`. Waits poll a condition until a deadline
+// and report the last state they saw; there are no sleeps. Namespaces are
+// random, workloads are ConfigMaps (members run no controller-manager, so
+// nothing else would become healthy), and no test starts more than three
+// members.
+package pull

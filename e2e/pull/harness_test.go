@@ -1,0 +1,530 @@
+package pull
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/propagit/propagit/internal/agent"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/cluster"
+	"github.com/propagit/propagit/internal/controller"
+	"github.com/propagit/propagit/internal/deliver"
+	"github.com/propagit/propagit/internal/gitserver"
+	"github.com/propagit/propagit/internal/source"
+	"github.com/propagit/propagit/internal/testenv"
+	"github.com/propagit/propagit/internal/works"
+)
+
+const (
+	// sourceBranch is the branch of the fleet repository the controller
+	// follows.
+	sourceBranch = "main"
+	// fleetPath is the folder of the fleet repository holding the fleet.
+	fleetPath = "fleet"
+	// pollEvery is how often eventually re-checks its condition.
+	pollEvery = 100 * time.Millisecond
+	// converge bounds a wait for a change to reach members or stores.
+	converge = 90 * time.Second
+	// stopTimeout bounds the wait for a Run loop to return once cancelled.
+	stopTimeout = time.Minute
+	// agentVersion is the version the test agents write into status.
+	agentVersion = "pull-e2e"
+)
+
+func TestMain(m *testing.M) {
+	// controller-runtime prints a stack trace after 30 s without a logger;
+	// the controller and agents log through testLogger instead.
+	ctrllog.SetLogger(logr.Discard())
+	os.Exit(m.Run())
+}
+
+// eventually polls cond every pollEvery until it holds and fails the test
+// with cond's last message when it does not within timeout. It returns how
+// long the wait took.
+func eventually(t testing.TB, timeout time.Duration, cond func() (bool, string)) time.Duration {
+	t.Helper()
+	start := time.Now()
+	deadline := start.Add(timeout)
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		ok, msg := cond()
+		if ok {
+			return time.Since(start)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s; last state: %s", timeout, msg)
+		}
+		<-tick.C
+	}
+}
+
+// kubeCtx bounds one call to a member or hub.
+func kubeCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 30*time.Second)
+}
+
+// randomName returns prefix-xxxxxx, a name no other test uses.
+func randomName(prefix string) string {
+	const letters = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 6)
+	for i := range b {
+		b[i] = letters[rand.IntN(len(letters))]
+	}
+	return prefix + "-" + string(b)
+}
+
+// testLogger returns a logger writing to the test log, tagged with name,
+// until the test's cleanup has stopped whatever uses it. Register it before
+// starting the goroutine that logs, so its cleanup runs after that
+// goroutine's.
+func testLogger(t testing.TB, name string) logr.Logger {
+	var closed atomic.Bool
+	t.Cleanup(func() { closed.Store(true) })
+	return funcr.New(func(prefix, args string) {
+		if !closed.Load() {
+			t.Log(name + ": " + prefix + " " + args)
+		}
+	}, funcr.Options{})
+}
+
+// remote is a Git server over real smart HTTP with the fleet repository.
+type remote struct {
+	srv *gitserver.Server
+	// url is the fleet repository: source branch, work branch and status
+	// refs unless a test says otherwise.
+	url string
+	// dir is the fleet repository on disk.
+	dir string
+}
+
+// newRemote starts a Git server with an empty fleet repository; the server
+// stops when the test ends.
+func newRemote(t testing.TB) *remote {
+	t.Helper()
+	root := t.TempDir()
+	srv, err := gitserver.New(root, gitserver.Options{})
+	if err != nil {
+		t.Fatalf("failed to start the git server: %v", err)
+	}
+	t.Cleanup(srv.Close)
+	url, err := srv.InitBare("fleet.git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &remote{srv: srv, url: url, dir: filepath.Join(root, "fleet.git")}
+}
+
+// statusMessage returns the commit message at the tip of cluster's status
+// ref in the bare repository dir, read straight from disk, as `git log
+// refs/propagit/status/<cluster>` would show it.
+func statusMessage(dir, cluster string) (string, error) {
+	repo, err := git.PlainOpen(dir)
+	if err != nil {
+		return "", err
+	}
+	ref, err := repo.Reference(works.StatusRef(cluster), true)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", works.StatusRef(cluster), err)
+	}
+	c, err := repo.CommitObject(ref.Hash())
+	if err != nil {
+		return "", err
+	}
+	return c.Message, nil
+}
+
+// fleet is a working copy of the fleet repository whose commits a test
+// pushes as a person would.
+type fleet struct {
+	t    testing.TB
+	dir  string
+	repo *git.Repository
+}
+
+// newFleet creates an empty working copy on sourceBranch with origin url.
+func newFleet(t testing.TB, url string) *fleet {
+	t.Helper()
+	dir := t.TempDir()
+	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(sourceBranch)},
+	})
+	if err != nil {
+		t.Fatalf("failed to create the working copy: %v", err)
+	}
+	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{url}}); err != nil {
+		t.Fatal(err)
+	}
+	return &fleet{t: t, dir: dir, repo: repo}
+}
+
+// write writes a file under the fleet folder.
+func (f *fleet) write(path, content string) {
+	f.t.Helper()
+	p := filepath.Join(f.dir, fleetPath, filepath.FromSlash(path))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// commitPush commits every change, pushes sourceBranch and returns the
+// commit.
+func (f *fleet) commitPush(msg string) string {
+	f.t.Helper()
+	wt, err := f.repo.Worktree()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
+		f.t.Fatalf("failed to stage: %v", err)
+	}
+	sig := &object.Signature{Name: "propagit pull e2e", Email: "pull-e2e@propagit.invalid", When: time.Now()}
+	h, err := wt.Commit(msg, &git.CommitOptions{All: true, Author: sig})
+	if err != nil {
+		f.t.Fatalf("failed to commit %q: %v", msg, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	spec := config.RefSpec(fmt.Sprintf("refs/heads/%s:refs/heads/%s", sourceBranch, sourceBranch))
+	if err := f.repo.PushContext(ctx, &git.PushOptions{RemoteName: "origin", RefSpecs: []config.RefSpec{spec}}); err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		f.t.Fatalf("failed to push: %v", err)
+	}
+	return h.String()
+}
+
+// clusterYAML is a Cluster without status: a push member is probed by the
+// controller, a pull member is described by its agent.
+func clusterYAML(name, mode string) string {
+	return fmt.Sprintf(`apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata:
+  name: %s
+spec:
+  syncMode: %s
+`, name, mode)
+}
+
+func namespaceYAML(name string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Namespace
+metadata:
+  name: %s
+`, name)
+}
+
+// configMapYAML is a ConfigMap with one data key, "value".
+func configMapYAML(ns, name, value string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: %s
+  namespace: %s
+  labels:
+    app: %s
+data:
+  value: %q
+`, name, ns, name, value)
+}
+
+// policyYAML sends every ConfigMap of ns to clusters (Duplicated: each
+// gets the whole template).
+func policyYAML(ns string, clusters ...string) string {
+	var names strings.Builder
+	for _, c := range clusters {
+		fmt.Fprintf(&names, "      - %s\n", c)
+	}
+	return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: configmaps
+  namespace: %s
+spec:
+  resourceSelectors:
+  - apiVersion: v1
+    kind: ConfigMap
+  placement:
+    clusterAffinity:
+      clusterNames:
+%s    replicaScheduling:
+      replicaSchedulingType: Duplicated
+`, ns, names.String())
+}
+
+// overrideYAML replaces /data/value of ConfigMap ns/name with a different
+// value on each cluster: one override rule per cluster.
+func overrideYAML(ns, name string, clusters []string, values []string) string {
+	var rules strings.Builder
+	for i, c := range clusters {
+		fmt.Fprintf(&rules, `  - targetCluster:
+      clusterNames:
+      - %s
+    overriders:
+      plaintext:
+      - path: /data/value
+        operator: replace
+        value: %q
+`, c, values[i])
+	}
+	return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata:
+  name: %s-per-cluster
+  namespace: %s
+spec:
+  resourceSelectors:
+  - apiVersion: v1
+    kind: ConfigMap
+    name: %s
+  overrideRules:
+%s`, name, ns, name, rules.String())
+}
+
+// kubeconfigDir copies each push member's kubeconfig to
+// <dir>/<name>.kubeconfig, the layout of --kubeconfig-dir. Pull members are
+// left out: the hub holds no credentials for them.
+func kubeconfigDir(t testing.TB, members ...*testenv.Member) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, m := range members {
+		data, err := os.ReadFile(m.KubeconfigPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, m.Name+".kubeconfig"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// hubSetup is what the in-process controller is built from.
+type hubSetup struct {
+	// SourceURL is the fleet repository the controller follows.
+	SourceURL string
+	Works     works.Store
+	Status    works.StatusStore
+	// Push are the members the controller applies to.
+	Push    []*testenv.Member
+	Options controller.Options
+}
+
+// controllerOptions are the controller's defaults with short waits.
+func controllerOptions() controller.Options {
+	opts := controller.DefaultOptions()
+	opts.Interval = time.Second
+	opts.ProbeTimeout = 5 * time.Second
+	opts.Deliver = deliverOptions()
+	opts.Deliver.Version = "controller-e2e"
+	return opts
+}
+
+// deliverOptions are the syncer's defaults with short retries.
+func deliverOptions() deliver.Options {
+	opts := deliver.DefaultOptions()
+	opts.RetryMin = 250 * time.Millisecond
+	opts.RetryMax = 2 * time.Second
+	opts.HealthInterval = time.Second
+	opts.Version = agentVersion
+	return opts
+}
+
+// runLoop is a Run method running in a goroutine until stop.
+type runLoop struct {
+	t       testing.TB
+	what    string
+	cancel  context.CancelFunc
+	done    chan error
+	stopped bool
+}
+
+func startLoop(t testing.TB, what string, run func(context.Context) error) *runLoop {
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &runLoop{t: t, what: what, cancel: cancel, done: make(chan error, 1)}
+	go func() { l.done <- run(ctx) }()
+	t.Cleanup(l.stop)
+	return l
+}
+
+// stop cancels the loop and waits for Run to return; later calls do
+// nothing.
+func (l *runLoop) stop() {
+	l.t.Helper()
+	if l.stopped {
+		return
+	}
+	l.stopped = true
+	l.cancel()
+	timer := time.NewTimer(stopTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-l.done:
+		if err != nil {
+			l.t.Errorf("%s: Run returned an error: %v", l.what, err)
+		}
+	case <-timer.C:
+		l.t.Fatalf("%s: Run did not return within %s of its context ending", l.what, stopTimeout)
+	}
+}
+
+// runningController is a controller running in-process.
+type runningController struct {
+	*controller.Controller
+	*runLoop
+}
+
+// startController runs a controller built from s until the test ends.
+func startController(t testing.TB, s hubSetup) *runningController {
+	t.Helper()
+	follower := source.NewFollower(source.FollowOptions{URL: s.SourceURL, Branch: sourceBranch, Path: fleetPath})
+	creds := &cluster.Credentials{KubeconfigDir: kubeconfigDir(t, s.Push...), QPS: 100, Burst: 200}
+	log := testLogger(t, "controller")
+	c := controller.New(s.Options, controller.GitFetcher(follower), s.Works, s.Status, creds, log)
+	return &runningController{Controller: c, runLoop: startLoop(t, "controller", c.Run)}
+}
+
+// waitRevision waits until the controller has rev in force.
+func (c *runningController) waitRevision(t testing.TB, rev string) {
+	t.Helper()
+	eventually(t, converge, func() (bool, string) {
+		st := c.State()
+		return st.Revision == rev && st.SourceError == "", fmt.Sprintf("want revision %s, state %+v", rev, st)
+	})
+}
+
+// agentOptions are the agent's defaults with a short poll.
+func agentOptions(cluster string) agent.Options {
+	opts := agent.DefaultOptions()
+	opts.Cluster = cluster
+	opts.Interval = 500 * time.Millisecond
+	opts.ProbeInterval = time.Second
+	opts.Deliver = deliverOptions()
+	return opts
+}
+
+// newAgent builds an agent that logs to the test log.
+func newAgent(t testing.TB, opts agent.Options, src agent.Source, status works.StatusStore, member *rest.Config) *agent.Agent {
+	return agent.New(opts, src, status, member, testLogger(t, "agent "+opts.Cluster))
+}
+
+// newGitStore returns a store for url, failing the test on error.
+func newGitStore(t testing.TB, opts works.GitOptions) *works.GitStore {
+	t.Helper()
+	s, err := works.NewGitStore(opts)
+	if err != nil {
+		t.Fatalf("failed to create a git store: %v", err)
+	}
+	return s
+}
+
+// condition returns the condition typ of st, nil when absent.
+func condition(st *workv1alpha1.WorkStatus, typ string) *metav1.Condition {
+	if st == nil {
+		return nil
+	}
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == typ {
+			return &st.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// isReady reports whether st's Ready condition is True.
+func isReady(st *workv1alpha1.WorkStatus) bool {
+	c := condition(st, deliver.ConditionReady)
+	return c != nil && c.Status == metav1.ConditionTrue
+}
+
+// describe renders the parts of a status a failing wait should show.
+func describe(st *workv1alpha1.WorkStatus) string {
+	if st == nil {
+		return "<nil>"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "applied=%q agent=%q message=%q", short(st.AppliedRevision), st.AgentVersion, st.Message)
+	for _, c := range st.Conditions {
+		fmt.Fprintf(&b, " %s=%s(%s: %s)", c.Type, c.Status, c.Reason, c.Message)
+	}
+	fmt.Fprintf(&b, " inventory=%d", len(st.Inventory))
+	if st.Heartbeat != nil {
+		fmt.Fprintf(&b, " heartbeat=%s", st.Heartbeat.Format(time.RFC3339))
+	}
+	return b.String()
+}
+
+// waitStatus polls store for cluster's status until ok holds, and returns
+// the status that satisfied it.
+func waitStatus(t testing.TB, store works.StatusStore, cluster string, what string, ok func(*workv1alpha1.WorkStatus) bool) *workv1alpha1.WorkStatus {
+	t.Helper()
+	var got *workv1alpha1.WorkStatus
+	eventually(t, converge, func() (bool, string) {
+		ctx, cancel := kubeCtx()
+		defer cancel()
+		st, err := store.GetStatus(ctx, cluster)
+		if err != nil {
+			return false, fmt.Sprintf("%s: %v", cluster, err)
+		}
+		got = st
+		return ok(st), fmt.Sprintf("%s: want %s; status %s", cluster, what, describe(st))
+	})
+	return got
+}
+
+// appliedReady is a waitStatus condition: rev applied and Ready.
+func appliedReady(rev string) func(*workv1alpha1.WorkStatus) bool {
+	return func(st *workv1alpha1.WorkStatus) bool { return st.AppliedRevision == rev && isReady(st) }
+}
+
+func short(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
+}
+
+// statusRecorder is the one status store the tests watch: it remembers
+// every status written through it, in order.
+type statusRecorder struct {
+	works.StatusStore
+	mu     sync.Mutex
+	writes []*workv1alpha1.WorkStatus
+}
+
+func (r *statusRecorder) PutStatus(ctx context.Context, cluster string, st *workv1alpha1.WorkStatus) error {
+	r.mu.Lock()
+	r.writes = append(r.writes, st.DeepCopy())
+	r.mu.Unlock()
+	return r.StatusStore.PutStatus(ctx, cluster, st)
+}
+
+// last returns the last status handed to the store (written or not).
+func (r *statusRecorder) last() *workv1alpha1.WorkStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.writes) == 0 {
+		return nil
+	}
+	return r.writes[len(r.writes)-1]
+}

@@ -1,0 +1,111 @@
+package controller
+
+import (
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+)
+
+// readiness gives each member a Ready condition with hysteresis: a new probe
+// result takes effect only after it has held for the failure (or success)
+// threshold, so one lost probe does not flap a cluster. The transition time
+// is when the new result was first seen, so failover tolerations count from
+// the first failed probe.
+type readiness struct {
+	failure, success time.Duration
+
+	mu      sync.Mutex
+	members map[string]*memberHealth
+}
+
+type memberHealth struct {
+	status       metav1.ConditionStatus
+	since        time.Time
+	pending      metav1.ConditionStatus
+	pendingSince time.Time
+	lastGood     *clusterv1alpha1.ClusterStatus
+}
+
+func newReadiness(failure, success time.Duration) *readiness {
+	return &readiness{failure: failure, success: success, members: map[string]*memberHealth{}}
+}
+
+// observe folds one probe into the member's state and returns the status
+// the engine sees.
+func (r *readiness) observe(name string, probe *clusterv1alpha1.ClusterStatus, now time.Time) *clusterv1alpha1.ClusterStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	raw := readyStatus(probe)
+	h := r.members[name]
+	if h == nil {
+		h = &memberHealth{status: raw, since: now}
+		r.members[name] = h
+	}
+	switch {
+	case raw == h.status:
+		h.pending = ""
+	case raw != h.pending:
+		h.pending, h.pendingSince = raw, now
+	}
+	threshold := r.failure
+	if raw == metav1.ConditionTrue {
+		threshold = r.success
+	}
+	if h.pending != "" && now.Sub(h.pendingSince) >= threshold {
+		h.status, h.since, h.pending = raw, h.pendingSince, ""
+	}
+	if raw == metav1.ConditionTrue {
+		h.lastGood = probe
+	}
+	out := probe
+	if h.status == metav1.ConditionTrue && raw != metav1.ConditionTrue && h.lastGood != nil {
+		out = h.lastGood // a failure not confirmed yet: keep the last good state
+	}
+	out = out.DeepCopy()
+	setReady(out, h.status, h.since, probe)
+	return out
+}
+
+func (r *readiness) forget(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.members, name)
+}
+
+func readyStatus(st *clusterv1alpha1.ClusterStatus) metav1.ConditionStatus {
+	if st == nil {
+		return metav1.ConditionUnknown
+	}
+	for _, c := range st.Conditions {
+		if c.Type == clusterv1alpha1.ConditionReady {
+			return c.Status
+		}
+	}
+	return metav1.ConditionUnknown
+}
+
+// setReady writes the effective Ready condition, keeping the probe's reason
+// and message when they agree with it.
+func setReady(st *clusterv1alpha1.ClusterStatus, status metav1.ConditionStatus, since time.Time, probe *clusterv1alpha1.ClusterStatus) {
+	cond := metav1.Condition{Type: clusterv1alpha1.ConditionReady, Status: status, LastTransitionTime: metav1.NewTime(since),
+		Reason: "Probe", Message: "probe result"}
+	for _, c := range probe.Conditions {
+		if c.Type == clusterv1alpha1.ConditionReady {
+			cond.Reason, cond.Message = c.Reason, c.Message
+			if c.Status != status {
+				cond.Reason = "Pending" + c.Reason
+				cond.Message = "not confirmed yet: " + c.Message
+			}
+		}
+	}
+	for i, c := range st.Conditions {
+		if c.Type == clusterv1alpha1.ConditionReady {
+			st.Conditions[i] = cond
+			return
+		}
+	}
+	st.Conditions = append(st.Conditions, cond)
+}

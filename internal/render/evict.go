@@ -1,0 +1,161 @@
+package render
+
+import (
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/policyv1alpha1"
+	"github.com/propagit/propagit/internal/schedule"
+)
+
+// Eviction is a cluster a template was moved off because the cluster is not
+// Ready (Karmada's taint-based cluster failover). While it is pending, the
+// cluster is excluded from scheduling; with the Gracefully and Never purge
+// modes the old copy keeps running there until the task ends.
+type Eviction struct {
+	Cluster   string    `json:"cluster"`
+	Since     time.Time `json:"since"`
+	PurgeMode string    `json:"purgeMode"`
+	Replicas  int32     `json:"replicas"`
+	// Until is when a Gracefully task ends (zero: never, for Never).
+	Until  time.Time `json:"until,omitzero"`
+	Reason string    `json:"reason,omitempty"`
+}
+
+// Default failover timings (Karmada's CRD and webhook defaults).
+const (
+	defaultGracePeriod = 600 * time.Second
+)
+
+// evict applies failover to the previous placement of one template: every
+// previous cluster that has not been Ready for longer than the policy
+// tolerates is taken out of the placement and becomes an eviction. Policies
+// without a failover section never move (failover is the user's choice).
+// Pending evictions whose time is up are dropped. now zero disables
+// time-based decisions (render without a clock).
+func evict(p *policyv1alpha1.PropagationPolicy, prev *PreviousTemplate, clusters []*clusterv1alpha1.Cluster, now time.Time) (schedule.Previous, []Eviction) {
+	placement := schedule.Previous{AffinityName: prev.Placement.AffinityName}
+	var evictions []Eviction
+	for _, e := range prev.Evictions {
+		if now.IsZero() || e.Until.IsZero() || now.Before(e.Until) {
+			evictions = append(evictions, e)
+		}
+	}
+	byName := map[string]*clusterv1alpha1.Cluster{}
+	for _, c := range clusters {
+		byName[c.Name] = c
+	}
+	for _, tc := range prev.Placement.Clusters {
+		c := byName[tc.Name]
+		if e, ok := mustEvict(p, c, tc, now); ok {
+			evictions = append(evictions, e)
+			continue
+		}
+		placement.Clusters = append(placement.Clusters, tc)
+	}
+	for _, e := range evictions {
+		placement.EvictedClusters = append(placement.EvictedClusters, e.Cluster)
+	}
+	return placement, evictions
+}
+
+// mustEvict reports whether tc must leave cluster c now.
+func mustEvict(p *policyv1alpha1.PropagationPolicy, c *clusterv1alpha1.Cluster, tc schedule.TargetCluster, now time.Time) (Eviction, bool) {
+	fo := p.Spec.Failover
+	if fo == nil || c == nil || now.IsZero() {
+		return Eviction{}, false
+	}
+	key, since, ok := notReady(c)
+	if !ok {
+		return Eviction{}, false
+	}
+	wait, tolerated := toleration(p, key)
+	if tolerated && wait < 0 {
+		return Eviction{}, false // tolerated forever
+	}
+	if now.Before(since.Add(wait)) {
+		return Eviction{}, false
+	}
+	e := Eviction{Cluster: c.Name, Since: now, Replicas: tc.Replicas, PurgeMode: purgeMode(fo),
+		Reason: "cluster " + c.Name + " not Ready since " + since.UTC().Format(time.RFC3339) + " (taint " + key + ":NoExecute)"}
+	if e.PurgeMode == policyv1alpha1.PurgeGracefully {
+		grace := defaultGracePeriod
+		if fo.Application != nil && fo.Application.GracePeriodSeconds != nil {
+			grace = time.Duration(*fo.Application.GracePeriodSeconds) * time.Second
+		}
+		e.Until = now.Add(grace)
+	}
+	return e, true
+}
+
+// notReady returns the NoExecute taint key a not-Ready cluster carries and
+// since when: not-ready for Ready=False, unreachable for Unknown.
+func notReady(c *clusterv1alpha1.Cluster) (string, time.Time, bool) {
+	if c.Status == nil {
+		return "", time.Time{}, false
+	}
+	for _, cond := range c.Status.Conditions {
+		if cond.Type != clusterv1alpha1.ConditionReady {
+			continue
+		}
+		switch cond.Status {
+		case "False":
+			return clusterv1alpha1.TaintNotReady, cond.LastTransitionTime.Time, true
+		case "Unknown":
+			return clusterv1alpha1.TaintUnreachable, cond.LastTransitionTime.Time, true
+		}
+		return "", time.Time{}, false
+	}
+	return clusterv1alpha1.TaintNotReady, time.Time{}, true
+}
+
+// toleration returns how long the policy tolerates the NoExecute taint key:
+// the smallest tolerationSeconds of a matching clusterToleration (a matching
+// toleration without seconds tolerates forever: -1), else the application
+// failover decision time, else 0 (evict at once).
+func toleration(p *policyv1alpha1.PropagationPolicy, key string) (time.Duration, bool) {
+	taint := corev1.Taint{Key: key, Effect: corev1.TaintEffectNoExecute}
+	found, wait := false, time.Duration(-1)
+	for _, t := range p.Spec.Placement.ClusterTolerations {
+		if !t.ToleratesTaint(logr.Discard(), &taint, false) {
+			continue
+		}
+		found = true
+		if t.TolerationSeconds == nil {
+			continue
+		}
+		d := time.Duration(*t.TolerationSeconds) * time.Second
+		if wait < 0 || d < wait {
+			wait = d
+		}
+	}
+	if found {
+		return wait, true
+	}
+	if a := p.Spec.Failover.Application; a != nil && a.DecisionConditions.TolerationSeconds != nil {
+		return time.Duration(*a.DecisionConditions.TolerationSeconds) * time.Second, false
+	}
+	return 0, false
+}
+
+// purgeMode is the cluster failover purge mode, else the application one,
+// with Karmada's older names mapped and Gracefully as the default.
+func purgeMode(fo *policyv1alpha1.FailoverBehavior) string {
+	mode := ""
+	switch {
+	case fo.Cluster != nil && fo.Cluster.PurgeMode != "":
+		mode = fo.Cluster.PurgeMode
+	case fo.Application != nil && fo.Application.PurgeMode != "":
+		mode = fo.Application.PurgeMode
+	}
+	switch mode {
+	case policyv1alpha1.PurgeDirectly, policyv1alpha1.PurgeImmediately:
+		return policyv1alpha1.PurgeDirectly
+	case policyv1alpha1.PurgeNever:
+		return policyv1alpha1.PurgeNever
+	}
+	return policyv1alpha1.PurgeGracefully
+}
