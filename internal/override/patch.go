@@ -74,8 +74,14 @@ func patchJSON(doc []byte, ops []operation) ([]byte, error) {
 }
 
 // patchObject applies one operation to obj the way Karmada does: encode the
-// object, patch the JSON, decode it back.
+// object, patch the JSON, decode it back. The common edits — a string set,
+// replaced or removed on an object member that json-patch would accept —
+// are made in place, with the same result and no round trip (the round
+// trip dominated render time).
 func patchObject(obj *unstructured.Unstructured, op operation) error {
+	if fastPatch(obj.Object, op) {
+		return nil
+	}
 	doc, err := obj.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("failed to encode object: %w", err)
@@ -90,9 +96,60 @@ func patchObject(obj *unstructured.Unstructured, op operation) error {
 	return nil
 }
 
+var (
+	tokenEscaper   = strings.NewReplacer("~", "~0", "/", "~1")
+	tokenUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
+)
+
 // escapeToken escapes one JSON pointer reference token.
 func escapeToken(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+	return tokenEscaper.Replace(s)
+}
+
+// fastPatch makes op in place when it is an add, replace or remove of a
+// string on a member of an existing object, with exactly json-patch's
+// outcome: add sets (creating or overwriting), replace and remove need the
+// member. It reports false, changing nothing, for anything else.
+func fastPatch(doc map[string]any, op operation) bool {
+	tokens, err := splitPointer(op.Path)
+	if err != nil || len(tokens) == 0 {
+		return false
+	}
+	parent, ok := lookup(doc, "/"+joinTokens(tokens[:len(tokens)-1]))
+	if len(tokens) == 1 {
+		parent, ok = doc, true
+	}
+	m, isMap := parent.(map[string]any)
+	if !ok || !isMap {
+		return false
+	}
+	key := tokens[len(tokens)-1]
+	_, exists := m[key]
+	switch op.Op {
+	case "remove":
+		if !exists {
+			return false
+		}
+		delete(m, key)
+		return true
+	case "add", "replace":
+		var v string
+		isString := len(op.Value) > 0 && op.Value[0] == '"'
+		if op.Op == "replace" && !exists || !isString || json.Unmarshal(op.Value, &v) != nil {
+			return false
+		}
+		m[key] = v
+		return true
+	}
+	return false
+}
+
+func joinTokens(tokens []string) string {
+	out := make([]string, len(tokens))
+	for i, t := range tokens {
+		out[i] = escapeToken(t)
+	}
+	return strings.Join(out, "/")
 }
 
 // splitPointer returns the unescaped tokens of a JSON pointer; "" is the
@@ -106,7 +163,7 @@ func splitPointer(pointer string) ([]string, error) {
 	}
 	tokens := strings.Split(pointer[1:], "/")
 	for i, t := range tokens {
-		tokens[i] = strings.NewReplacer("~1", "/", "~0", "~").Replace(t)
+		tokens[i] = tokenUnescaper.Replace(t)
 	}
 	return tokens, nil
 }
