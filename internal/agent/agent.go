@@ -7,7 +7,10 @@ package agent
 
 import (
 	"context"
-	"fmt"
+	"errors"
+	"net"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -107,7 +110,7 @@ func (a *Agent) Once(ctx context.Context) time.Duration {
 	w, err := a.source.ListCluster(ctx, a.opts.Cluster)
 	if err != nil {
 		a.log.Error(err, "failed to read the Work; what is applied stays")
-		a.syncer.SourceError(ctx, fmt.Sprintf("work source unreachable, what is applied stays: %v", err))
+		a.syncer.SourceError(ctx, "work source unreachable, what is applied stays: "+stableError(err))
 		return 0
 	}
 	if w == nil {
@@ -116,3 +119,30 @@ func (a *Agent) Once(ctx context.Context) time.Duration {
 	}
 	return a.syncer.Sync(ctx, w, true)
 }
+
+// stableError is err's text for the status: the same outage must give the
+// same message on every poll, or every poll would be a status transition
+// and a write (see works.StatusChanged). A network failure names a new
+// local port on each attempt, and which step a reset hits (dial, read, the
+// HTTP transport's peek) is a race, so it is reduced to what failed (the
+// text before the first ": ", which names the source) and its root cause
+// ("connection refused"). The log keeps the whole error.
+func stableError(err error) string {
+	msg := err.Error()
+	var nerr net.Error
+	if !errors.As(err, &nerr) {
+		// go-git's UnexpectedError does not unwrap: fall back to the text.
+		return netOp.ReplaceAllString(msg, "")
+	}
+	cause := err
+	for u := errors.Unwrap(cause); u != nil; u = errors.Unwrap(cause) {
+		cause = u
+	}
+	head, _, _ := strings.Cut(msg, ": ")
+	return head + ": " + cause.Error()
+}
+
+// netOp matches the operation part of a network error's text: "dial tcp
+// 127.0.0.1:443: connect: " or "read tcp 127.0.0.1:60328->127.0.0.1:443:
+// read: ".
+var netOp = regexp.MustCompile(`\b(?:dial|read|write) (?:tcp|udp)[46]? (?:\S+->)?\S+: (?:\w+: )?`)

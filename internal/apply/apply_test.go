@@ -174,3 +174,19 @@ func assertFieldManager(t *testing.T, u *unstructured.Unstructured, manager stri
 	}
 	t.Fatalf("%s: no Apply entry of field manager %q in %v", fmtRef(refOf(u)), manager, u.GetManagedFields())
 }
+
+func TestApplyStampsManagedLabelWhenMissing(t *testing.T) {
+	m, c := newTestManager(t), plainClient(t)
+	ns := uniqueNS("unlabelled")
+	cm := configMap(t, ns, "conf", "1")
+	cm.SetLabels(nil)
+	res := mustApply(t, m, []*unstructured.Unstructured{cm}, nil)
+	if got := live(t, c, cm).GetLabels()[LabelManaged]; got != "true" {
+		t.Fatalf("%s = %q on the member, want true", LabelManaged, got)
+	}
+	if cm.GetLabels() != nil {
+		t.Fatalf("Apply must not change the desired objects it is given: labels %v", cm.GetLabels())
+	}
+	res = mustApply(t, m, nil, res.Inventory)
+	assertActions(t, res, map[string]string{"ConfigMap/" + ns + "/conf": ActionPruned})
+}

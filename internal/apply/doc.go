@@ -5,9 +5,10 @@
 // One Manager.Apply call is, in order:
 //
 //  1. plan: every desired object is checked for a kind, a version, a name
-//     and duplicates, and stamped with a digest of itself
-//     (AnnotationDigest); the previous inventory says which objects
-//     propagit already owns, and which of them are no longer desired.
+//     and duplicates, copied, and stamped with the managed label (when
+//     render did not) and a digest of itself (AnnotationDigest); the
+//     previous inventory says which objects propagit already owns, and
+//     which of them are no longer desired.
 //  2. namespaces: every namespace a desired object lives in that is not
 //     itself desired is created when missing, without propagit's managed
 //     label — propagit did not render it, so it is never pruned.

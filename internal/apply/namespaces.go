@@ -27,10 +27,16 @@ func (m *Manager) ensureNamespaces(ctx context.Context, p *plan) []string {
 		names = append(names, ns)
 	}
 	sort.Strings(names)
+	existing := m.existingNamespaces(ctx, len(names))
 	created := make([]bool, len(names))
 	errs := make([]error, len(names))
 	forEach(ctx, len(names), m.opts.Concurrency, func(i int) {
-		created[i], errs[i] = m.ensureNamespace(ctx, names[i])
+		switch {
+		case existing == nil:
+			created[i], errs[i] = m.ensureNamespace(ctx, names[i])
+		case !existing[names[i]]:
+			created[i], errs[i] = m.createNamespace(ctx, names[i])
+		}
 	})
 	var out []string
 	for i, ns := range names {
@@ -75,6 +81,26 @@ func (m *Manager) namespaced(obj *unstructured.Unstructured) bool {
 	return ok || err != nil
 }
 
+// existingNamespaces lists the namespaces on the member when n of them are
+// to be checked and n reaches listThreshold, so one LIST replaces n GETs. It
+// returns nil when it did not list, or the LIST failed (each namespace is
+// then read alone).
+func (m *Manager) existingNamespaces(ctx context.Context, n int) map[string]bool {
+	if n < listThreshold {
+		return nil
+	}
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(namespaceGVK.GroupVersion().WithKind("NamespaceList"))
+	if err := m.client.List(ctx, list); err != nil {
+		return nil
+	}
+	existing := make(map[string]bool, len(list.Items))
+	for _, ns := range list.Items {
+		existing[ns.Name] = true
+	}
+	return existing
+}
+
 // ensureNamespace creates the namespace name unless it exists, and reports
 // whether it created it.
 func (m *Manager) ensureNamespace(ctx context.Context, name string) (bool, error) {
@@ -87,10 +113,16 @@ func (m *Manager) ensureNamespace(ctx context.Context, name string) (bool, error
 	if !apierrors.IsNotFound(err) {
 		return false, fmt.Errorf("failed to read namespace %s: %w", name, err)
 	}
+	return m.createNamespace(ctx, name)
+}
+
+// createNamespace creates the namespace name, and reports whether it did (it
+// did not if someone else just created it).
+func (m *Manager) createNamespace(ctx context.Context, name string) (bool, error) {
 	ns := &unstructured.Unstructured{}
 	ns.SetGroupVersionKind(namespaceGVK)
 	ns.SetName(name)
-	err = m.client.Create(ctx, ns, client.FieldOwner(m.opts.FieldManager))
+	err := m.client.Create(ctx, ns, client.FieldOwner(m.opts.FieldManager))
 	switch {
 	case apierrors.IsAlreadyExists(err):
 		return false, nil

@@ -84,7 +84,8 @@ type plan struct {
 }
 
 // newPlan pairs desired objects with the inventory. Objects without a kind,
-// version or name, and second copies of an object, fail at once.
+// version or name, and second copies of an object, fail at once; the others
+// are copied and stamped with the managed label and their digest.
 func newPlan(desired []*unstructured.Unstructured, inventory []workv1alpha1.ObjectRef) *plan {
 	inv := make(map[key]workv1alpha1.ObjectRef, len(inventory))
 	for _, r := range inventory {
@@ -107,6 +108,7 @@ func newPlan(desired []*unstructured.Unstructured, inventory []workv1alpha1.Obje
 		case seen[k]:
 			it.fail("is desired more than once; only the first copy is applied")
 		default:
+			stampManaged(it.obj)
 			if err := stampDigest(it.obj); err != nil {
 				it.fail("could not be encoded: %v", err)
 			}
@@ -120,6 +122,21 @@ func newPlan(desired []*unstructured.Unstructured, inventory []workv1alpha1.Obje
 		}
 	}
 	return p
+}
+
+// stampManaged sets propagit's managed label on obj. Render stamps it
+// already; an object applied without it could never be pruned nor updated
+// again (it would read as someone else's).
+func stampManaged(obj *unstructured.Unstructured) {
+	labels := obj.GetLabels()
+	if labels[LabelManaged] == "true" {
+		return
+	}
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[LabelManaged] = "true"
+	obj.SetLabels(labels)
 }
 
 // stage is a set of items applied together.

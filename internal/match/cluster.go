@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 
@@ -22,11 +21,8 @@ func Cluster(affinity *policyv1alpha1.ClusterAffinity, cluster *clusterv1alpha1.
 	if slices.Contains(affinity.ExcludeClusters, cluster.Name) {
 		return false
 	}
-	if affinity.LabelSelector != nil {
-		s, err := metav1.LabelSelectorAsSelector(affinity.LabelSelector)
-		if err != nil || !s.Matches(labels.Set(cluster.Labels)) {
-			return false
-		}
+	if affinity.LabelSelector != nil && !Labels(affinity.LabelSelector, cluster.Labels) {
+		return false
 	}
 	if affinity.FieldSelector != nil && !fields(affinity.FieldSelector, cluster) {
 		return false

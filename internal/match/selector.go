@@ -52,11 +52,27 @@ func Selector(sel policyv1alpha1.ResourceSelector, obj *unstructured.Unstructure
 	if sel.LabelSelector == nil {
 		return MatchAll
 	}
-	s, err := metav1.LabelSelectorAsSelector(sel.LabelSelector)
-	if err != nil || !s.Matches(labels.Set(obj.GetLabels())) {
+	if !Labels(sel.LabelSelector, obj.GetLabels()) {
 		return None
 	}
 	return LabelSelector
+}
+
+// Labels reports whether set satisfies selector. A selector of matchLabels
+// only is checked directly (the common case, and the hot path of a render);
+// anything else goes through apimachinery's parser. An invalid selector
+// matches nothing.
+func Labels(selector *metav1.LabelSelector, set map[string]string) bool {
+	if len(selector.MatchExpressions) == 0 {
+		for k, v := range selector.MatchLabels {
+			if got, ok := set[k]; !ok || got != v {
+				return false
+			}
+		}
+		return true
+	}
+	s, err := metav1.LabelSelectorAsSelector(selector)
+	return err == nil && s.Matches(labels.Set(set))
 }
 
 // Selectors returns the highest priority over sels; None if none match.

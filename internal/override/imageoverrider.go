@@ -3,11 +3,7 @@ package override
 import (
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/propagit/propagit/internal/api/policyv1alpha1"
 )
@@ -46,51 +42,44 @@ func imageTargets(obj *unstructured.Unstructured, predicate *policyv1alpha1.Imag
 		}
 		return []string{predicate.Path}, []string{img}, nil
 	}
-	prefix, spec, err := podSpec(obj)
-	if err != nil || spec == nil {
+	prefix, images, err := podSpec(obj)
+	if err != nil || prefix == "" {
 		return nil, nil, err
 	}
-	paths := make([]string, len(spec.Containers))
-	images := make([]string, len(spec.Containers))
-	for i, c := range spec.Containers {
+	paths := make([]string, len(images))
+	for i := range images {
 		paths[i] = fmt.Sprintf("%s/containers/%d/image", prefix, i)
-		images[i] = c.Image
 	}
 	return paths, images, nil
 }
 
-// podSpec decodes the pod spec of the workload kinds Karmada's image
-// overrider knows, with the JSON pointer of that spec. Like Karmada, it
-// converts the whole object to its typed form, so a field of the wrong type
-// anywhere in it is an error. Other kinds return a nil spec.
-func podSpec(obj *unstructured.Unstructured) (string, *corev1.PodSpec, error) {
-	var typed any
-	var spec func() *corev1.PodSpec
+// podSpec returns the JSON pointer of the pod spec of the workload kinds
+// Karmada's image overrider knows, and that spec's containers' images read
+// straight from the object (Karmada converts the whole object to its typed
+// form first; reading in place gives the same images at a fraction of the
+// cost, but does not reject a wrongly typed field elsewhere in the object).
+// Other kinds return an empty prefix.
+func podSpec(obj *unstructured.Unstructured) (string, []string, error) {
 	prefix := "/spec/template/spec"
+	path := []string{"spec", "template", "spec", "containers"}
 	switch obj.GetKind() {
 	case "Pod":
-		o := &corev1.Pod{}
-		typed, spec, prefix = o, func() *corev1.PodSpec { return &o.Spec }, "/spec"
-	case "ReplicaSet":
-		o := &appsv1.ReplicaSet{}
-		typed, spec = o, func() *corev1.PodSpec { return &o.Spec.Template.Spec }
-	case "Deployment":
-		o := &appsv1.Deployment{}
-		typed, spec = o, func() *corev1.PodSpec { return &o.Spec.Template.Spec }
-	case "DaemonSet":
-		o := &appsv1.DaemonSet{}
-		typed, spec = o, func() *corev1.PodSpec { return &o.Spec.Template.Spec }
-	case "StatefulSet":
-		o := &appsv1.StatefulSet{}
-		typed, spec = o, func() *corev1.PodSpec { return &o.Spec.Template.Spec }
-	case "Job":
-		o := &batchv1.Job{}
-		typed, spec = o, func() *corev1.PodSpec { return &o.Spec.Template.Spec }
+		prefix, path = "/spec", []string{"spec", "containers"}
+	case "ReplicaSet", "Deployment", "DaemonSet", "StatefulSet", "Job":
 	default:
 		return "", nil, nil
 	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, typed); err != nil {
-		return "", nil, fmt.Errorf("failed to convert %s from unstructured object: %w", obj.GetKind(), err)
+	containers, _, err := unstructured.NestedSlice(obj.Object, path...)
+	if err != nil {
+		return "", nil, fmt.Errorf("failed to read the containers of %s: %w", obj.GetKind(), err)
 	}
-	return prefix, spec(), nil
+	images := make([]string, len(containers))
+	for i, c := range containers {
+		m, ok := c.(map[string]any)
+		if !ok {
+			return "", nil, fmt.Errorf("failed to read the containers of %s: container %d is not an object", obj.GetKind(), i)
+		}
+		images[i], _ = m["image"].(string)
+	}
+	return prefix, images, nil
 }

@@ -123,13 +123,24 @@ func TestImageOverrider(t *testing.T) {
 	}
 }
 
-func TestImageOverriderFailsOnMistypedWorkload(t *testing.T) {
+// Karmada converts the whole workload to its typed form before editing
+// images and fails on a mistyped field anywhere; propagit reads the
+// containers in place (a deliberate deviation, for render speed), so only a
+// malformed containers list fails.
+func TestImageOverriderReadsContainersInPlace(t *testing.T) {
+	items := []policyv1alpha1.ImageOverrider{{Component: "Tag", Operator: "replace", Value: "x"}}
+	policies := []load.Override{op("p", withRule(nil, policyv1alpha1.Overriders{ImageOverrider: items}))}
+
 	obj := readObject(t, "deployment.yaml")
 	obj.Object["spec"].(map[string]any)["replicas"] = "three"
-	items := []policyv1alpha1.ImageOverrider{{Component: "Tag", Operator: "replace", Value: "x"}}
-	_, err := Apply(obj, member("member1", nil), []load.Override{op("p", withRule(nil, policyv1alpha1.Overriders{ImageOverrider: items}))})
-	if err == nil {
-		t.Fatal("Apply succeeded on a Deployment whose replicas is a string; Karmada fails to convert it")
+	if _, err := Apply(obj, member("member1", nil), policies); err != nil {
+		t.Fatalf("a mistyped field outside the containers must not stop the image overrider: %v", err)
+	}
+
+	bad := readObject(t, "deployment.yaml")
+	bad.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"] = []any{"not-an-object"}
+	if _, err := Apply(bad, member("member1", nil), policies); err == nil {
+		t.Fatal("a container that is not an object must fail")
 	}
 }
 

@@ -27,11 +27,12 @@ func (e *editor) labelsOrAnnotations(overrider, field string, o policyv1alpha1.L
 	}
 	slices.Sort(keys)
 	var ops []operation
+	current, _, _ := unstructured.NestedFieldNoCopy(e.obj.Object, fields...)
+	currentMap, _ := current.(map[string]any)
 	for _, key := range keys {
 		switch o.Operator {
 		case policyv1alpha1.OpRemove, policyv1alpha1.OpReplace:
-			current, _, _ := unstructured.NestedStringMap(e.obj.Object, fields...)
-			if _, exists := current[key]; !exists {
+			if _, exists := currentMap[key]; !exists {
 				continue
 			}
 		case policyv1alpha1.OpAdd:

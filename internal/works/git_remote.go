@@ -15,16 +15,19 @@ import (
 
 // endpoint is a remote repository.
 type endpoint struct {
-	url  string
+	url  string // as configured
 	safe string // url without credentials
+	dial string // what go-git is given: see transportURL
 	// noShallow is set once the server refused a shallow fetch.
 	noShallow atomic.Bool
 }
 
-func newEndpoint(url string) *endpoint { return &endpoint{url: url, safe: redactURL(url)} }
+func newEndpoint(url string) *endpoint {
+	return &endpoint{url: url, safe: redactURL(url), dial: transportURL(url)}
+}
 
 func (ep *endpoint) remote(s storage.Storer) *git.Remote {
-	return git.NewRemote(s, &config.RemoteConfig{Name: "origin", URLs: []string{ep.url}})
+	return git.NewRemote(s, &config.RemoteConfig{Name: "origin", URLs: []string{ep.dial}})
 }
 
 // fetch fetches the remote ref src into the local ref dst of s — shallow

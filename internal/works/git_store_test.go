@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/google/go-cmp/cmp"
 
@@ -178,5 +179,21 @@ func TestNewGitStoreValidates(t *testing.T) {
 	}
 	if _, err := g.GetStatus(ctxT(t), "a/b"); err == nil || errors.Is(err, nil) {
 		t.Errorf("GetStatus accepted a cluster name with a slash")
+	}
+}
+
+func TestLocalPathAndFileURLReachTheSameRepository(t *testing.T) {
+	r := fileRemote(t)
+	ctx := ctxT(t)
+	byPath := r.store(t, func(o *GitOptions) { o.URL = r.dir })
+	if _, err := byPath.Put(ctx, "rev1", fleet(1, 1, "rev1", "a")); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := r.store(t).List(ctx) // file://
+	if err != nil || len(ws) != 1 {
+		t.Fatalf("List over file:// = %v, %v", ws, err)
+	}
+	if _, ok := client.Protocols["file"].(*fileTransport); ok {
+		t.Errorf("GitStore replaced go-git's file:// transport")
 	}
 }

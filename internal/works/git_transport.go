@@ -3,6 +3,7 @@ package works
 import (
 	"errors"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -17,16 +18,36 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
+// fileScheme is the private URL scheme under which GitStore reaches local
+// repositories (file:// URLs and paths) through fileTransport.
+const fileScheme = "propagit-file"
+
 var installOnce sync.Once
 
-// installFileTransport makes go-git serve file:// URLs and local paths
-// in-process, so no git binary is needed, with ref updates made atomic
-// within the process (see fileTransport). The registration is global to
-// go-git; internal/source registers a transport for the same URLs.
+// installFileTransport registers fileTransport, go-git's in-process server
+// made safe for concurrent writers, under fileScheme. go-git keeps one
+// global transport per scheme; using a scheme of our own leaves "file" to
+// whoever else registers it (internal/source does) and keeps these
+// semantics whatever the order of registration.
 func installFileTransport() {
 	installOnce.Do(func() {
-		client.InstallProtocol("file", &fileTransport{inner: server.NewServer(fileLoader{})})
+		client.InstallProtocol(fileScheme, &fileTransport{inner: server.NewServer(fileLoader{})})
 	})
+}
+
+// transportURL returns the URL go-git is given for url: a file:// URL or a
+// local path becomes a fileScheme URL of the absolute path; anything else
+// is unchanged.
+func transportURL(url string) string {
+	ep, err := transport.NewEndpoint(url)
+	if err != nil || ep.Protocol != "file" {
+		return url
+	}
+	p := ep.Path
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	return fileScheme + "://" + filepath.ToSlash(p)
 }
 
 // fileLoader opens the repository a file:// endpoint names: a bare

@@ -125,8 +125,10 @@ func decodeWork(cluster string, files map[string][]byte) (*workv1alpha1.Work, er
 	if !ok {
 		return nil, fmt.Errorf("work %s: missing %s", cluster, WorkFile)
 	}
+	// Not strict: a newer format may add fields, and the reader must still
+	// see its formatVersion to refuse it clearly.
 	var wf workFile
-	if err := yaml.UnmarshalStrict(head, &wf); err != nil {
+	if err := yaml.Unmarshal(head, &wf); err != nil {
 		return nil, fmt.Errorf("work %s: failed to decode %s: %w", cluster, WorkFile, err)
 	}
 	w := newWork(cluster, wf.Spec)

@@ -23,10 +23,12 @@ import (
 //     heartbeatInterval after prev's (or prev has none), it is written, so a
 //     reader can still tell a live applier from a dead one while each
 //     cluster writes at most once per heartbeatInterval in steady state.
-//   - A condition's LastTransitionTime or ObservedGeneration. A condition
-//     changes only when it appears, disappears, or its status, reason or
-//     message changes. Messages must therefore carry no timestamps or
-//     durations.
+//   - A condition's LastTransitionTime or ObservedGeneration, for the
+//     Work's conditions and for those of the cluster state a pull agent
+//     measured (its probe stamps every Ready condition with the probe
+//     time). A condition changes only when it appears, disappears, or its
+//     status, reason or message changes. Messages must therefore carry no
+//     timestamps or durations.
 //   - The order of conditions (by type), inventory, object results and
 //     drift records, and nil versus empty lists.
 //
@@ -42,12 +44,21 @@ func StatusChanged(prev, next *workv1alpha1.WorkStatus, heartbeatInterval time.D
 	}
 	a.Heartbeat, b.Heartbeat = nil, nil
 	for _, s := range []*workv1alpha1.WorkStatus{a, b} {
-		for i := range s.Conditions {
-			s.Conditions[i].LastTransitionTime = metav1.Time{}
-			s.Conditions[i].ObservedGeneration = 0
+		clearTransitions(s.Conditions)
+		if s.Cluster != nil {
+			clearTransitions(s.Cluster.Conditions)
 		}
 	}
 	return !equality.Semantic.DeepEqual(a, b)
+}
+
+// clearTransitions zeroes what does not make a condition change: its
+// LastTransitionTime and ObservedGeneration.
+func clearTransitions(conds []metav1.Condition) {
+	for i := range conds {
+		conds[i].LastTransitionTime = metav1.Time{}
+		conds[i].ObservedGeneration = 0
+	}
 }
 
 // Normalize returns a copy of st as stores write it: lists sorted, times
@@ -60,6 +71,11 @@ func Normalize(st *workv1alpha1.WorkStatus) *workv1alpha1.WorkStatus {
 	out.Heartbeat = truncate(out.Heartbeat)
 	for i := range out.Conditions {
 		out.Conditions[i].LastTransitionTime = *truncate(&out.Conditions[i].LastTransitionTime)
+	}
+	if out.Cluster != nil {
+		for i := range out.Cluster.Conditions {
+			out.Cluster.Conditions[i].LastTransitionTime = *truncate(&out.Cluster.Conditions[i].LastTransitionTime)
+		}
 	}
 	for i := range out.Drift {
 		out.Drift[i].Time = *truncate(&out.Drift[i].Time)
@@ -84,14 +100,30 @@ func Normalize(st *workv1alpha1.WorkStatus) *workv1alpha1.WorkStatus {
 // transition time set to now.
 func settle(prev, next *workv1alpha1.WorkStatus, now time.Time) *workv1alpha1.WorkStatus {
 	out := Normalize(next)
-	old := map[string]metav1.Condition{}
+	var prevConds, prevCluster []metav1.Condition
 	if prev != nil {
-		for _, c := range prev.Conditions {
-			old[c.Type] = c
+		prevConds = prev.Conditions
+		if prev.Cluster != nil {
+			prevCluster = prev.Cluster.Conditions
 		}
 	}
-	for i := range out.Conditions {
-		c := &out.Conditions[i]
+	settleConditions(prevConds, out.Conditions, now)
+	if out.Cluster != nil {
+		// The cluster state's conditions follow the same rule.
+		settleConditions(prevCluster, out.Cluster.Conditions, now)
+	}
+	return out
+}
+
+// settleConditions gives each condition of next whose status did not
+// change prev's LastTransitionTime, and a missing one now.
+func settleConditions(prev, next []metav1.Condition, now time.Time) {
+	old := map[string]metav1.Condition{}
+	for _, c := range prev {
+		old[c.Type] = c
+	}
+	for i := range next {
+		c := &next[i]
 		if p, ok := old[c.Type]; ok && p.Status == c.Status && !p.LastTransitionTime.IsZero() {
 			c.LastTransitionTime = *truncate(&p.LastTransitionTime)
 		}
@@ -99,7 +131,6 @@ func settle(prev, next *workv1alpha1.WorkStatus, now time.Time) *workv1alpha1.Wo
 			c.LastTransitionTime = metav1.Time{Time: now.Truncate(time.Second)}
 		}
 	}
-	return out
 }
 
 func truncate(t *metav1.Time) *metav1.Time {

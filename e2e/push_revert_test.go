@@ -1,0 +1,56 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/propagit/propagit/internal/testenv"
+)
+
+// TestPushRevertAfterFailedApply pushes a commit that half applies (one
+// new ConfigMap is created, another clashes with a hand-made object and is
+// refused), then reverts it: the member must go back to exactly the
+// reverted content, so the ConfigMap the failed apply created is pruned,
+// and the hand-made object is never touched.
+func TestPushRevertAfterFailedApply(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{Members: 1})
+	m1 := env.Members[0]
+	ns := randomNamespace("revert")
+	remote := httpRemote(t)
+	status := newStatusReader(t, remote)
+	co := newCheckout(t, remote)
+	configMapFleet(co, ns, m1.Name)
+	co.write(fleetDir+"/keep.yaml", configMapYAML(ns, "keep", "kept"))
+	rev1, _ := co.commitPush("one ConfigMap")
+	ctrl := startController(t, newSetup(t, remote, env.Members...))
+	kept := waitConfigMaps(t, env, ns, []string{"keep"})
+	status.waitApplied(rev1, m1.Name)
+	clash := createHandmade(t, m1, ns, "clash")
+
+	// rev2: "fresh" applies, "clash" is refused (conflictResolution Abort).
+	co.write(fleetDir+"/fresh.yaml", configMapYAML(ns, "fresh", "new"))
+	co.write(fleetDir+"/clash.yaml", configMapYAML(ns, "clash", "from git"))
+	rev2, _ := co.commitPush("two more ConfigMaps, one clashing")
+	eventually(t, converge, func() (bool, string) {
+		st, err := status.get(m1.Name)
+		if err != nil {
+			return false, err.Error()
+		}
+		applied := condition(st, "Applied")
+		ok := applied != nil && applied.Status == "False" && strings.Contains(applied.Message, "clash")
+		return ok, fmt.Sprintf("want Applied=False naming the clash for %s; %s", short(rev2), describeStatus(st))
+	})
+	waitConfigMaps(t, env, ns, []string{"keep", "fresh"})
+	clash.check(t, "after the clashing commit")
+
+	// rev3 reverts rev2.
+	co.remove(fleetDir + "/fresh.yaml")
+	co.remove(fleetDir + "/clash.yaml")
+	rev3, _ := co.commitPush("revert")
+	ctrl.waitRevision(rev3)
+	after := waitConfigMaps(t, env, ns, []string{"keep"})
+	checkSameUIDs(t, "after the revert", kept, after, []string{"keep"})
+	clash.check(t, "after the revert")
+	status.waitApplied(rev3, m1.Name)
+}
