@@ -1,0 +1,61 @@
+package status
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+)
+
+func deployment(t *testing.T, name string, scheduled, replicas int) runtime.RawExtension {
+	t.Helper()
+	raw, err := json.Marshal(map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": name, "namespace": "demo", "annotations": map[string]any{
+			"propagit.io/template": "Deployment.apps/demo/" + name, "propagit.io/scheduled-replicas": itoa(scheduled)}},
+		"spec": map[string]any{"replicas": replicas},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runtime.RawExtension{Raw: raw}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func work(cluster, rev string, manifests ...runtime.RawExtension) *workv1alpha1.Work {
+	return &workv1alpha1.Work{Spec: workv1alpha1.WorkSpec{Cluster: cluster, SourceRevision: rev, Manifests: manifests}}
+}
+
+func status(ready metav1.ConditionStatus, applied string, health string) *workv1alpha1.WorkStatus {
+	return &workv1alpha1.WorkStatus{AppliedRevision: applied,
+		Conditions: []metav1.Condition{{Type: "Ready", Status: ready, Message: "m"}},
+		Objects:    []workv1alpha1.ObjectResult{{ObjectRef: workv1alpha1.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "demo", Name: "web"}, Action: "Created", Health: health}}}
+}
+
+// TestBuildCountsOnlyAppliedAndHealthy pins that "merged" never reads as
+// "running": a cluster counts only when it runs the wanted revision, Ready.
+func TestBuildCountsOnlyAppliedAndHealthy(t *testing.T) {
+	rep, err := Build([]Input{
+		{Work: work("m1", "abc1234567", deployment(t, "web", 2, 2)), Status: status("True", "abc1234567", "Current"), Mode: "Push"},
+		{Work: work("m2", "abc1234567", deployment(t, "web", 2, 3)), Status: status("True", "0ld0000000", "Current"), Mode: "Pull"},
+		{Work: work("m3", "abc1234567", deployment(t, "web", 2, 2)), Status: status("Unknown", "abc1234567", "InProgress"), Mode: "Push"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "abc1234: 1/3 clusters applied and healthy, 1 not ready"; rep.Summary != want {
+		t.Errorf("summary = %q, want %q", rep.Summary, want)
+	}
+	want := []TemplateRow{{Template: "Deployment.apps/demo/web", Clusters: []string{"m1", "m2", "m3"}, DesiredReplicas: 7, ReadyReplicas: 5, Workload: true}}
+	if diff := cmp.Diff(want, rep.Templates); diff != "" {
+		t.Errorf("templates (-want +got):\n%s", diff)
+	}
+	if rep.Clusters[1].Mode != "Pull" || rep.Clusters[1].AppliedRevision != "0ld0000000" {
+		t.Errorf("cluster rows lost mode or applied revision: %+v", rep.Clusters[1])
+	}
+}
