@@ -341,6 +341,12 @@ type running struct {
 // have) and runs it until stop or the end of the test.
 func startController(t testing.TB, s setup) *running {
 	t.Helper()
+	return startControllerOpts(t, s, controllerOptions())
+}
+
+// startControllerOpts is startController with the given options.
+func startControllerOpts(t testing.TB, s setup, opts controller.Options) *running {
+	t.Helper()
 	// The order is the CLI's: the follower, then the work store (both
 	// register go-git's file:// transport; see the report in e2e notes).
 	follower := source.NewFollower(source.FollowOptions{URL: s.URL, Branch: branch, Path: fleetDir, Auth: s.Auth, CacheDir: s.SourceCache})
@@ -362,7 +368,7 @@ func startController(t testing.TB, s setup) *running {
 	}
 	logs := newLogRecorder(t)
 	fetcher := &countingFetcher{inner: controller.GitFetcher(follower)}
-	c := controller.New(controllerOptions(), fetcher, ws, ss, creds, logs.logger())
+	c := controller.New(opts, fetcher, ws, ss, creds, logs.logger())
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{Controller: c, t: t, fetcher: fetcher, logs: logs, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- c.Run(ctx) }()

@@ -117,6 +117,7 @@ func (a *Agent) Once(ctx context.Context) time.Duration {
 		a.log.Info("no Work for this cluster yet")
 		return 0
 	}
+	a.syncer.SetSourceError("")
 	return a.syncer.Sync(ctx, w, true)
 }
 

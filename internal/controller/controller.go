@@ -117,6 +117,10 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 	if cur == nil {
 		return err
 	}
+	sourceErr := ""
+	if err != nil {
+		sourceErr = err.Error()
+	}
 	c.syncMembers(ctx, cur.set.Clusters)
 	status := c.probe(ctx, cur.set.Clusters)
 	ws, err := c.renderWorks(ctx, cur, status)
@@ -130,7 +134,7 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 	if len(changed) > 0 {
 		c.log.Info("works recorded", "revision", short(cur.revision), "changed", changed)
 	}
-	c.dispatch(ws)
+	c.dispatch(ws, sourceErr)
 	c.recordWorks()
 	return nil
 }
@@ -169,6 +173,10 @@ func (c *Controller) fetchAndLoad(ctx context.Context) (*loaded, error) {
 func (c *Controller) keepLast(err error) *loaded {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.state.SourceError != err.Error() {
+		// Logged once per new problem, not on every poll.
+		c.log.Error(err, "source problem; the last good revision stays in force", "revision", short(c.state.Revision))
+	}
 	c.state.SourceError = err.Error()
 	return c.last
 }
@@ -176,6 +184,9 @@ func (c *Controller) keepLast(err error) *loaded {
 func (c *Controller) setClean(rev string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.state.SourceError != "" {
+		c.log.Info("source problem resolved", "revision", short(rev))
+	}
 	c.state.Revision, c.state.SourceError, c.state.LastSync = rev, "", c.clock.Now()
 }
 

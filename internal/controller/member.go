@@ -34,6 +34,8 @@ type member struct {
 	syncer *deliver.Syncer
 	// state is the Work state for metrics, set by the worker after a sync.
 	state string
+	// sourceErr is the controller's current source problem.
+	sourceErr string
 }
 
 func (c *Controller) member(name string) *member {
@@ -77,12 +79,13 @@ func (c *Controller) syncMembers(ctx context.Context, clusters []load.Cluster) {
 	}
 }
 
-// dispatch hands every push member its Work and wakes its worker.
-func (c *Controller) dispatch(ws []*workv1alpha1.Work) {
+// dispatch hands every push member its Work and the current source
+// problem ("" when none), and wakes its worker.
+func (c *Controller) dispatch(ws []*workv1alpha1.Work, sourceErr string) {
 	for _, w := range ws {
 		if m := c.member(w.Spec.Cluster); m != nil {
 			m.mu.Lock()
-			m.work = w
+			m.work, m.sourceErr = w, sourceErr
 			m.mu.Unlock()
 			m.poke()
 		}
@@ -140,11 +143,12 @@ func (m *member) run(ctx context.Context) {
 // again.
 func (m *member) reconcile(ctx context.Context) time.Duration {
 	m.mu.Lock()
-	w, probe := m.work, m.probe
+	w, probe, sourceErr := m.work, m.probe, m.sourceErr
 	m.mu.Unlock()
 	if w == nil {
 		return 0
 	}
+	m.syncer.SetSourceError(sourceErr)
 	again := m.syncer.Sync(ctx, w, ready(probe))
 	state := workState(m.syncer.Status(), w)
 	m.mu.Lock()

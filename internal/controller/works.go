@@ -62,9 +62,15 @@ func (c *Controller) pullState(ctx context.Context, name string) *clusterv1alpha
 	st := ws.Cluster.DeepCopy()
 	timeout := c.opts.PullHeartbeatTimeout
 	if timeout > 0 && (ws.Heartbeat == nil || c.clock.Since(ws.Heartbeat.Time) > timeout) {
+		// Not Ready since the heartbeat went stale, not since this look:
+		// failover tolerations count from the transition time.
+		since := c.clock.Now()
+		if ws.Heartbeat != nil {
+			since = ws.Heartbeat.Add(timeout)
+		}
 		st.Conditions = []metav1.Condition{{Type: clusterv1alpha1.ConditionReady, Status: metav1.ConditionUnknown,
 			Reason: "AgentHeartbeatStale", Message: fmt.Sprintf("no heartbeat from the agent for more than %s", timeout),
-			LastTransitionTime: metav1.NewTime(c.clock.Now())}}
+			LastTransitionTime: metav1.NewTime(since)}}
 	}
 	return st
 }

@@ -3,8 +3,11 @@ package deliver
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/apply"
@@ -18,6 +21,10 @@ func (s *Syncer) apply(ctx context.Context, mgr *apply.Manager, w *workv1alpha1.
 		s.set(st, ConditionApplied, metav1.ConditionFalse, "InvalidWork", err.Error())
 		return false
 	}
+	// Record first what this apply may create: a process killed mid-apply
+	// then still knows to prune it after a revert.
+	st.Inventory = union(st.Inventory, objs)
+	s.write(ctx, st)
 	res, err := mgr.Apply(ctx, objs, st.Inventory)
 	if res != nil {
 		st.Inventory, st.Objects = res.Inventory, res.Objects
@@ -115,4 +122,28 @@ func (s *Syncer) record(res *apply.Result, err error) {
 	}
 	m.ApplyResult(s.cluster, metrics.ApplySuccess)
 	m.LastApplySuccess(s.cluster, s.clock.Now())
+}
+
+// union returns inventory plus a reference to every object in objs, sorted
+// and without duplicates.
+func union(inventory []workv1alpha1.ObjectRef, objs []*unstructured.Unstructured) []workv1alpha1.ObjectRef {
+	seen := map[workv1alpha1.ObjectRef]bool{}
+	out := make([]workv1alpha1.ObjectRef, 0, len(inventory)+len(objs))
+	add := func(r workv1alpha1.ObjectRef) {
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	for _, r := range inventory {
+		add(r)
+	}
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		add(workv1alpha1.ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()})
+	}
+	slices.SortFunc(out, func(a, b workv1alpha1.ObjectRef) int {
+		return strings.Compare(a.Group+"/"+a.Kind+"/"+a.Namespace+"/"+a.Name, b.Group+"/"+b.Kind+"/"+b.Namespace+"/"+b.Name)
+	})
+	return out
 }

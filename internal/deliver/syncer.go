@@ -63,6 +63,9 @@ type Syncer struct {
 	failures int
 	// state is the member's own state, set by pull agents only.
 	state *clusterv1alpha1.ClusterStatus
+	// sourceErr is why the source could not be read or loaded; it goes into
+	// the status message so `propagit status` shows it next to the member.
+	sourceErr string
 }
 
 // New returns a Syncer for cluster. manager builds (or returns a cached)
@@ -118,7 +121,7 @@ func (s *Syncer) Sync(ctx context.Context, w *workv1alpha1.Work, reachable bool)
 		s.last = st
 	}
 	st := s.last.DeepCopy()
-	st.Message = ""
+	st.Message = s.sourceErr
 	switch {
 	case w.Spec.FormatVersion > workv1alpha1.FormatVersion:
 		msg := fmt.Sprintf("agent too old for Work format %d (it understands %d): nothing applied, what runs is kept; upgrade the agent", w.Spec.FormatVersion, workv1alpha1.FormatVersion)
@@ -141,8 +144,8 @@ func (s *Syncer) Sync(ctx context.Context, w *workv1alpha1.Work, reachable bool)
 func (s *Syncer) syncReachable(ctx context.Context, w *workv1alpha1.Work, st *workv1alpha1.WorkStatus) time.Duration {
 	d := Digest(w)
 	if st.AppliedDigest == d && ready(st) {
-		if s.state != nil {
-			s.write(ctx, st) // heartbeat; the store writes it only when due
+		if s.state != nil || st.Message != s.last.Message {
+			s.write(ctx, st) // a heartbeat or a new message; the store skips the rest
 		}
 		return 0
 	}
@@ -154,6 +157,9 @@ func (s *Syncer) syncReachable(ctx context.Context, w *workv1alpha1.Work, st *wo
 	}
 	if st.AppliedDigest != d {
 		if !s.apply(ctx, mgr, w, st) {
+			// Forget what was applied: a revert to it must apply (and prune)
+			// again, not count as unchanged.
+			st.AppliedDigest = ""
 			s.write(ctx, st)
 			return s.backoff()
 		}
@@ -177,8 +183,15 @@ func ready(st *workv1alpha1.WorkStatus) bool {
 	return false
 }
 
-// write stores st; the store skips writes that change nothing.
+// write stores st; the store skips writes that change nothing. A cancelled
+// ctx (shutdown mid-apply) still gets the status out, with a short deadline
+// of its own: it holds the inventory of what was just created.
 func (s *Syncer) write(ctx context.Context, st *workv1alpha1.WorkStatus) {
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+	}
 	st.AgentVersion = s.opts.Version
 	if s.state != nil {
 		now := metav1.NewTime(s.clock.Now())
@@ -221,9 +234,14 @@ func (s *Syncer) SetCluster(st *clusterv1alpha1.ClusterStatus) {
 	s.state = st
 }
 
+// SetSourceError sets (or, with "", clears) the source problem the next
+// status write reports.
+func (s *Syncer) SetSourceError(msg string) { s.sourceErr = msg }
+
 // SourceError records that the Work could not be read: what is applied
 // stays, and the status says the source is stale.
 func (s *Syncer) SourceError(ctx context.Context, msg string) {
+	s.sourceErr = msg
 	if s.last == nil {
 		st, err := s.status.GetStatus(ctx, s.cluster)
 		if err != nil {

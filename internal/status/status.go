@@ -114,6 +114,9 @@ func clusterRow(in Input) ClusterRow {
 		t := st.Heartbeat.Time
 		row.LastHeard = &t
 	}
+	if st.Message != "" {
+		row.Message = st.Message // a source or format problem outranks the condition
+	}
 	return row
 }
 

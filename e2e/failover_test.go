@@ -1,0 +1,146 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/propagit/propagit/internal/testenv"
+)
+
+// failoverFleet is a one-replica Deployment on a primary member with a
+// backup, failing over after tolerationSeconds with the given purge mode.
+func failoverFleet(c *checkout, ns, purge string, tolerationSeconds, graceSeconds int) {
+	grace := ""
+	if graceSeconds > 0 {
+		grace = fmt.Sprintf("      gracePeriodSeconds: %d\n", graceSeconds)
+	}
+	c.write(fleetDir+"/clusters/member1.yaml", clusterYAML("member1"))
+	c.write(fleetDir+"/clusters/member2.yaml", clusterYAML("member2"))
+	c.write(fleetDir+"/ns.yaml", namespaceYAML(ns))
+	c.write(fleetDir+"/app.yaml", fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: %[1]s}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx:1.27}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: %[1]s}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  propagateDeps: true
+  failover:
+    application:
+      decisionConditions: {tolerationSeconds: %[2]d}
+      purgeMode: %[3]s
+%[4]s  placement:
+    clusterAffinities:
+    - affinityName: primary
+      clusterNames: [member1]
+    - affinityName: backup
+      clusterNames: [member2]
+`, ns, tolerationSeconds, purge, grace))
+}
+
+// deploymentState reports whether Deployment ns/web exists on m and is
+// Available.
+func deploymentState(m *testenv.Member, ns string) (exists, available bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	d, err := m.Client().AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable && c.Status == "True" {
+			return true, d.Status.AvailableReplicas >= 1, nil
+		}
+	}
+	return true, false, nil
+}
+
+func waitDeployment(t *testing.T, m *testenv.Member, ns string, wantExists, wantAvailable bool, timeout time.Duration) time.Duration {
+	t.Helper()
+	return eventually(t, timeout, func() (bool, string) {
+		exists, available, err := deploymentState(m, ns)
+		if err != nil {
+			return false, fmt.Sprintf("%s: %v", m.Name, err)
+		}
+		ok := exists == wantExists && (!wantAvailable || available)
+		return ok, fmt.Sprintf("%s: exists=%v available=%v", m.Name, exists, available)
+	})
+}
+
+// TestFailoverPrimaryBackup stops the primary's apiserver: after
+// tolerationSeconds the application runs Available on the backup; when the
+// primary returns, the old copy is handled per the purge mode, and the
+// application stays on the backup (clusterAffinities never fall back).
+func TestFailoverPrimaryBackup(t *testing.T) {
+	const toleration = 10
+	for _, tc := range []struct {
+		purge     string
+		grace     int
+		keepsCopy bool // the primary's copy survives its return
+	}{
+		{purge: "Graciously", grace: 15, keepsCopy: false},
+		{purge: "Immediately", keepsCopy: false},
+		{purge: "Never", keepsCopy: true},
+	} {
+		t.Run(tc.purge, func(t *testing.T) {
+			env := testenv.Start(t, testenv.Options{Members: 2, Workloads: true})
+			primary, backup := env.Members[0], env.Members[1]
+			remote := fileRemote(t)
+			co := newCheckout(t, remote)
+			ns := randomNamespace("failover")
+			failoverFleet(co, ns, tc.purge, toleration, tc.grace)
+			co.commitPush("primary/backup")
+			opts := controllerOptions()
+			opts.ClusterFailureThreshold, opts.ClusterSuccessThreshold = 2*time.Second, 2*time.Second
+			opts.ProbeTimeout = 2 * time.Second
+			r := startControllerOpts(t, newSetup(t, remote, primary, backup), opts)
+
+			waitDeployment(t, primary, ns, true, true, converge)
+			if exists, _, _ := deploymentState(backup, ns); exists {
+				t.Fatal("the backup runs the application while the primary is healthy")
+			}
+			if err := primary.StopAPIServer(); err != nil {
+				t.Fatal(err)
+			}
+			took := waitDeployment(t, backup, ns, true, true, toleration*time.Second+60*time.Second)
+			t.Logf("primary stopped → Available on the backup in %s (tolerationSeconds %d)", took.Round(100*time.Millisecond), toleration)
+			if took < toleration*time.Second-time.Second {
+				t.Errorf("failed over after %s, before tolerationSeconds %ds", took, toleration)
+			}
+			if err := primary.StartAPIServer(); err != nil {
+				t.Fatal(err)
+			}
+			if tc.keepsCopy {
+				// Never: the old copy stays, however many passes run.
+				waitDeployment(t, primary, ns, true, false, converge)
+				r.waitPasses(5)
+				if exists, _, err := deploymentState(primary, ns); err != nil || !exists {
+					t.Fatalf("purge mode Never removed the old copy (err %v)", err)
+				}
+			} else {
+				took := waitDeployment(t, primary, ns, false, false, converge)
+				t.Logf("primary back → old copy removed in %s", took.Round(100*time.Millisecond))
+			}
+			// No flap back: the backup keeps the application.
+			waitDeployment(t, backup, ns, true, true, converge)
+		})
+	}
+}
