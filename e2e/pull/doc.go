@@ -17,7 +17,21 @@
 // Every test is named TestPull… so the group runs on its own with
 // `go test ./e2e/... -run TestPull`. Waits poll a condition until a deadline
 // and report the last state they saw; there are no sleeps. Namespaces are
-// random, workloads are ConfigMaps (members run no controller-manager, so
-// nothing else would become healthy), and no test starts more than three
-// members.
+// random and no test starts more than three members. Workloads are
+// ConfigMaps, except in the mixed push/pull scenario, which rolls out the
+// quickstart's nginx Deployment on members running kube-controller-manager,
+// kube-scheduler and kwok.
+//
+// Scenarios (issue 7, "Bad input and faults"):
+//
+//	TestPullMixedPushAndPull         one push and two pull members, overrides per cluster
+//	TestPullAgentRestartNoStorm      steady state and restart write nothing to the member
+//	TestPullSourceUnreachable        the Git server goes away and returns
+//	TestPullCRStoreHeartbeat         Work CRs on a hub; a stale heartbeat makes the member not Ready
+//	TestPullStaleHeartbeatFailover   failover counts from when the heartbeat went stale
+//	TestPullManyAgentsStatus         20 agents writing status at once
+//	TestPullNewerFormatRefused       a Work of a newer format is refused whole
+//
+// BenchmarkPullAgentSteadyState measures one poll of an unchanged work
+// branch holding 10 or 200 clusters.
 package pull

@@ -90,8 +90,7 @@ func TestPullStaleHeartbeatFailover(t *testing.T) {
 	// one-second precision), evicted tolerate later: allow a few
 	// reconcile passes on top.
 	deadline := heartbeatTimeout + tolerate + 15*time.Second
-	took := eventually(t, deadline, workHolds(hubStore, pullM.Name))
+	eventually(t, deadline, workHolds(hubStore, pullM.Name))
 	t.Logf("templates moved off the pull member %s after the agent stopped (heartbeat timeout %s, toleration %s)",
 		time.Since(stopped).Round(time.Millisecond), heartbeatTimeout, tolerate)
-	_ = took
 }

@@ -272,9 +272,10 @@ spec:
 `, ns, names.String())
 }
 
-// overrideYAML replaces /data/value of ConfigMap ns/name with a different
-// value on each cluster: one override rule per cluster.
-func overrideYAML(ns, name string, clusters []string, values []string) string {
+// overrideYAML sets path of one template (apiVersion, kind, ns/name) to a
+// different value on each cluster: one plaintext replace rule per cluster.
+// values are YAML scalars as written ("3", "\"text\"").
+func overrideYAML(apiVersion, kind, ns, name, path string, clusters, values []string) string {
 	var rules strings.Builder
 	for i, c := range clusters {
 		fmt.Fprintf(&rules, `  - targetCluster:
@@ -282,23 +283,33 @@ func overrideYAML(ns, name string, clusters []string, values []string) string {
       - %s
     overriders:
       plaintext:
-      - path: /data/value
+      - path: %s
         operator: replace
-        value: %q
-`, c, values[i])
+        value: %s
+`, c, path, values[i])
 	}
 	return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
 kind: OverridePolicy
 metadata:
-  name: %s-per-cluster
+  name: %s-%s-per-cluster
   namespace: %s
 spec:
   resourceSelectors:
-  - apiVersion: v1
-    kind: ConfigMap
+  - apiVersion: %s
+    kind: %s
     name: %s
   overrideRules:
-%s`, name, ns, name, rules.String())
+%s`, strings.ToLower(kind), name, ns, apiVersion, kind, name, rules.String())
+}
+
+// configMapOverrideYAML gives ConfigMap ns/name's data.value a different
+// value on each cluster.
+func configMapOverrideYAML(ns, name string, clusters, values []string) string {
+	quoted := make([]string, len(values))
+	for i, v := range values {
+		quoted[i] = fmt.Sprintf("%q", v)
+	}
+	return overrideYAML("v1", "ConfigMap", ns, name, "/data/value", clusters, quoted)
 }
 
 // kubeconfigDir copies each push member's kubeconfig to

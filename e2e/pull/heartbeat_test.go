@@ -46,7 +46,7 @@ func TestPullCRStoreHeartbeat(t *testing.T) {
 	f.write("clusters/"+pushM.Name+".yaml", clusterYAML(pushM.Name, clusterv1alpha1.SyncModePush))
 	f.write("namespace.yaml", namespaceYAML(ns))
 	f.write("policy.yaml", policyYAML(ns, names...))
-	f.write("override.yaml", overrideYAML(ns, "app", names, values))
+	f.write("override.yaml", configMapOverrideYAML(ns, "app", names, values))
 	f.write("app.yaml", configMapYAML(ns, "app", "template"))
 	rev1 := f.commitPush("app on a pull and a push member")
 

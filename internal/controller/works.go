@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -98,9 +99,11 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 	if err != nil {
 		return nil, err
 	}
+	now := c.clock.Now()
 	res := render.Render(render.Input{Set: cur.set, Status: status, Previous: render.PreviousFromWorks(prevWorks),
-		Options: c.opts.Render, Now: c.clock.Now()})
+		Options: c.opts.Render, Now: now})
 	c.recordRender(res)
+	c.recordFailovers(res, now)
 	byCluster := map[string]render.Work{}
 	for _, w := range res.Works {
 		byCluster[w.Cluster] = w
@@ -148,6 +151,27 @@ func toRenderWorks(ws []*workv1alpha1.Work) ([]render.Work, error) {
 		out = append(out, render.Work{Cluster: w.Spec.Cluster, Objects: objs})
 	}
 	return out, nil
+}
+
+// recordFailovers logs and counts the evictions this render made.
+func (c *Controller) recordFailovers(res *render.Result, now time.Time) {
+	for _, b := range res.Bindings {
+		for _, e := range b.Evictions {
+			if !e.Since.Equal(now) {
+				continue // decided by an earlier render
+			}
+			var to []string
+			for _, t := range b.Targets {
+				if t.Evicted == nil {
+					to = append(to, t.Cluster)
+				}
+			}
+			c.log.Info("failover", "template", b.Key.String(), "from", e.Cluster, "to", to, "reason", e.Reason, "purgeMode", e.PurgeMode)
+			for _, t := range to {
+				c.opts.Metrics.Failover(e.Cluster, t)
+			}
+		}
+	}
 }
 
 // recordRender counts schedule attempts, policy matches and cluster
