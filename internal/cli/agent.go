@@ -25,6 +25,7 @@ type agentOptions struct {
 	kubeconfig string
 	interval   time.Duration
 	heartbeat  time.Duration
+	drift      time.Duration
 	cacheDir   string
 	log        logging.Options
 }
@@ -57,6 +58,7 @@ says "agent too old for Work format N" in its status.`,
 	f.DurationVar(&o.interval, "interval", 30*time.Second, "how often to read the Work")
 	f.DurationVar(&o.heartbeat, "heartbeat-interval", 10*time.Second, "how often a heartbeat-only status is written to the hub (cr store; the git store writes on transitions only)")
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-agent-cache"), "folder for the Git clone")
+	f.DurationVar(&o.drift, "drift-interval", 30*time.Second, "how often the member is compared with its Work and drift corrected (0 disables)")
 	o.log.BindFlags(f)
 	_ = cmd.MarkFlagRequired("cluster")
 	return cmd
@@ -89,6 +91,7 @@ func (o *agentOptions) run(parent context.Context) error {
 	}
 	opts := agent.DefaultOptions()
 	opts.Cluster, opts.Interval, opts.Deliver.Version = o.cluster, o.interval, version
+	opts.Deliver.DriftInterval = o.drift
 	log = log.WithValues(logging.KeyCluster, o.cluster)
 	log.Info("agent started", "worksStore", o.store.kind)
 	return agent.New(opts, src, st.status, member, log).Run(ctx)

@@ -38,6 +38,7 @@ type controllerOptions struct {
 	hooks                              webhookOptions
 	cacheDir                           string
 	pullTimeout                        time.Duration
+	driftInterval                      time.Duration
 	failureThreshold, successThreshold time.Duration
 	qps                                float32
 	burst                              int
@@ -77,6 +78,7 @@ holds <cluster>.kubeconfig files.`,
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-cache"), "folder for the Git clones")
 	f.DurationVar(&o.failureThreshold, "cluster-failure-threshold", 30*time.Second, "how long a member must fail its probes before it is NotReady (and failover clocks start from its first failed probe)")
 	f.DurationVar(&o.successThreshold, "cluster-success-threshold", 30*time.Second, "how long a member must pass its probes before it is Ready again")
+	f.DurationVar(&o.driftInterval, "drift-interval", 30*time.Second, "how often each member is compared with its Work and drift corrected (0 disables)")
 	f.DurationVar(&o.pullTimeout, "pull-heartbeat-timeout", time.Minute, "a pull member whose agent has not reported for this long is not Ready (cr store only)")
 	f.Float32Var(&o.qps, "member-qps", 200, "client QPS per member (client-go's default of 5 throttles server-side apply)")
 	f.IntVar(&o.burst, "member-burst", 400, "client burst per member")
@@ -114,6 +116,7 @@ func (o *controllerOptions) run(parent context.Context) error {
 	opts.Interval, opts.Deliver.Version = o.interval, version
 	opts.Apply.QPS, opts.Apply.Burst = o.qps, o.burst
 	opts.ClusterFailureThreshold, opts.ClusterSuccessThreshold = o.failureThreshold, o.successThreshold
+	opts.Deliver.DriftInterval = o.driftInterval
 	if o.store.kind == "cr" {
 		opts.PullHeartbeatTimeout = o.pullTimeout
 	}

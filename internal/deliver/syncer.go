@@ -40,13 +40,17 @@ type Options struct {
 	RetryMin, RetryMax time.Duration
 	// Version is written into the status as the applier's version.
 	Version string
+	// DriftInterval is how often an unchanged, healthy Work is compared with
+	// the member and drift corrected (0: never).
+	DriftInterval time.Duration
 	// Metrics records apply results; nil records nothing.
 	Metrics *metrics.Recorder
 }
 
 // DefaultOptions returns the defaults.
 func DefaultOptions() Options {
-	return Options{HealthInterval: 5 * time.Second, RetryMin: time.Second, RetryMax: 5 * time.Minute, Version: "dev"}
+	return Options{HealthInterval: 5 * time.Second, RetryMin: time.Second, RetryMax: 5 * time.Minute, Version: "dev",
+		DriftInterval: 30 * time.Second}
 }
 
 // Syncer applies one cluster's Works and records their status. It is not
@@ -63,6 +67,8 @@ type Syncer struct {
 	failures int
 	// state is the member's own state, set by pull agents only.
 	state *clusterv1alpha1.ClusterStatus
+	// lastDriftCheck is when the member was last compared with the Work.
+	lastDriftCheck time.Time
 	// sourceErr is why the source could not be read or loaded; it goes into
 	// the status message so `propagit status` shows it next to the member.
 	sourceErr string
@@ -143,17 +149,22 @@ func (s *Syncer) Sync(ctx context.Context, w *workv1alpha1.Work, reachable bool)
 
 func (s *Syncer) syncReachable(ctx context.Context, w *workv1alpha1.Work, st *workv1alpha1.WorkStatus) time.Duration {
 	d := Digest(w)
-	if st.AppliedDigest == d && ready(st) {
+	if st.AppliedDigest == d && ready(st) && !s.driftDue() {
 		if s.state != nil || st.Message != s.last.Message {
 			s.write(ctx, st) // a heartbeat or a new message; the store skips the rest
 		}
-		return 0
+		return s.opts.DriftInterval
 	}
 	mgr, err := s.manager(ctx)
 	if err != nil {
 		s.set(st, ConditionReady, metav1.ConditionFalse, "NoClient", err.Error())
 		s.write(ctx, st)
 		return s.backoff()
+	}
+	if st.AppliedDigest == d && ready(st) {
+		s.correctDrift(ctx, mgr, w, st)
+		s.write(ctx, st)
+		return s.opts.DriftInterval
 	}
 	if st.AppliedDigest != d {
 		if !s.apply(ctx, mgr, w, st) {
@@ -167,11 +178,12 @@ func (s *Syncer) syncReachable(ctx context.Context, w *workv1alpha1.Work, st *wo
 	}
 	healthy := s.health(ctx, mgr, st, w)
 	s.failures = 0
+	s.lastDriftCheck = s.clock.Now()
 	s.write(ctx, st)
 	if !healthy {
 		return s.opts.HealthInterval
 	}
-	return 0
+	return s.opts.DriftInterval
 }
 
 func ready(st *workv1alpha1.WorkStatus) bool {
