@@ -37,6 +37,12 @@ func (p Priority) String() string {
 // namespace must already be defaulted (a PropagationPolicy's empty namespace
 // means its own; a cluster-scoped policy's empty namespace means any).
 func Selector(sel policyv1alpha1.ResourceSelector, obj *unstructured.Unstructured) Priority {
+	return selector(sel, obj, nil)
+}
+
+// selector is Selector with the object's labels read lazily, once per call
+// of Selectors (reading them copies the map).
+func selector(sel policyv1alpha1.ResourceSelector, obj *unstructured.Unstructured, objLabels *map[string]string) Priority {
 	if sel.APIVersion != obj.GetAPIVersion() || sel.Kind != obj.GetKind() {
 		return None
 	}
@@ -52,7 +58,16 @@ func Selector(sel policyv1alpha1.ResourceSelector, obj *unstructured.Unstructure
 	if sel.LabelSelector == nil {
 		return MatchAll
 	}
-	if !Labels(sel.LabelSelector, obj.GetLabels()) {
+	var set map[string]string
+	if objLabels != nil {
+		if *objLabels == nil {
+			*objLabels = obj.GetLabels()
+		}
+		set = *objLabels
+	} else {
+		set = obj.GetLabels()
+	}
+	if !Labels(sel.LabelSelector, set) {
 		return None
 	}
 	return LabelSelector
@@ -78,8 +93,9 @@ func Labels(selector *metav1.LabelSelector, set map[string]string) bool {
 // Selectors returns the highest priority over sels; None if none match.
 func Selectors(sels []policyv1alpha1.ResourceSelector, obj *unstructured.Unstructured) Priority {
 	best := None
+	var objLabels map[string]string
 	for _, sel := range sels {
-		if p := Selector(sel, obj); p > best {
+		if p := selector(sel, obj, &objLabels); p > best {
 			best = p
 		}
 	}

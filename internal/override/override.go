@@ -150,11 +150,10 @@ func ordered(policies []load.Override, obj *unstructured.Unstructured, clusterSc
 			continue
 		}
 		sels := p.Policy.Spec.ResourceSelectors
-		if !clusterScoped {
-			if p.Policy.Namespace != obj.GetNamespace() {
-				continue
-			}
-			sels = match.DefaultNamespace(sels, p.Policy.Namespace)
+		// An OverridePolicy's empty selector namespace means its own, which
+		// is obj's here, so no defaulting copy is needed to match.
+		if !clusterScoped && p.Policy.Namespace != obj.GetNamespace() {
+			continue
 		}
 		priority := match.MatchAll
 		if len(sels) > 0 {

@@ -103,6 +103,9 @@ var (
 
 // escapeToken escapes one JSON pointer reference token.
 func escapeToken(s string) string {
+	if !strings.ContainsAny(s, "~/") {
+		return s
+	}
 	return tokenEscaper.Replace(s)
 }
 
@@ -163,7 +166,9 @@ func splitPointer(pointer string) ([]string, error) {
 	}
 	tokens := strings.Split(pointer[1:], "/")
 	for i, t := range tokens {
-		tokens[i] = tokenUnescaper.Replace(t)
+		if strings.IndexByte(t, '~') >= 0 {
+			tokens[i] = tokenUnescaper.Replace(t)
+		}
 	}
 	return tokens, nil
 }
