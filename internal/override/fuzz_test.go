@@ -96,8 +96,12 @@ func wellFormed(im image, o policyv1alpha1.ImageOverrider) bool {
 	const maxPath = 255
 	switch o.Component {
 	case "Registry":
+		// A repository whose first segment only distribution's parser takes
+		// for a host ("[0]/0": Karmada's rule sees no host) cannot take a
+		// registry in front of it; Karmada's output is as broken as ours.
 		host := editComponent(im.host, o.Operator, o.Value)
-		return len(im.repo) <= maxPath && (host == "" || anchoredDomain.MatchString(host))
+		return len(im.repo) <= maxPath && (host == "" || anchoredDomain.MatchString(host)) &&
+			anchoredName.MatchString("x.io/"+im.repo)
 	case "Repository":
 		repo := editComponent(im.repo, o.Operator, o.Value)
 		return repo != "" && len(repo) <= maxPath && anchoredName.MatchString("x.io/"+repo)
