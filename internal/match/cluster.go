@@ -4,8 +4,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/policyv1alpha1"
@@ -43,12 +41,7 @@ func fields(fs *policyv1alpha1.FieldSelector, cluster *clusterv1alpha1.Cluster) 
 			if req.Key == policyv1alpha1.FieldRegion {
 				value = cluster.Spec.Region
 			}
-			set := labels.Set{}
-			if value != "" {
-				set[req.Key] = value
-			}
-			r, err := labels.NewRequirement(req.Key, selection.Operator(lowerOp(req.Operator)), req.Values)
-			if err != nil || !r.Matches(set) {
+			if !field(req, value) {
 				return false
 			}
 		case policyv1alpha1.FieldZone:
@@ -60,6 +53,22 @@ func fields(fs *policyv1alpha1.FieldSelector, cluster *clusterv1alpha1.Cluster) 
 		}
 	}
 	return true
+}
+
+// field matches a single-valued field like a label selector requirement
+// does: an empty field is an absent label (so NotIn and DoesNotExist hold).
+func field(req corev1.NodeSelectorRequirement, value string) bool {
+	switch req.Operator {
+	case corev1.NodeSelectorOpIn:
+		return value != "" && slices.Contains(req.Values, value)
+	case corev1.NodeSelectorOpNotIn:
+		return value == "" || !slices.Contains(req.Values, value)
+	case corev1.NodeSelectorOpExists:
+		return value != ""
+	case corev1.NodeSelectorOpDoesNotExist:
+		return value == ""
+	}
+	return false
 }
 
 func zones(req corev1.NodeSelectorRequirement, have []string) bool {
@@ -87,19 +96,4 @@ func Zones(cluster *clusterv1alpha1.Cluster) []string {
 		return []string{cluster.Spec.Zone}
 	}
 	return nil
-}
-
-// lowerOp maps NodeSelector operators to label selection operators.
-func lowerOp(op corev1.NodeSelectorOperator) string {
-	switch op {
-	case corev1.NodeSelectorOpIn:
-		return string(selection.In)
-	case corev1.NodeSelectorOpNotIn:
-		return string(selection.NotIn)
-	case corev1.NodeSelectorOpExists:
-		return string(selection.Exists)
-	case corev1.NodeSelectorOpDoesNotExist:
-		return string(selection.DoesNotExist)
-	}
-	return string(op)
 }

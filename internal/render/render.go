@@ -120,8 +120,9 @@ func Render(in Input) *Result {
 		r.Bindings = append(r.Bindings, b)
 	}
 	addDependencies(r.Bindings, byKey, in.Set.Propagations)
+	overrides := overridesByNamespace(in.Set.Overrides)
 	for _, b := range r.Bindings {
-		renderTargets(b, clusters, in.Set.Overrides)
+		renderTargets(b, clusters, overrides(b.Key.Namespace))
 	}
 	r.Works = group(r.Bindings)
 	return r
@@ -135,6 +136,32 @@ func cmpKey(a, b Key) int {
 		return 1
 	}
 	return 0
+}
+
+// overridesByNamespace returns, per namespace, the override policies that
+// can apply there: every ClusterOverridePolicy plus that namespace's
+// OverridePolicies (cluster-scoped templates get the former only). Override
+// matching then looks at a handful of policies, not all of them, for each
+// template and cluster.
+func overridesByNamespace(all []load.Override) func(string) []load.Override {
+	var cluster []load.Override
+	byNS := map[string][]load.Override{}
+	for _, o := range all {
+		if o.ClusterScoped {
+			cluster = append(cluster, o)
+		} else {
+			byNS[o.Policy.Namespace] = append(byNS[o.Policy.Namespace], o)
+		}
+	}
+	cache := map[string][]load.Override{}
+	return func(ns string) []load.Override {
+		if got, ok := cache[ns]; ok {
+			return got
+		}
+		got := append(slices.Clone(cluster), byNS[ns]...)
+		cache[ns] = got
+		return got
+	}
 }
 
 // effectiveClusters returns the clusters sorted by name, each a copy whose

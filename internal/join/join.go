@@ -1,0 +1,155 @@
+// Package join prepares a member cluster for propagit: it creates, in the
+// member, a dedicated ServiceAccount with exactly the RBAC propagit needs,
+// checks those credentials with a server-side dry-run, and renders the
+// manifests to commit (the Cluster) or to hand to the hub (the credential
+// Secret for push, the agent for pull). Unjoin removes what Join created.
+//
+// Every object Join creates carries the label propagit.io/joined-by=join and
+// is written by server-side apply with the field manager "propagit-join";
+// Unjoin deletes only objects with that label. Namespaces are created only
+// when missing, so a namespace that existed before Join is never labelled and
+// never deleted.
+package join
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+const (
+	// FieldManager is the server-side apply field manager of every object
+	// Join writes.
+	FieldManager = "propagit-join"
+	// LabelJoinedBy marks every object Join creates; Unjoin deletes by it.
+	LabelJoinedBy = "propagit.io/joined-by"
+	// LabelJoinedByValue is the value of LabelJoinedBy.
+	LabelJoinedByValue = "join"
+	// Namespace holds the ServiceAccount in the member and, on the hub,
+	// the credential Secret.
+	Namespace = "propagit-system"
+	// ServiceAccount is the name of the member ServiceAccount propagit uses.
+	ServiceAccount = "propagit"
+	// ServiceAccountUser is the username the ServiceAccount authenticates as.
+	ServiceAccountUser = "system:serviceaccount:" + Namespace + ":" + ServiceAccount
+)
+
+// Mode is how the hub reaches the member.
+type Mode string
+
+const (
+	// ModePush: the hub applies to the member with a token.
+	ModePush Mode = "push"
+	// ModePull: an agent in the member applies with its ServiceAccount.
+	ModePull Mode = "pull"
+)
+
+// Options describe one member to join.
+type Options struct {
+	// Name is the Cluster name in Git.
+	Name string
+	Mode Mode
+	// Region, Provider, Zones and Labels go to the Cluster manifest only.
+	Region   string
+	Provider string
+	Zones    []string
+	Labels   map[string]string
+	// Namespaces, when set, limits the ServiceAccount to these namespaces
+	// (plus read access to nodes and pods for the resource summary).
+	Namespaces []string
+	// TokenExpiration is the lifetime requested for the push token; the
+	// apiserver may shorten it.
+	TokenExpiration time.Duration
+	// CheckTimeout bounds how long the credential check waits for RBAC to
+	// propagate in the apiserver's authorizer cache.
+	CheckTimeout time.Duration
+}
+
+// DefaultOptions returns Options with a one-year token and a 30s check.
+func DefaultOptions() Options {
+	return Options{Mode: ModePush, TokenExpiration: 365 * 24 * time.Hour, CheckTimeout: 30 * time.Second}
+}
+
+// Validate reports a missing name or an unknown mode.
+func (o Options) Validate() error {
+	if o.Name == "" {
+		return fmt.Errorf("a cluster name is required")
+	}
+	if o.Mode != ModePush && o.Mode != ModePull {
+		return fmt.Errorf("unknown mode %q: want push or pull", o.Mode)
+	}
+	return nil
+}
+
+// Result is what Join produced: the credentials for push and the endpoint.
+type Result struct {
+	// APIEndpoint is the member's apiserver URL from the kubeconfig.
+	APIEndpoint string
+	// CABundle is the member's CA from the kubeconfig (PEM), may be empty.
+	CABundle []byte
+	// Token is the ServiceAccount token minted for push mode (empty for pull).
+	Token string
+	// TokenExpiry is when Token expires.
+	TokenExpiry time.Time
+	// CheckNamespace is where the dry-run Deployment was checked.
+	CheckNamespace string
+}
+
+// Join creates the ServiceAccount and RBAC in the member reached by cfg,
+// mints a token (push), and checks the credentials. It is idempotent: a second
+// run writes the same objects (no change) and mints a fresh token.
+func Join(ctx context.Context, cfg *rest.Config, opts Options) (*Result, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to build the member client: %w", err)
+	}
+	if err := ensure(ctx, cs, opts); err != nil {
+		return nil, err
+	}
+	res := &Result{APIEndpoint: cfg.Host, CheckNamespace: checkNamespace(opts)}
+	if res.CABundle, err = caBundle(cfg); err != nil {
+		return nil, err
+	}
+	checkCfg := impersonated(cfg)
+	if opts.Mode == ModePush {
+		if err := mintToken(ctx, cs, opts, res); err != nil {
+			return nil, err
+		}
+		checkCfg = tokenConfig(res)
+	}
+	if err := Check(ctx, checkCfg, res.CheckNamespace, opts.CheckTimeout); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// mintToken asks the TokenRequest API for a token of the ServiceAccount.
+// A legacy kubernetes.io/service-account-token Secret is not used: it needs
+// the token controller of kube-controller-manager, which not every member
+// runs, and its token never expires.
+func mintToken(ctx context.Context, cs kubernetes.Interface, opts Options, res *Result) error {
+	secs := int64(opts.TokenExpiration / time.Second)
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs}}
+	out, err := cs.CoreV1().ServiceAccounts(Namespace).CreateToken(ctx, ServiceAccount, tr, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("failed to create a token for ServiceAccount %s/%s: %w", Namespace, ServiceAccount, err)
+	}
+	res.Token = out.Status.Token
+	res.TokenExpiry = out.Status.ExpirationTimestamp.Time
+	return nil
+}
+
+func checkNamespace(opts Options) string {
+	if len(opts.Namespaces) > 0 {
+		return opts.Namespaces[0]
+	}
+	return "default"
+}
