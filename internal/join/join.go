@@ -136,8 +136,10 @@ func Join(ctx context.Context, cfg *rest.Config, opts Options) (*Result, error) 
 // the token controller of kube-controller-manager, which not every member
 // runs, and its token never expires.
 func mintToken(ctx context.Context, cs kubernetes.Interface, opts Options, res *Result) error {
-	secs := int64(opts.TokenExpiration / time.Second)
-	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs}}
+	tr := &authenticationv1.TokenRequest{}
+	if secs := int64(opts.TokenExpiration / time.Second); secs > 0 {
+		tr.Spec.ExpirationSeconds = &secs
+	}
 	out, err := cs.CoreV1().ServiceAccounts(Namespace).CreateToken(ctx, ServiceAccount, tr, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("failed to create a token for ServiceAccount %s/%s: %w", Namespace, ServiceAccount, err)

@@ -2,6 +2,7 @@ package override
 
 import (
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -50,5 +51,43 @@ func (e *editor) labelsOrAnnotations(overrider, field string, o policyv1alpha1.L
 			Value: encode(o.Value[key]),
 		})
 	}
+	if m, ok := e.mapAt(fields); ok && knownOp(o.Operator) {
+		e.setKeys(overrider, m, ops, o)
+		return nil
+	}
 	return e.patch(overrider, ops)
+}
+
+func knownOp(op string) bool {
+	return op == policyv1alpha1.OpAdd || op == policyv1alpha1.OpReplace || op == policyv1alpha1.OpRemove
+}
+
+// mapAt returns the map at fields when it exists (add created it above).
+func (e *editor) mapAt(fields []string) (map[string]any, bool) {
+	v, found, _ := unstructured.NestedFieldNoCopy(e.obj.Object, fields...)
+	m, ok := v.(map[string]any)
+	return m, found && ok
+}
+
+// setKeys makes the label or annotation operations directly on the map —
+// the same result as the JSON patch, which json-patch would reach by
+// re-encoding the whole object for every key — and records each change.
+func (e *editor) setKeys(overrider string, m map[string]any, ops []operation, o policyv1alpha1.LabelAnnotationOverrider) {
+	for _, op := range ops {
+		key := op.Path[strings.LastIndexByte(op.Path, '/')+1:]
+		key = tokenUnescaper.Replace(key)
+		before := ""
+		if v, ok := m[key]; ok {
+			before = compact(v)
+		}
+		after := ""
+		if op.Op == policyv1alpha1.OpRemove {
+			delete(m, key)
+		} else {
+			m[key] = o.Value[key]
+			after = compact(o.Value[key])
+		}
+		e.edits = append(e.edits, edit{Change: Change{Policy: e.policy, Rule: e.rule, Overrider: overrider,
+			Path: op.Path, Before: before, After: after}, source: e.source})
+	}
 }

@@ -1,0 +1,454 @@
+package sync
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/propagit/propagit/internal/testenv"
+)
+
+const (
+	branch    = "main"
+	fleetDir  = "fleet"
+	pollEvery = 100 * time.Millisecond
+	converge  = 90 * time.Second
+	secret    = "e2e-webhook-secret"
+)
+
+// binary is the propagit binary built once by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "propagit-sync-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binary = filepath.Join(dir, "propagit")
+	build := exec.Command("go", "build", "-o", binary, "./cmd/propagit")
+	build.Dir = "../.."
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "failed to build propagit: %v\n", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// eventually polls cond until it holds and fails the test with cond's last
+// message when it does not within timeout; it returns how long it took.
+func eventually(t testing.TB, timeout time.Duration, cond func() (bool, string)) time.Duration {
+	t.Helper()
+	start := time.Now()
+	deadline := start.Add(timeout)
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		ok, msg := cond()
+		if ok {
+			return time.Since(start)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s; last state: %s", timeout, msg)
+		}
+		<-tick.C
+	}
+}
+
+func kubeCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 10*time.Second)
+}
+
+func randomNamespace(prefix string) string {
+	const letters = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 6)
+	for i := range b {
+		b[i] = letters[rand.IntN(len(letters))]
+	}
+	return prefix + "-" + string(b)
+}
+
+// freeAddr returns a loopback address with a port free at the time of the
+// call.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// --- Git -----------------------------------------------------------------
+
+// checkout is a working copy pushing to a bare repository over file://.
+type checkout struct {
+	t    testing.TB
+	dir  string
+	url  string
+	repo *git.Repository
+}
+
+func newRemoteAndCheckout(t testing.TB) *checkout {
+	t.Helper()
+	bare := filepath.Join(t.TempDir(), "fleet.git")
+	if _, err := git.PlainInit(bare, true); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(branch)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "file://" + bare
+	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{url}}); err != nil {
+		t.Fatal(err)
+	}
+	return &checkout{t: t, dir: dir, url: url, repo: repo}
+}
+
+func (c *checkout) write(path, content string) {
+	c.t.Helper()
+	p := filepath.Join(c.dir, filepath.FromSlash(path))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// commitPush commits every change and pushes main to origin.
+func (c *checkout) commitPush(msg string) string {
+	c.t.Helper()
+	wt, err := c.repo.Worktree()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
+		c.t.Fatal(err)
+	}
+	sig := &object.Signature{Name: "propagit e2e", Email: "e2e@propagit.invalid", When: time.Now()}
+	h, err := wt.Commit(msg, &git.CommitOptions{All: true, Author: sig})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	spec := config.RefSpec(fmt.Sprintf("refs/heads/%s:refs/heads/%s", branch, branch))
+	if err := c.repo.PushContext(ctx, &git.PushOptions{RemoteName: "origin", RefSpecs: []config.RefSpec{spec}}); err != nil &&
+		!errors.Is(err, git.NoErrAlreadyUpToDate) {
+		c.t.Fatalf("failed to push: %v", err)
+	}
+	return h.String()
+}
+
+// configMapFleet writes the Clusters, a namespace, a policy propagating its
+// ConfigMaps to every cluster, and the ConfigMap settings with value.
+func (c *checkout) configMapFleet(ns, value string, clusters ...string) {
+	var names strings.Builder
+	for _, name := range clusters {
+		c.write(fleetDir+"/clusters/"+name+".yaml", fmt.Sprintf(`apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata:
+  name: %s
+spec:
+  syncMode: Push
+`, name))
+		fmt.Fprintf(&names, "      - %s\n", name)
+	}
+	c.write(fleetDir+"/namespace.yaml", fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", ns))
+	c.write(fleetDir+"/policy.yaml", fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: configmaps
+  namespace: %s
+spec:
+  resourceSelectors:
+  - apiVersion: v1
+    kind: ConfigMap
+  placement:
+    clusterAffinity:
+      clusterNames:
+%s`, ns, names.String()))
+	c.setValue(ns, value)
+}
+
+// setValue rewrites the ConfigMap settings with value.
+func (c *checkout) setValue(ns, value string) {
+	c.write(fleetDir+"/app.yaml", fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: %s
+data:
+  value: %q
+`, ns, value))
+}
+
+// --- members -------------------------------------------------------------
+
+func kubeconfigDir(t testing.TB, members ...*testenv.Member) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, m := range members {
+		data, err := os.ReadFile(m.KubeconfigPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, m.Name+".kubeconfig"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// memberValue returns the value of ConfigMap ns/settings on m, or a
+// description of why there is none.
+func memberValue(m *testenv.Member, ns string) (string, error) {
+	ctx, cancel := kubeCtx()
+	defer cancel()
+	cm, err := m.Client().CoreV1().ConfigMaps(ns).Get(ctx, "settings", metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "<absent>", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return cm.Data["value"], nil
+}
+
+// waitValue waits until every member has value in ns/settings and returns
+// how long it took.
+func waitValue(t testing.TB, ns, value string, members ...*testenv.Member) time.Duration {
+	t.Helper()
+	return eventually(t, converge, func() (bool, string) {
+		var state []string
+		ok := true
+		for _, m := range members {
+			got, err := memberValue(m, ns)
+			if err != nil {
+				got = err.Error()
+			}
+			if got != value {
+				ok = false
+			}
+			state = append(state, m.Name+"="+got)
+		}
+		return ok, fmt.Sprintf("want %q: %s", value, strings.Join(state, " "))
+	})
+}
+
+// --- the controller process ------------------------------------------------
+
+// proc is a running `propagit controller`.
+type proc struct {
+	t        testing.TB
+	cmd      *exec.Cmd
+	HTTPAddr string
+	LogPath  string
+	done     chan struct{}
+}
+
+// startController runs the binary with the common flags plus extra; it is
+// killed (with its process group) when the test ends.
+func startController(t testing.TB, repoURL, kcDir string, extra ...string) *proc {
+	t.Helper()
+	dir := t.TempDir()
+	secretFile := filepath.Join(dir, "github-secret")
+	if err := os.WriteFile(secretFile, []byte(secret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{t: t, HTTPAddr: freeAddr(t), LogPath: filepath.Join(dir, "controller.log"), done: make(chan struct{})}
+	args := []string{"controller",
+		"--repo", repoURL, "--branch", branch, "--path", fleetDir,
+		"--kubeconfig-dir", kcDir,
+		"--interval", "1h",
+		"--http-addr", p.HTTPAddr,
+		"--health-addr", freeAddr(t),
+		"--webhook-github-secret-file", secretFile,
+		"--cluster-failure-threshold", "2s",
+		"--log-format", "console",
+		"--cache-dir", filepath.Join(dir, "cache"),
+	}
+	args = append(args, extra...)
+	logf, err := os.Create(p.LogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd = exec.Command(binary, args...)
+	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		logf.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() {
+			data, _ := os.ReadFile(p.LogPath)
+			lines := strings.Split(string(data), "\n")
+			if len(lines) > 60 {
+				lines = lines[len(lines)-60:]
+			}
+			t.Logf("controller pid %d: tail of its log:\n%s", p.cmd.Process.Pid, strings.Join(lines, "\n"))
+		}
+	})
+	eventually(t, 30*time.Second, func() (bool, string) {
+		select {
+		case <-p.done:
+			t.Fatalf("controller exited early: %v", p.cmd.ProcessState)
+		default:
+		}
+		resp, err := http.Get("http://" + p.HTTPAddr + "/metrics")
+		if err != nil {
+			return false, err.Error()
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status
+	})
+	return p
+}
+
+// kill sends SIGKILL to the process group and waits for the process.
+func (p *proc) kill() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		p.t.Errorf("controller pid %d did not exit after SIGKILL", p.cmd.Process.Pid)
+	}
+}
+
+func (p *proc) pid() int { return p.cmd.Process.Pid }
+
+// postPush posts a GitHub push event for main to /hooks/git, signed with
+// key, and returns the status code.
+func (p *proc) postPush(key string) int {
+	p.t.Helper()
+	body := []byte(`{"ref":"refs/heads/main"}`)
+	mac := hmac.New(sha256.New, []byte(key))
+	mac.Write(body)
+	req, err := http.NewRequest(http.MethodPost, "http://"+p.HTTPAddr+"/hooks/git", bytes.NewReader(body))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-GitHub-Event", "push")
+	req.Header.Set("X-GitHub-Delivery", fmt.Sprintf("e2e-%d", time.Now().UnixNano()))
+	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Fatalf("webhook request failed: %v", err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
+
+// scrape returns the metric families the controller serves.
+func (p *proc) scrape() (map[string]*dto.MetricFamily, error) {
+	resp, err := http.Get("http://" + p.HTTPAddr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	return parser.TextToMetricFamilies(resp.Body)
+}
+
+// metricValue returns the value of the series of name whose labels include
+// labels, and whether it exists. For a histogram it is the sample count.
+func metricValue(fams map[string]*dto.MetricFamily, name string, labels map[string]string) (float64, bool) {
+	fam, ok := fams[name]
+	if !ok {
+		return 0, false
+	}
+next:
+	for _, m := range fam.GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		for k, v := range labels {
+			if have[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.GetCounter().GetValue(), true
+		case m.Gauge != nil:
+			return m.GetGauge().GetValue(), true
+		case m.Histogram != nil:
+			return float64(m.GetHistogram().GetSampleCount()), true
+		case m.Untyped != nil:
+			return m.GetUntyped().GetValue(), true
+		}
+	}
+	return 0, false
+}
+
+// webhookCount returns propagit_webhook_requests_total for github and result.
+func (p *proc) webhookCount(result string) float64 {
+	p.t.Helper()
+	fams, err := p.scrape()
+	if err != nil {
+		p.t.Fatalf("failed to scrape /metrics: %v", err)
+	}
+	v, _ := metricValue(fams, "propagit_webhook_requests_total", map[string]string{"provider": "github", "result": result})
+	return v
+}
+
+func percentile(ds []time.Duration, q float64) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[int(float64(len(s)-1)*q+0.5)]
+}

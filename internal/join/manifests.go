@@ -1,0 +1,157 @@
+package join
+
+import (
+	"bytes"
+	"fmt"
+	"text/template"
+
+	"sigs.k8s.io/yaml"
+
+	clusterv1alpha1 "github.com/propagit/propagit/internal/api/clusterv1alpha1"
+)
+
+// Manifests are the documents a join produces.
+type Manifests struct {
+	// Cluster is the Cluster to commit to Git.
+	Cluster []byte
+	// Secret is, for push, the credential Secret for the hub. It holds a
+	// token: never commit it.
+	Secret []byte
+	// Agent is, for pull, the agent Deployment to apply in the member.
+	Agent []byte
+}
+
+// SecretName is the hub Secret name holding the member's credentials.
+func SecretName(cluster string) string { return cluster + "-credentials" }
+
+// Render builds the manifests for opts from the join result; it is pure.
+func Render(opts Options, res *Result) (Manifests, error) {
+	var m Manifests
+	var err error
+	if m.Cluster, err = clusterManifest(opts, res); err != nil {
+		return m, err
+	}
+	switch opts.Mode {
+	case ModePush:
+		m.Secret, err = secretManifest(opts.Name, res)
+	case ModePull:
+		m.Agent, err = agentManifest(opts.Name)
+	}
+	return m, err
+}
+
+func clusterManifest(opts Options, res *Result) ([]byte, error) {
+	spec := map[string]any{"apiEndpoint": res.APIEndpoint}
+	if opts.Mode == ModePull {
+		spec["syncMode"] = clusterv1alpha1.SyncModePull
+	} else {
+		spec["syncMode"] = clusterv1alpha1.SyncModePush
+		spec["secretRef"] = clusterv1alpha1.LocalSecretReference{Namespace: Namespace, Name: SecretName(opts.Name)}
+	}
+	if opts.Region != "" {
+		spec["region"] = opts.Region
+	}
+	if opts.Provider != "" {
+		spec["provider"] = opts.Provider
+	}
+	if len(opts.Zones) > 0 {
+		spec["zones"] = opts.Zones
+	}
+	meta := map[string]any{"name": opts.Name}
+	if len(opts.Labels) > 0 {
+		meta["labels"] = opts.Labels
+	}
+	doc := map[string]any{
+		"apiVersion": clusterv1alpha1.GroupVersion,
+		"kind":       clusterv1alpha1.KindCluster,
+		"metadata":   meta,
+		"spec":       spec,
+	}
+	b, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("failed to render Cluster %s: %w", opts.Name, err)
+	}
+	return b, nil
+}
+
+// secretManifest is Karmada's credential shape: token and caBundle.
+func secretManifest(name string, res *Result) ([]byte, error) {
+	data := map[string][]byte{"token": []byte(res.Token)}
+	if len(res.CABundle) > 0 {
+		data["caBundle"] = res.CABundle
+	}
+	doc := map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Secret",
+		"metadata":   map[string]any{"name": SecretName(name), "namespace": Namespace},
+		"type":       "Opaque",
+		"data":       data, // []byte marshals as base64
+	}
+	b, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("failed to render Secret %s/%s: %w", Namespace, SecretName(name), err)
+	}
+	return b, nil
+}
+
+// agentTemplate is the pull agent, running as the joined ServiceAccount.
+// The repository flag and the Git token Secret are left for the operator.
+var agentTemplate = template.Must(template.New("agent").Parse(`# propagit agent for cluster {{.Cluster}}: apply in the member after ` + "`propagit join`" + `.
+# Set --repo, and create Secret propagit-agent-git (key token) with read access to
+# the work branch and write access to refs/propagit/status/{{.Cluster}}.
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: propagit-agent
+  namespace: {{.Namespace}}
+  labels: {app.kubernetes.io/name: propagit, app.kubernetes.io/component: agent}
+spec:
+  replicas: 1
+  strategy: {type: Recreate}
+  selector:
+    matchLabels: {app.kubernetes.io/name: propagit, app.kubernetes.io/component: agent}
+  template:
+    metadata:
+      labels: {app.kubernetes.io/name: propagit, app.kubernetes.io/component: agent}
+    spec:
+      serviceAccountName: {{.ServiceAccount}}
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 65532
+        seccompProfile: {type: RuntimeDefault}
+      containers:
+      - name: agent
+        image: ghcr.io/propagit/propagit:latest
+        args:
+        - agent
+        - --cluster={{.Cluster}}
+        - --repo=https://git.example.com/fleet.git
+        - --works-store=git
+        - --cache-dir=/cache
+        env:
+        - name: PROPAGIT_GIT_TOKEN
+          valueFrom:
+            secretKeyRef: {name: propagit-agent-git, key: token, optional: true}
+        resources:
+          requests: {cpu: 50m, memory: 128Mi}
+          limits: {memory: 512Mi}
+        securityContext:
+          allowPrivilegeEscalation: false
+          readOnlyRootFilesystem: true
+          capabilities: {drop: [ALL]}
+        volumeMounts:
+        - {name: cache, mountPath: /cache}
+      volumes:
+      - {name: cache, emptyDir: {}}
+`))
+
+func agentManifest(cluster string) ([]byte, error) {
+	var buf bytes.Buffer
+	err := agentTemplate.Execute(&buf, map[string]string{
+		"Cluster": cluster, "Namespace": Namespace, "ServiceAccount": ServiceAccount,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed to render the agent manifest: %w", err)
+	}
+	return buf.Bytes(), nil
+}
