@@ -15,6 +15,7 @@ type explainOptions struct {
 	sourceOptions
 	namespace string
 	output    string
+	previous  string
 }
 
 func newExplainCommand() *cobra.Command {
@@ -35,6 +36,7 @@ KIND may be a kind (Deployment), kind.group (deployment.apps) or lower case.`,
 	o.bindFlags(cmd)
 	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "default", "namespace of the template (ignored for cluster-scoped kinds)")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().StringVar(&o.previous, "previous", "", "folder of an earlier render whose placement is the history (claims, replicas, affinity term, evictions)")
 	return cmd
 }
 
@@ -50,7 +52,15 @@ func (o *explainOptions) run(w io.Writer, ref string) error {
 	if err != nil {
 		return err
 	}
-	res := render.Render(render.Input{Set: set, Options: opts})
+	in := render.Input{Set: set, Options: opts}
+	if o.previous != "" {
+		works, err := readRendered(o.previous)
+		if err != nil {
+			return fmt.Errorf("failed to read --previous: %w", err)
+		}
+		in.Previous = render.PreviousFromWorks(works)
+	}
+	res := render.Render(in)
 	b, err := findBinding(res.Bindings, ref, o.namespace)
 	if err != nil {
 		return err

@@ -49,6 +49,7 @@ gets, and applies it.`,
 		newAgentCommand(),
 		newStatusCommand(),
 		newDiffCommand(),
+		newJoinCommand(), newUnjoinCommand(),
 	)
 	return root
 }

@@ -18,6 +18,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -79,6 +80,9 @@ func DefaultOptions() Options {
 func (o Options) Validate() error {
 	if o.Name == "" {
 		return fmt.Errorf("a cluster name is required")
+	}
+	if errs := validation.IsDNS1123Label(o.Name); len(errs) > 0 {
+		return fmt.Errorf("invalid cluster name %q: %s", o.Name, errs[0])
 	}
 	if o.Mode != ModePush && o.Mode != ModePull {
 		return fmt.Errorf("unknown mode %q: want push or pull", o.Mode)

@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/propagit/propagit/internal/join"
+)
+
+type joinOptions struct {
+	join.Options
+	kubeconfig string
+	mode       string
+	out        string
+}
+
+func newJoinCommand() *cobra.Command {
+	o := &joinOptions{Options: join.DefaultOptions()}
+	cmd := &cobra.Command{
+		Use:   "join NAME --kubeconfig member.kubeconfig --mode push|pull",
+		Short: "Create propagit's ServiceAccount and RBAC in a member and print its Cluster manifest",
+		Long: `join creates, in the member, namespace propagit-system, ServiceAccount
+propagit and the RBAC propagit needs (cluster-wide, or limited to --namespaces),
+checks them with a server-side dry-run of a Deployment, and prints the Cluster
+to commit plus, for push, the hub credential Secret (never commit it) or, for
+pull, the agent Deployment. Every object is labelled propagit.io/joined-by=join.
+Running join again changes nothing but mints a fresh token.`,
+		Example: `  propagit join edge-1 --kubeconfig edge-1.kubeconfig --mode push --region eu --labels env=prod --out clusters/
+  propagit join shop --kubeconfig shop.kubeconfig --mode pull --namespaces shop,shop-data`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Name = args[0]
+			o.Mode = join.Mode(strings.ToLower(o.mode))
+			return o.run(cmd)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the member, with rights to create RBAC")
+	fs.StringVar(&o.mode, "mode", string(join.ModePush), "push (the hub applies) or pull (an agent in the member applies)")
+	fs.StringVar(&o.Region, "region", "", "spec.region of the Cluster")
+	fs.StringVar(&o.Provider, "provider", "", "spec.provider of the Cluster")
+	fs.StringSliceVar(&o.Zones, "zones", nil, "spec.zones of the Cluster")
+	fs.StringToStringVar(&o.Labels, "labels", nil, "labels of the Cluster, k=v,...")
+	fs.StringSliceVar(&o.Namespaces, "namespaces", nil, "limit propagit to these namespaces (created if missing)")
+	fs.StringVar(&o.out, "out", "", "directory to write the manifests to (default: stdout)")
+	fs.DurationVar(&o.TokenExpiration, "token-expiration", o.TokenExpiration, "requested lifetime of the push token")
+	_ = cmd.MarkFlagRequired("kubeconfig")
+	return cmd
+}
+
+func (o *joinOptions) run(cmd *cobra.Command) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("failed to load kubeconfig %s: %w", o.kubeconfig, err)
+	}
+	res, err := join.Join(cmd.Context(), cfg, o.Options)
+	if err != nil {
+		return err
+	}
+	m, err := join.Render(o.Options, res)
+	if err != nil {
+		return err
+	}
+	if len(m.Secret) > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: Secret %s/%s holds a credential for %s (expires %s): apply it to the hub, never commit it\n",
+			join.Namespace, join.SecretName(o.Name), o.Name, res.TokenExpiry.UTC().Format(time.RFC3339))
+	}
+	return writeManifests(cmd.OutOrStdout(), o.out, o.Name, m)
+}
+
+// writeManifests prints a YAML stream, or writes one file per document to dir.
+func writeManifests(stdout io.Writer, dir, name string, m join.Manifests) error {
+	docs := []struct {
+		file string
+		body []byte
+		mode os.FileMode
+	}{
+		{name + "-cluster.yaml", m.Cluster, 0o644},
+		{name + "-credentials.secret.yaml", m.Secret, 0o600},
+		{name + "-agent.yaml", m.Agent, 0o644},
+	}
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("failed to create %s: %w", dir, err)
+		}
+	}
+	first := true
+	for _, d := range docs {
+		if len(d.body) == 0 {
+			continue
+		}
+		if dir != "" {
+			if err := os.WriteFile(filepath.Join(dir, d.file), d.body, d.mode); err != nil {
+				return fmt.Errorf("failed to write %s: %w", d.file, err)
+			}
+			continue
+		}
+		if !first {
+			fmt.Fprintln(stdout, "---")
+		}
+		first = false
+		if _, err := stdout.Write(d.body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newUnjoinCommand() *cobra.Command {
+	var kubeconfig string
+	cmd := &cobra.Command{
+		Use:   "unjoin NAME --kubeconfig member.kubeconfig",
+		Short: "Delete what propagit join created in a member",
+		Long: `unjoin deletes the objects labelled propagit.io/joined-by=join in the member
+and nothing else. A namespace join created is kept while it still holds other
+objects. Remove the Cluster from Git and the credential Secret from the hub
+yourself.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			if err != nil {
+				return fmt.Errorf("failed to load kubeconfig %s: %w", kubeconfig, err)
+			}
+			res, err := join.Unjoin(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			for _, d := range res.Deleted {
+				fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", d)
+			}
+			for _, k := range res.Kept {
+				fmt.Fprintf(cmd.OutOrStdout(), "kept %s\n", k)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the member")
+	_ = cmd.MarkFlagRequired("kubeconfig")
+	return cmd
+}
