@@ -1,0 +1,59 @@
+package join
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRender(t *testing.T) {
+	res := &Result{APIEndpoint: "https://10.0.0.1:6443", CABundle: []byte("CA"), Token: "tok"}
+	tests := []struct {
+		name  string
+		opts  Options
+		want  []string
+		check func(Manifests) bool
+	}{
+		{
+			name: "push has secretRef and a Secret",
+			opts: Options{Name: "edge", Mode: ModePush, Region: "eu", Zones: []string{"a", "b"}, Labels: map[string]string{"env": "prod"}},
+			want: []string{"syncMode: Push", "apiEndpoint: https://10.0.0.1:6443", "name: edge-credentials",
+				"namespace: propagit-system", "region: eu", "- a", "env: prod", "kind: Cluster"},
+			check: func(m Manifests) bool {
+				return strings.Contains(string(m.Secret), "token: dG9r") && strings.Contains(string(m.Secret), "caBundle: Q0E=") && m.Agent == nil
+			},
+		},
+		{
+			name: "pull has no secretRef and an agent",
+			opts: Options{Name: "shop", Mode: ModePull},
+			want: []string{"syncMode: Pull"},
+			check: func(m Manifests) bool {
+				return m.Secret == nil && strings.Contains(string(m.Agent), "--cluster=shop") &&
+					strings.Contains(string(m.Agent), "serviceAccountName: propagit") && !strings.Contains(string(m.Cluster), "secretRef")
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := Render(tt.opts, res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(string(m.Cluster), w) {
+					t.Errorf("Cluster lacks %q:\n%s", w, m.Cluster)
+				}
+			}
+			if !tt.check(m) {
+				t.Errorf("unexpected manifests:\n%s\n---\n%s\n---\n%s", m.Cluster, m.Secret, m.Agent)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, o := range []Options{{Name: "", Mode: ModePush}, {Name: "Bad_Name", Mode: ModePush}, {Name: "ok", Mode: "sideways"}} {
+		if o.Validate() == nil {
+			t.Errorf("Validate(%+v) = nil, want an error", o)
+		}
+	}
+}
