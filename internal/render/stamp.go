@@ -43,17 +43,9 @@ const (
 
 // stamp adds propagit's labels and annotations to obj.
 func stamp(obj *unstructured.Unstructured, b *Binding, t *Target, replicas *int32) {
-	labels := obj.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels[LabelManaged] = "true"
-	obj.SetLabels(labels)
-
-	ann := obj.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
+	metaMap(obj, "labels")[LabelManaged] = "true"
+	conflict := conflictResolution(obj, b)
+	ann := metaMap(obj, "annotations")
 	ann[AnnotationTemplate] = b.Key.String()
 	if b.Policy != nil {
 		if b.Policy.ClusterScoped {
@@ -82,15 +74,34 @@ func stamp(obj *unstructured.Unstructured, b *Binding, t *Target, replicas *int3
 	if !(b.Policy == nil && isNamespace(obj)) {
 		// Auto-propagated Namespaces carry no conflict resolution in Karmada:
 		// a namespace that already exists on a member is never adopted.
-		ann[AnnotationConflict] = conflictResolution(obj, b)
+		ann[AnnotationConflict] = conflict
 	}
-	obj.SetAnnotations(ann)
+}
+
+// metaMap returns metadata.<field> of obj as the object's own map (edits
+// land in place, with no copy), creating it when missing. Values written
+// into it must be strings.
+func metaMap(obj *unstructured.Unstructured, field string) map[string]any {
+	meta, ok := obj.Object["metadata"].(map[string]any)
+	if !ok {
+		meta = map[string]any{}
+		obj.Object["metadata"] = meta
+	}
+	m, ok := meta[field].(map[string]any)
+	if !ok {
+		m = map[string]any{}
+		meta[field] = m
+	}
+	return m
 }
 
 // conflictResolution is the template annotation when it is overwrite or
 // abort, else the policy's field (Karmada's mergeConflictResolution).
 func conflictResolution(obj *unstructured.Unstructured, b *Binding) string {
-	switch v := obj.GetAnnotations()[AnnotationConflict]; v {
+	field, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "metadata", "annotations")
+	ann, _ := field.(map[string]any)
+	v, _ := ann[AnnotationConflict].(string)
+	switch v {
 	case "overwrite", "abort":
 		return v
 	}
@@ -108,7 +119,8 @@ func prune(obj *unstructured.Unstructured) {
 		unstructured.RemoveNestedField(obj.Object, "metadata", f)
 	}
 	unstructured.RemoveNestedField(obj.Object, "status")
-	ann := obj.GetAnnotations()
+	annField, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "metadata", "annotations")
+	ann, _ := annField.(map[string]any) // edited in place
 	switch obj.GetKind() {
 	case "Deployment":
 		delete(ann, "deployment.kubernetes.io/revision")
@@ -128,11 +140,8 @@ func prune(obj *unstructured.Unstructured) {
 			unstructured.RemoveNestedField(obj.Object, "data")
 		}
 	}
-	if ann != nil {
-		obj.SetAnnotations(ann)
-		if len(ann) == 0 {
-			unstructured.RemoveNestedField(obj.Object, "metadata", "annotations")
-		}
+	if ann != nil && len(ann) == 0 {
+		unstructured.RemoveNestedField(obj.Object, "metadata", "annotations")
 	}
 }
 
