@@ -170,6 +170,9 @@ func (c *Controller) recordFailovers(res *render.Result, now time.Time) {
 			for _, t := range to {
 				c.opts.Metrics.Failover(e.Cluster, t)
 			}
+			if !e.NotReadySince.IsZero() {
+				c.opts.Metrics.FailoverDuration(now.Sub(e.NotReadySince))
+			}
 		}
 	}
 }

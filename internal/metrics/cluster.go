@@ -98,6 +98,15 @@ func (r *Recorder) DriftCorrected(cluster, kind string) {
 	r.driftCorrected.WithLabelValues(cluster, kind).Inc()
 }
 
+// FailoverDuration observes the time from a member turning NotReady to an
+// application being placed elsewhere.
+func (r *Recorder) FailoverDuration(d time.Duration) {
+	if r == nil {
+		return
+	}
+	r.failoverSeconds.Observe(d.Seconds())
+}
+
 // Failover counts replicas moved from one member to another.
 func (r *Recorder) Failover(from, to string) {
 	if r == nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 )
 
 func TestClusterReadyMirrorsTheCurrentStatus(t *testing.T) {
@@ -133,6 +134,22 @@ propagit_failover_total{from_cluster="member2",to_cluster="member3"} 1
 `
 	if err := testutil.CollectAndCompare(r.failover, strings.NewReader(want)); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestFailoverDurationIsObserved(t *testing.T) {
+	r, _, _ := newTestRecorder(t)
+	r.FailoverDuration(12 * time.Second)
+	r.FailoverDuration(40 * time.Second)
+	if got := testutil.CollectAndCount(r.failoverSeconds); got != 1 {
+		t.Fatalf("want one histogram, got %d", got)
+	}
+	m := &dto.Metric{}
+	if err := r.failoverSeconds.Write(m); err != nil {
+		t.Fatal(err)
+	}
+	if m.GetHistogram().GetSampleCount() != 2 || m.GetHistogram().GetSampleSum() != 52 {
+		t.Errorf("want 2 samples summing to 52 s, got %d / %v", m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum())
 	}
 }
 

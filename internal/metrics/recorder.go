@@ -36,6 +36,7 @@ type Recorder struct {
 	fetchErrors     prometheus.Counter
 	revisionTime    prometheus.Gauge
 	failover        *prometheus.CounterVec
+	failoverSeconds prometheus.Histogram
 	webhook         *prometheus.CounterVec
 	lastApply       *ageCollector
 	lastFetch       *ageCollector
@@ -72,7 +73,12 @@ func NewRecorderWithClock(clk clock.PassiveClock) *Recorder {
 			Help: "Commit time of the source revision last loaded, in Unix seconds.",
 		}),
 		failover: newCounterVec("propagit_failover_total", "Replicas moved away from an unhealthy member cluster.", LabelFromCluster, LabelToCluster),
-		webhook:  newCounterVec("propagit_webhook_requests_total", "Requests to the Git webhook by provider and result.", LabelProvider, LabelResult),
+		failoverSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "propagit_failover_duration_seconds",
+			Help:    "Time from a member turning NotReady to its applications being placed elsewhere.",
+			Buckets: []float64{1, 5, 10, 30, 60, 120, 300, 600, 1800},
+		}),
+		webhook: newCounterVec("propagit_webhook_requests_total", "Requests to the Git webhook by provider and result.", LabelProvider, LabelResult),
 		lastApply: newAgeCollector(clk, LabelCluster,
 			"propagit_last_apply_success_timestamp_seconds", "Time of the last successful apply on a member cluster, in Unix seconds.",
 			"propagit_seconds_since_last_apply", "Seconds since the last successful apply on a member cluster."),
@@ -87,7 +93,7 @@ func (r *Recorder) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		r.clusterReady, r.works, r.scheduleAttempt, r.policyMatches, r.apply, r.appliedObjects,
 		r.driftDetected, r.driftCorrected, r.reconcile, r.fetchErrors, r.revisionTime,
-		r.failover, r.webhook, r.lastApply, r.lastFetch,
+		r.failover, r.failoverSeconds, r.webhook, r.lastApply, r.lastFetch,
 	}
 }
 

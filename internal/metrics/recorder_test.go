@@ -47,7 +47,7 @@ var allNames = []string{
 	"propagit_cluster_ready_condition",
 	"propagit_drift_corrected_total",
 	"propagit_drift_detected_total",
-	"propagit_failover_total",
+	"propagit_failover_duration_seconds", "propagit_failover_total",
 	"propagit_last_apply_success_timestamp_seconds",
 	"propagit_policy_matches",
 	"propagit_reconcile_duration_seconds",

@@ -23,6 +23,8 @@ type Eviction struct {
 	// Until is when a Gracefully task ends (zero: never, for Never).
 	Until  time.Time `json:"until,omitzero"`
 	Reason string    `json:"reason,omitempty"`
+	// NotReadySince is when the cluster turned NotReady.
+	NotReadySince time.Time `json:"notReadySince,omitzero"`
 }
 
 // Default failover timings (Karmada's CRD and webhook defaults).
@@ -79,7 +81,7 @@ func mustEvict(p *policyv1alpha1.PropagationPolicy, c *clusterv1alpha1.Cluster, 
 	if now.Before(since.Add(wait)) {
 		return Eviction{}, false
 	}
-	e := Eviction{Cluster: c.Name, Since: now, Replicas: tc.Replicas, PurgeMode: purgeMode(fo),
+	e := Eviction{Cluster: c.Name, Since: now, NotReadySince: since, Replicas: tc.Replicas, PurgeMode: purgeMode(fo),
 		Reason: "cluster " + c.Name + " not Ready since " + since.UTC().Format(time.RFC3339) + " (taint " + key + ":NoExecute)"}
 	if e.PurgeMode == policyv1alpha1.PurgeGracefully {
 		grace := defaultGracePeriod
