@@ -38,7 +38,7 @@ type Follower struct {
 // NewFollower returns a follower; nothing is fetched until Fetch.
 func NewFollower(opts FollowOptions) *Follower {
 	installFileTransport()
-	return &Follower{opts: opts, safe: redactURL(opts.URL)}
+	return &Follower{opts: opts, safe: RedactURL(opts.URL)}
 }
 
 // Fetch brings the branch up to date and returns its tip; an up-to-date
@@ -53,7 +53,7 @@ func (f *Follower) Fetch(ctx context.Context) (Revision, error) {
 	spec := config.RefSpec(fmt.Sprintf("+%s:%s", ref, ref))
 	err := f.repo.FetchContext(ctx, &git.FetchOptions{RemoteName: "origin", RefSpecs: []config.RefSpec{spec}, Auth: f.opts.Auth, Force: true})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return Revision{}, fmt.Errorf("failed to fetch %s from %s: %w", f.opts.Branch, f.safe, sanitize(err, f.opts.URL))
+		return Revision{}, fmt.Errorf("failed to fetch %s from %s: %w", f.opts.Branch, f.safe, Sanitize(err, f.opts.URL))
 	}
 	tip, err := f.repo.Reference(ref, true)
 	if err != nil {
@@ -105,7 +105,7 @@ func (f *Follower) open(ctx context.Context) error {
 		if f.opts.CacheDir != "" {
 			_ = os.RemoveAll(f.opts.CacheDir)
 		}
-		return fmt.Errorf("failed to clone %s: %w", f.safe, sanitize(err, f.opts.URL))
+		return fmt.Errorf("failed to clone %s: %w", f.safe, Sanitize(err, f.opts.URL))
 	}
 	f.repo = repo
 	return nil

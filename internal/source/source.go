@@ -93,14 +93,14 @@ func Open(ctx context.Context, location string) (*Repository, error) {
 // clone mirrors the repository at rawURL into memory.
 func clone(ctx context.Context, rawURL string) (*Repository, error) {
 	installFileTransport()
-	safe := redactURL(rawURL)
+	safe := RedactURL(rawURL)
 	repo, err := git.CloneContext(ctx, memory.NewStorage(), nil, &git.CloneOptions{
 		URL:    rawURL,
 		Mirror: true,
 		Tags:   git.AllTags,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("failed to clone %s: %w", safe, sanitize(err, rawURL))
+		return nil, fmt.Errorf("failed to clone %s: %w", safe, Sanitize(err, rawURL))
 	}
 	return &Repository{repo: repo, location: safe}, nil
 }

@@ -316,8 +316,8 @@ func TestRedactURL(t *testing.T) {
 		"git@github.com:org/fleet.git": "github.com:org/fleet.git",
 		"./local":                      "./local",
 	} {
-		if got := redactURL(in); got != want {
-			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		if got := RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

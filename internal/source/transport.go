@@ -23,14 +23,16 @@ func installFileTransport() {
 }
 
 // fileTransport is the in-process transport used for file:// URLs.
-var fileTransport = server.NewServer(fileLoader{})
+var fileTransport = server.NewServer(FileLoader{})
 
-// fileLoader opens the repository a file:// endpoint names: a bare
+// FileLoader opens the repository a file:// endpoint names: a bare
 // repository, or the .git folder of a working copy (go-git's DefaultLoader
-// takes the working copy's root for the Git folder).
-type fileLoader struct{}
+// takes the working copy's root for the Git folder). The work store serves
+// its own file transport with it.
+type FileLoader struct{}
 
-func (fileLoader) Load(ep *transport.Endpoint) (storer.Storer, error) {
+// Load implements go-git's server.Loader.
+func (FileLoader) Load(ep *transport.Endpoint) (storer.Storer, error) {
 	fs := osfs.New(ep.Path, osfs.WithBoundOS())
 	if fi, err := fs.Stat(".git"); err == nil && fi.IsDir() {
 		dot, err := fs.Chroot(".git")
@@ -45,8 +47,9 @@ func (fileLoader) Load(ep *transport.Endpoint) (storer.Storer, error) {
 	return filesystem.NewStorage(fs, cache.NewObjectLRUDefault()), nil
 }
 
-// redactURL drops the userinfo, query and fragment of a URL.
-func redactURL(raw string) string {
+// RedactURL drops the userinfo, query and fragment of a URL; an scp-like
+// address ("user@host:path") loses its user. The result is safe to print.
+func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme == "" {
 		if at := strings.Index(raw, "@"); at >= 0 && !strings.Contains(raw, "://") {
@@ -70,11 +73,14 @@ type sanitizedError struct {
 func (e *sanitizedError) Error() string { return e.text }
 func (e *sanitizedError) Unwrap() error { return e.err }
 
-// sanitize returns err with the credentials of rawURL removed from its
+// Sanitize returns err with the credentials of rawURL removed from its
 // text: the URL itself, its userinfo (also in the "user:***@" form net/http
-// prints), its password and its query.
-func sanitize(err error, rawURL string) error {
-	pairs := []string{rawURL, redactURL(rawURL)}
+// prints), its password and its query. The error chain is kept.
+func Sanitize(err error, rawURL string) error {
+	if err == nil {
+		return nil
+	}
+	pairs := []string{rawURL, RedactURL(rawURL)}
 	if u, perr := url.Parse(rawURL); perr == nil {
 		if u.User != nil {
 			pairs = append(pairs, u.User.String()+"@", "", u.User.Username()+":***@", "")

@@ -10,6 +10,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+
+	"github.com/propagit/propagit/internal/source"
 )
 
 // fileTransport wraps go-git's in-process server for file:// URLs. That
@@ -70,7 +72,7 @@ func (s *uploadSession) AdvertisedReferencesContext(ctx context.Context) (*packp
 func (s *uploadSession) UploadPack(ctx context.Context, req *packp.UploadPackRequest) (*packp.UploadPackResponse, error) {
 	s.lock.RLock()
 	defer s.lock.RUnlock()
-	st, err := fileLoader{}.Load(s.ep)
+	st, err := source.FileLoader{}.Load(s.ep)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +130,7 @@ func (s *receiveSession) ReceivePack(ctx context.Context, req *packp.ReferenceUp
 // staleCommands reports whether a command's old value differs from its
 // ref's current value (zero when the ref does not exist).
 func (s *receiveSession) staleCommands(req *packp.ReferenceUpdateRequest) (bool, error) {
-	st, err := fileLoader{}.Load(s.ep)
+	st, err := source.FileLoader{}.Load(s.ep)
 	if err != nil {
 		return false, err
 	}

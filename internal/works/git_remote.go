@@ -11,6 +11,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage"
+
+	"github.com/propagit/propagit/internal/source"
 )
 
 // endpoint is a remote repository.
@@ -23,7 +25,7 @@ type endpoint struct {
 }
 
 func newEndpoint(url string) *endpoint {
-	return &endpoint{url: url, safe: redactURL(url), dial: transportURL(url)}
+	return &endpoint{url: url, safe: source.RedactURL(url), dial: transportURL(url)}
 }
 
 func (ep *endpoint) remote(s storage.Storer) *git.Remote {
@@ -57,7 +59,7 @@ func (g *GitStore) fetch(ctx context.Context, ep *endpoint, s storage.Storer, sr
 		}
 		return plumbing.ZeroHash, nil
 	default:
-		return plumbing.ZeroHash, fmt.Errorf("failed to fetch %s from %s: %w", src, ep.safe, sanitize(err, ep.url))
+		return plumbing.ZeroHash, fmt.Errorf("failed to fetch %s from %s: %w", src, ep.safe, source.Sanitize(err, ep.url))
 	}
 	ref, err := s.Reference(dst)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
@@ -99,5 +101,5 @@ func (g *GitStore) push(ctx context.Context, ep *endpoint, s storage.Storer, loc
 	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return nil
 	}
-	return fmt.Errorf("failed to push %s to %s: %w", dst, ep.safe, sanitize(err, ep.url))
+	return fmt.Errorf("failed to push %s to %s: %w", dst, ep.safe, source.Sanitize(err, ep.url))
 }

@@ -2,20 +2,17 @@ package works
 
 import (
 	"errors"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	"github.com/go-git/go-git/v5/plumbing/transport/server"
-	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/propagit/propagit/internal/source"
 )
 
 // fileScheme is the private URL scheme under which GitStore reaches local
@@ -31,7 +28,7 @@ var installOnce sync.Once
 // semantics whatever the order of registration.
 func installFileTransport() {
 	installOnce.Do(func() {
-		client.InstallProtocol(fileScheme, &fileTransport{inner: server.NewServer(fileLoader{})})
+		client.InstallProtocol(fileScheme, &fileTransport{inner: server.NewServer(source.FileLoader{})})
 	})
 }
 
@@ -48,76 +45,6 @@ func transportURL(url string) string {
 		p = abs
 	}
 	return fileScheme + "://" + filepath.ToSlash(p)
-}
-
-// fileLoader opens the repository a file:// endpoint names: a bare
-// repository, or the .git folder of a working copy.
-type fileLoader struct{}
-
-func (fileLoader) Load(ep *transport.Endpoint) (storer.Storer, error) {
-	fs := osfs.New(ep.Path, osfs.WithBoundOS())
-	if fi, err := fs.Stat(".git"); err == nil && fi.IsDir() {
-		dot, err := fs.Chroot(".git")
-		if err != nil {
-			return nil, err
-		}
-		return filesystem.NewStorage(dot, cache.NewObjectLRUDefault()), nil
-	}
-	if _, err := fs.Stat("config"); err != nil {
-		return nil, transport.ErrRepositoryNotFound
-	}
-	return filesystem.NewStorage(fs, cache.NewObjectLRUDefault()), nil
-}
-
-// redactURL drops the userinfo, query and fragment of a URL; an scp-like
-// address ("user@host:path") loses its user.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" {
-		if at := strings.Index(raw, "@"); at >= 0 && !strings.Contains(raw, "://") {
-			return raw[at+1:]
-		}
-		return raw
-	}
-	u.User = nil
-	u.RawQuery = ""
-	u.Fragment = ""
-	return u.String()
-}
-
-// sanitizedError hides a URL's credentials in an error's text and keeps the
-// chain for errors.Is.
-type sanitizedError struct {
-	err  error
-	text string
-}
-
-func (e *sanitizedError) Error() string { return e.text }
-func (e *sanitizedError) Unwrap() error { return e.err }
-
-// sanitize removes rawURL's credentials (userinfo, password, query) from
-// err's text.
-func sanitize(err error, rawURL string) error {
-	if err == nil {
-		return nil
-	}
-	pairs := []string{rawURL, redactURL(rawURL)}
-	if u, perr := url.Parse(rawURL); perr == nil {
-		if u.User != nil {
-			pairs = append(pairs, u.User.String()+"@", "", u.User.Username()+":***@", "")
-			if pw, ok := u.User.Password(); ok && pw != "" {
-				pairs = append(pairs, pw, "***")
-			}
-		}
-		if u.RawQuery != "" {
-			pairs = append(pairs, "?"+u.RawQuery, "")
-		}
-	}
-	text := strings.NewReplacer(pairs...).Replace(err.Error())
-	if text == err.Error() {
-		return err
-	}
-	return &sanitizedError{err: err, text: text}
 }
 
 // isRejected reports whether a push failed because the remote ref moved
