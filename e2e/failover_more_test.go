@@ -38,18 +38,7 @@ func TestFailoverDivided(t *testing.T) {
 		co.write(fleetDir+"/clusters/"+m.Name+".yaml", clusterYAML(m.Name))
 	}
 	co.write(fleetDir+"/ns.yaml", namespaceYAML(ns))
-	co.write(fleetDir+"/app.yaml", fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: %[1]s}
-spec:
-  replicas: 9
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: web, image: nginx:1.27}]
----
-apiVersion: policy.karmada.io/v1alpha1
+	co.write(fleetDir+"/app.yaml", webDeploymentYAML(ns, 9)+fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata: {name: web, namespace: %[1]s}
 spec:

@@ -23,18 +23,7 @@ func failoverFleet(c *checkout, ns, purge string, tolerationSeconds, graceSecond
 	c.write(fleetDir+"/clusters/member1.yaml", clusterYAML("member1"))
 	c.write(fleetDir+"/clusters/member2.yaml", clusterYAML("member2"))
 	c.write(fleetDir+"/ns.yaml", namespaceYAML(ns))
-	c.write(fleetDir+"/app.yaml", fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: %[1]s}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: web, image: nginx:1.27}]
----
-apiVersion: policy.karmada.io/v1alpha1
+	c.write(fleetDir+"/app.yaml", webDeploymentYAML(ns, 1)+fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata: {name: web, namespace: %[1]s}
 spec:
@@ -51,6 +40,23 @@ spec:
     - affinityName: backup
       clusterNames: [member2]
 `, ns, tolerationSeconds, purge, grace))
+}
+
+// webDeploymentYAML is the one-container Deployment ns/web the failover
+// scenarios move around.
+func webDeploymentYAML(ns string, replicas int) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: %s}
+spec:
+  replicas: %d
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx:1.27}]
+---
+`, ns, replicas)
 }
 
 // deploymentState reports whether Deployment ns/web exists on m and is
