@@ -12,6 +12,7 @@ import (
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/cluster"
 	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/render"
 	"github.com/propagit/propagit/internal/works"
 )
 
@@ -27,6 +28,9 @@ type Controller struct {
 	trigger chan struct{}
 	// readiness adds hysteresis to member probes.
 	readiness *readiness
+	// recorded is the placement of the Works last recorded (nil until the
+	// first Put); Reconcile is its only user.
+	recorded *render.Previous
 
 	mu      sync.Mutex
 	members map[string]*member
@@ -123,7 +127,7 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 	}
 	c.syncMembers(ctx, cur.set.Clusters)
 	status := c.probe(ctx, cur.set.Clusters)
-	ws, err := c.renderWorks(ctx, cur, status)
+	ws, placed, err := c.renderWorks(ctx, cur, status)
 	if err != nil {
 		return err
 	}
@@ -134,6 +138,7 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 	if len(changed) > 0 {
 		c.log.Info("works recorded", "revision", short(cur.revision), "changed", changed)
 	}
+	c.recorded = placed
 	c.dispatch(ws, sourceErr)
 	c.recordWorks()
 	return nil

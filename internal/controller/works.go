@@ -88,20 +88,17 @@ func (c *Controller) probeOne(ctx context.Context, cl *clusterv1alpha1.Cluster) 
 }
 
 // renderWorks renders cur with the live status and the previous placement
-// recorded in the stored Works. Every declared cluster gets a Work, an empty
-// one when it receives nothing, so what it ran before is pruned.
-func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[string]*clusterv1alpha1.ClusterStatus) ([]*workv1alpha1.Work, error) {
-	stored, err := c.works.List(ctx)
+// recorded in the Works. Every declared cluster gets a Work, an empty one
+// when it receives nothing, so what it ran before is pruned.
+// It also returns the placement the Works hold, the history of the next
+// render once they are recorded.
+func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[string]*clusterv1alpha1.ClusterStatus) ([]*workv1alpha1.Work, *render.Previous, error) {
+	prev, err := c.previous(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("failed to read the recorded works: %w", err)
-	}
-	prevWorks, err := toRenderWorks(stored)
-	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	now := c.clock.Now()
-	res := render.Render(render.Input{Set: cur.set, Status: status, Previous: render.PreviousFromWorks(prevWorks),
-		Options: c.opts.Render, Now: now})
+	res := render.Render(render.Input{Set: cur.set, Status: status, Previous: prev, Options: c.opts.Render, Now: now})
 	c.recordRender(res)
 	c.recordFailovers(res, now)
 	byCluster := map[string]render.Work{}
@@ -112,11 +109,11 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 	for _, cl := range res.Clusters {
 		w, err := toWork(cl, cur.revision, byCluster[cl.Name].Objects)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, w)
 	}
-	return out, nil
+	return out, render.PreviousFromWorks(res.Works), nil
 }
 
 // toWork converts rendered objects to a Work record.
@@ -139,6 +136,24 @@ func toWork(cl *clusterv1alpha1.Cluster, revision string, objs []*unstructured.U
 		w.Spec.Manifests = append(w.Spec.Manifests, runtime.RawExtension{Raw: raw})
 	}
 	return w, nil
+}
+
+// previous is the placement of the Works last recorded. The store is read
+// once, at start (a restart resumes from it); after that the controller,
+// the store's only writer, remembers what it recorded.
+func (c *Controller) previous(ctx context.Context) (*render.Previous, error) {
+	if c.recorded != nil {
+		return c.recorded, nil
+	}
+	stored, err := c.works.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the recorded works: %w", err)
+	}
+	rw, err := toRenderWorks(stored)
+	if err != nil {
+		return nil, err
+	}
+	return render.PreviousFromWorks(rw), nil
 }
 
 func toRenderWorks(ws []*workv1alpha1.Work) ([]render.Work, error) {
