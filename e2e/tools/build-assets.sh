@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # build-assets.sh builds the real control-plane binaries the tests run
 # (kube-apiserver, kube-controller-manager, kube-scheduler, etcd, kwok) from
-# the Go module proxy into a cache folder keyed by version. A binary that is
-# already there is never rebuilt.
+# the Go module proxy into a cache folder keyed by version, and fetches
+# promtool (which checks deploy/alerts) from Debian's prometheus package. A
+# binary that is already there is never rebuilt.
 #
 # Usage: build-assets.sh DIR     (DIR is created; binaries land in DIR directly)
 set -euo pipefail
@@ -51,6 +52,29 @@ build_kwok() {
 	rmdir "$dir/.kwok-tmp"
 }
 
+# fetch_promtool takes promtool out of Debian's prometheus package: apt-get
+# download needs no root and installs no service. promtool is the only file
+# kept. A failure stops the script: the alert tests must not skip in CI.
+fetch_promtool() {
+	local out=$dir/promtool
+	if [[ -x $out ]]; then log "promtool cached: $("$out" --version 2>&1 | head -n1)"; return; fi
+	log "fetching promtool from Debian's prometheus package (~19 MB)"
+	local tmp
+	tmp=$(mktemp -d)
+	if ! (cd "$tmp" && apt-get download prometheus >&2); then
+		rm -rf "$tmp"
+		log "ERROR: 'apt-get download prometheus' failed; promtool is required to check deploy/alerts."
+		log "       Run 'apt-get update' (or fix the apt sources), then run make test-assets again."
+		exit 1
+	fi
+	dpkg-deb --fsys-tarfile "$tmp"/prometheus_*.deb | tar -x -C "$tmp" --wildcards '*/usr/bin/promtool'
+	mv "$tmp/usr/bin/promtool" "$out.tmp"
+	rm -rf "$tmp"
+	mv "$out.tmp" "$out"
+	log "fetched $("$out" --version 2>&1 | head -n1)"
+}
+
+fetch_promtool
 build_etcd
 build_kube kube-apiserver
 build_kube kube-controller-manager

@@ -83,6 +83,7 @@ func (a *Agent) manager(context.Context) (*apply.Manager, error) {
 func (a *Agent) Run(ctx context.Context) error {
 	ticker := a.clock.NewTicker(a.opts.Interval)
 	defer ticker.Stop()
+	defer a.syncer.Close()
 	var retry <-chan time.Time
 	for {
 		if again := a.Once(ctx); again > 0 && again < a.opts.Interval {
@@ -93,6 +94,7 @@ func (a *Agent) Run(ctx context.Context) error {
 			return nil
 		case <-ticker.C():
 		case <-retry:
+		case <-a.syncer.Suspect():
 		}
 		retry = nil
 	}

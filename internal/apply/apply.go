@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
@@ -28,14 +29,52 @@ import (
 // still complete and its inventory still safe to store.
 func (m *Manager) Apply(ctx context.Context, desired []*unstructured.Unstructured,
 	inventory []workv1alpha1.ObjectRef) (*Result, error) {
-	p := newPlan(desired, inventory)
+	return m.run(ctx, newPlan(desired, inventory))
+}
+
+// ApplyChanges is Apply for a change: it applies changed, prunes removed
+// (under the same rule as Apply) and leaves the rest of the inventory
+// alone, unread. The Result lists changed and removed objects only; its
+// Inventory is the whole new inventory. Use it when the previous desired
+// state is known to be applied, so the objects that did not change need no
+// request.
+func (m *Manager) ApplyChanges(ctx context.Context, changed []*unstructured.Unstructured, removed,
+	inventory []workv1alpha1.ObjectRef) (*Result, error) {
+	p := newPartialPlan(changed, inventory)
+	gone := make(map[key]bool, len(removed))
+	for _, r := range removed {
+		gone[keyOf(r)] = true
+	}
+	p.kept = slices.DeleteFunc(p.kept, func(r workv1alpha1.ObjectRef) bool { return gone[keyOf(r)] })
+	p.stale = removed
+	return m.run(ctx, p)
+}
+
+// Check compares desired, content propagit already applied, with the
+// member and reports every difference as drift (Result.Drift): objects in
+// the correct mode (AnnotationDrift) are put back, warn ones are only
+// reported (action Drifted), ignore ones are not read. Nothing is pruned;
+// inventory entries not in desired are kept.
+func (m *Manager) Check(ctx context.Context, desired []*unstructured.Unstructured,
+	inventory []workv1alpha1.ObjectRef) (*Result, error) {
+	p := newPartialPlan(desired, inventory)
+	p.check = true
+	for _, it := range p.items {
+		if !it.done && driftMode(it.obj) == DriftIgnore {
+			it.set(ActionUnchanged)
+		}
+	}
+	return m.run(ctx, p)
+}
+
+func (m *Manager) run(ctx context.Context, p *plan) (*Result, error) {
 	namespaces := m.ensureNamespaces(ctx, p)
 	created := make(map[string]bool, len(namespaces))
 	for _, ns := range namespaces {
 		created[ns] = true
 	}
 	for _, s := range p.stages() {
-		m.applyStage(ctx, s, created)
+		m.applyStage(ctx, s, created, p.check)
 	}
 	prunes := m.prune(ctx, p.stale)
 	res := newResult(p, prunes, namespaces, ctx.Err())
@@ -49,10 +88,10 @@ func (m *Manager) Apply(ctx context.Context, desired []*unstructured.Unstructure
 // items concurrently, then, when s is a definitions stage, waits for what it
 // created or changed to be ready and, for CRDs, served. created holds the
 // namespaces this call created, known to be empty.
-func (m *Manager) applyStage(ctx context.Context, s stage, created map[string]bool) {
+func (m *Manager) applyStage(ctx context.Context, s stage, created map[string]bool, check bool) {
 	m.readLive(ctx, s.items, created)
 	forEach(ctx, len(s.items), m.opts.Concurrency, func(i int) {
-		m.applyItem(ctx, s.items[i])
+		m.applyItem(ctx, s.items[i], check)
 	})
 	if s.wait {
 		m.waitReady(ctx, s.items)

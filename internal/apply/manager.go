@@ -7,6 +7,7 @@ import (
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/pkg/ssa"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -22,6 +23,8 @@ type Manager struct {
 	client client.Client
 	ssa    *ssa.ResourceManager
 	opts   Options
+	// cfg is the member's config when the Manager was built from one.
+	cfg *rest.Config
 }
 
 // New returns a Manager that talks to one member through c. The client's
@@ -54,8 +57,23 @@ func NewForConfig(cfg *rest.Config, opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(c, opts)
+	m, err := New(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	m.cfg = cfg
+	return m, nil
 }
+
+// Config returns the member's rest config (with the Manager's rate limits),
+// nil when the Manager was built by New from a client.
+func (m *Manager) Config() *rest.Config { return m.cfg }
+
+// RESTMapper maps the member's kinds to resources.
+func (m *Manager) RESTMapper() meta.RESTMapper { return m.client.RESTMapper() }
+
+// FieldManager is the field manager the Manager applies as.
+func (m *Manager) FieldManager() string { return m.opts.FieldManager }
 
 // RESTConfig returns a copy of cfg with the rate limits of opts (filled from
 // DefaultOptions where zero). Use it to build the client passed to New.

@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/fluxcd/pkg/ssa/normalize"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -25,13 +26,23 @@ import (
 //     applied this content): one apply, forcing ownership;
 //   - the same digest but some field differs (drift, or a value the
 //     apiserver normalises): a server-side dry-run, compared with the live
-//     copy the way fluxcd/pkg/ssa does, and the apply only if they differ.
-func (m *Manager) applyItem(ctx context.Context, it *item) {
+//     copy the way fluxcd/pkg/ssa does; if they differ, that is drift,
+//     corrected (applied) or only reported as the drift mode says.
+//
+// check says the object was applied with this content before, so a missing
+// one was deleted on the member: drift too. Replicas a scaler on the member
+// owns are kept (retainReplicas) before anything is compared.
+func (m *Manager) applyItem(ctx context.Context, it *item, check bool) {
+	if it.read && it.liveErr == nil {
+		retainReplicas(it.obj, it.live, m.opts.FieldManager)
+	}
 	switch {
 	case !it.read:
 		it.fail("was not applied: its live copy was not read")
 	case it.liveErr != nil:
 		it.failMsg(apiMessage(it, "could not be read", it.liveErr))
+	case it.live == nil && check:
+		m.recreate(ctx, it)
 	case it.live == nil:
 		m.create(ctx, it)
 	case refuses(it.obj, it.live.GetLabels()):
@@ -79,7 +90,34 @@ func (m *Manager) reconcile(ctx context.Context, it *item) {
 		m.create(ctx, it) // deleted since it was read
 		return
 	}
+	if driftMode(it.obj) != DriftCorrect {
+		it.noteDrift(m.opts.FieldManager, false)
+		it.set(ActionDrifted)
+		it.message = fmt.Sprintf("%s differs on the member (%s); drift mode %s: not corrected",
+			fmtRef(it.ref), strings.Join(it.drift.Fields, ", "), driftMode(it.obj))
+		return
+	}
+	it.noteDrift(m.opts.FieldManager, true)
 	m.update(ctx, it)
+	if it.action != ActionConfigured {
+		it.drift.Corrected = false
+	}
+}
+
+// recreate handles an object deleted on the member during a check: it is
+// created again, or in the warn mode reported missing.
+func (m *Manager) recreate(ctx context.Context, it *item) {
+	if driftMode(it.obj) != DriftCorrect {
+		it.noteDrift(m.opts.FieldManager, false)
+		it.set(ActionDrifted)
+		it.message = fmtRef(it.ref) + " was deleted on the member; drift mode " + driftMode(it.obj) + ": not recreated"
+		return
+	}
+	it.noteDrift(m.opts.FieldManager, true)
+	m.create(ctx, it)
+	if it.action != ActionCreated {
+		it.drift.Corrected = false
+	}
 }
 
 // send server-side applies obj as the field manager; force takes the fields

@@ -31,6 +31,9 @@ const (
 	ActionPruned     = "Pruned"
 	ActionFailed     = "Failed"
 	ActionSkipped    = "Skipped"
+	// ActionDrifted: the object differs on the member and its drift mode
+	// (warn) says to report it only.
+	ActionDrifted = "Drifted"
 )
 
 // Health values reported in workv1alpha1.ObjectResult.Health. The first four

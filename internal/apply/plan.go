@@ -63,6 +63,9 @@ type item struct {
 	done    bool
 	action  string
 	message string
+	// drift is set when the member differed from content propagit applied
+	// before.
+	drift *Drift
 }
 
 func (it *item) fail(format string, args ...any) {
@@ -76,17 +79,31 @@ func (it *item) set(action string) {
 	it.action = action
 }
 
-// plan is what one Apply call works on.
+// plan is what one Apply, ApplyChanges or Check call works on.
 type plan struct {
 	items []*item
-	// stale are the inventory entries no longer desired, in inventory order.
+	// stale are the inventory entries to prune, in inventory order.
 	stale []workv1alpha1.ObjectRef
+	// kept are inventory entries this call leaves alone (ApplyChanges and
+	// Check touch part of the inventory); they stay in it.
+	kept []workv1alpha1.ObjectRef
+	// check: every item was applied with this content before (a drift
+	// check), so a missing object was deleted on the member.
+	check bool
 }
 
 // newPlan pairs desired objects with the inventory. Objects without a kind,
 // version or name, and second copies of an object, fail at once; the others
 // are copied and stamped with the managed label and their digest.
 func newPlan(desired []*unstructured.Unstructured, inventory []workv1alpha1.ObjectRef) *plan {
+	p := newPartialPlan(desired, inventory)
+	p.stale, p.kept = p.kept, nil
+	return p
+}
+
+// newPartialPlan is newPlan for part of the inventory: the entries that are
+// not desired are kept, not pruned.
+func newPartialPlan(desired []*unstructured.Unstructured, inventory []workv1alpha1.ObjectRef) *plan {
 	inv := make(map[key]workv1alpha1.ObjectRef, len(inventory))
 	for _, r := range inventory {
 		inv[keyOf(r)] = r
@@ -117,8 +134,8 @@ func newPlan(desired []*unstructured.Unstructured, inventory []workv1alpha1.Obje
 	}
 	for _, r := range inventory {
 		if !seen[keyOf(r)] {
-			p.stale = append(p.stale, r)
-			seen[keyOf(r)] = true // an inventory listing an object twice prunes it once
+			p.kept = append(p.kept, r)
+			seen[keyOf(r)] = true // an inventory listing an object twice is pruned once
 		}
 	}
 	return p

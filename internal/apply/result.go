@@ -21,6 +21,9 @@ type Result struct {
 	Namespaces []string
 	// Failed counts the Objects whose Action is Failed.
 	Failed int
+	// Drift lists the objects changed on the member outside propagit, in
+	// the order of Objects.
+	Drift []Drift
 }
 
 // Count returns how many Objects have the given action.
@@ -37,7 +40,7 @@ func (r *Result) Count(action string) int {
 // String summarises the result, e.g. "3 created, 2 unchanged, 1 failed".
 func (r *Result) String() string {
 	var parts []string
-	for _, a := range []string{ActionCreated, ActionConfigured, ActionUnchanged, ActionPruned, ActionSkipped, ActionFailed} {
+	for _, a := range []string{ActionCreated, ActionConfigured, ActionUnchanged, ActionDrifted, ActionPruned, ActionSkipped, ActionFailed} {
 		if n := r.Count(a); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(a)))
 		}
@@ -59,8 +62,11 @@ func newResult(p *plan, prunes []pruned, namespaces []string, ctxErr error) *Res
 			it.fail("was not applied: %v", ctxErr)
 		}
 		res.Objects = append(res.Objects, workv1alpha1.ObjectResult{ObjectRef: it.ref, Action: it.action, Message: it.message})
+		if it.drift != nil {
+			res.Drift = append(res.Drift, *it.drift)
+		}
 		switch {
-		case it.action == ActionCreated || it.action == ActionConfigured || it.action == ActionUnchanged:
+		case it.action == ActionCreated || it.action == ActionConfigured || it.action == ActionUnchanged || it.action == ActionDrifted:
 			inv[keyOf(it.ref)] = it.ref
 		case it.owned:
 			if _, ok := inv[keyOf(it.prev)]; !ok {
@@ -78,10 +84,16 @@ func newResult(p *plan, prunes []pruned, namespaces []string, ctxErr error) *Res
 			inv[keyOf(pr.ref)] = pr.ref
 		}
 	}
+	for _, r := range p.kept {
+		if _, ok := inv[keyOf(r)]; !ok {
+			inv[keyOf(r)] = r
+		}
+	}
 	for _, r := range inv {
 		res.Inventory = append(res.Inventory, r)
 	}
 	sortResults(res.Objects)
+	sort.SliceStable(res.Drift, func(i, j int) bool { return lessRef(res.Drift[i].ObjectRef, res.Drift[j].ObjectRef) })
 	sortRefs(res.Inventory)
 	res.Failed = res.Count(ActionFailed)
 	return res

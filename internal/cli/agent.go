@@ -19,15 +19,16 @@ import (
 )
 
 type agentOptions struct {
-	cluster    string
-	repo       gitOptions
-	store      storeOptions
-	kubeconfig string
-	interval   time.Duration
-	heartbeat  time.Duration
-	drift      time.Duration
-	cacheDir   string
-	log        logging.Options
+	cluster      string
+	repo         gitOptions
+	store        storeOptions
+	kubeconfig   string
+	interval     time.Duration
+	heartbeat    time.Duration
+	drift        time.Duration
+	noDriftWatch bool
+	cacheDir     string
+	log          logging.Options
 }
 
 func newAgentCommand() *cobra.Command {
@@ -58,7 +59,8 @@ says "agent too old for Work format N" in its status.`,
 	f.DurationVar(&o.interval, "interval", 30*time.Second, "how often to read the Work")
 	f.DurationVar(&o.heartbeat, "heartbeat-interval", 10*time.Second, "how often a heartbeat-only status is written to the hub (cr store; the git store writes on transitions only)")
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-agent-cache"), "folder for the Git clone")
-	f.DurationVar(&o.drift, "drift-interval", 30*time.Second, "how often the member is compared with its Work and drift corrected (0 disables)")
+	f.DurationVar(&o.drift, "drift-interval", 5*time.Minute, "how often the whole member is compared with its Work and drift corrected (0 disables); between checks, a watch on the applied objects catches changes at once")
+	f.BoolVar(&o.noDriftWatch, "no-drift-watch", false, "do not watch applied objects; find drift with the periodic check only")
 	o.log.BindFlags(f)
 	_ = cmd.MarkFlagRequired("cluster")
 	return cmd
@@ -92,6 +94,7 @@ func (o *agentOptions) run(parent context.Context) error {
 	opts := agent.DefaultOptions()
 	opts.Cluster, opts.Interval, opts.Deliver.Version = o.cluster, o.interval, version
 	opts.Deliver.DriftInterval = o.drift
+	opts.Deliver.NoWatch = o.noDriftWatch
 	log = log.WithValues(logging.KeyCluster, o.cluster)
 	log.Info("agent started", "worksStore", o.store.kind)
 	return agent.New(opts, src, st.status, member, log).Run(ctx)

@@ -39,6 +39,7 @@ type controllerOptions struct {
 	cacheDir                           string
 	pullTimeout                        time.Duration
 	driftInterval                      time.Duration
+	noDriftWatch                       bool
 	failureThreshold, successThreshold time.Duration
 	qps                                float32
 	burst                              int
@@ -78,7 +79,8 @@ holds <cluster>.kubeconfig files.`,
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-cache"), "folder for the Git clones")
 	f.DurationVar(&o.failureThreshold, "cluster-failure-threshold", 30*time.Second, "how long a member must fail its probes before it is NotReady (and failover clocks start from its first failed probe)")
 	f.DurationVar(&o.successThreshold, "cluster-success-threshold", 30*time.Second, "how long a member must pass its probes before it is Ready again")
-	f.DurationVar(&o.driftInterval, "drift-interval", 30*time.Second, "how often each member is compared with its Work and drift corrected (0 disables)")
+	f.DurationVar(&o.driftInterval, "drift-interval", 5*time.Minute, "how often the whole member is compared with its Work and drift corrected (0 disables); between checks, a watch on the applied objects catches changes at once")
+	f.BoolVar(&o.noDriftWatch, "no-drift-watch", false, "do not watch applied objects; find drift with the periodic check only")
 	f.DurationVar(&o.pullTimeout, "pull-heartbeat-timeout", time.Minute, "a pull member whose agent has not reported for this long is not Ready (cr store only)")
 	f.Float32Var(&o.qps, "member-qps", 200, "client QPS per member (client-go's default of 5 throttles server-side apply)")
 	f.IntVar(&o.burst, "member-burst", 400, "client burst per member")
@@ -117,6 +119,7 @@ func (o *controllerOptions) run(parent context.Context) error {
 	opts.Apply.QPS, opts.Apply.Burst = o.qps, o.burst
 	opts.ClusterFailureThreshold, opts.ClusterSuccessThreshold = o.failureThreshold, o.successThreshold
 	opts.Deliver.DriftInterval = o.driftInterval
+	opts.Deliver.NoWatch = o.noDriftWatch
 	if o.store.kind == "cr" {
 		opts.PullHeartbeatTimeout = o.pullTimeout
 	}

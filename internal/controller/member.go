@@ -121,15 +121,18 @@ func ready(st *clusterv1alpha1.ClusterStatus) bool {
 	return false
 }
 
-// run is the worker loop: it applies on every wake-up, and re-runs itself
-// after a backoff when an apply failed or objects are not healthy yet.
+// run is the worker loop: it applies on every wake-up and when the drift
+// watch reports a change on the member, and re-runs itself after a backoff
+// when an apply failed or objects are not healthy yet.
 func (m *member) run(ctx context.Context) {
+	defer m.syncer.Close()
 	var timer <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-m.wake:
+		case <-m.syncer.Suspect():
 		case <-timer:
 		}
 		timer = nil

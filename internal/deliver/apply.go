@@ -1,6 +1,7 @@
 package deliver
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -15,6 +16,10 @@ import (
 )
 
 // apply applies w and folds the result into st; false when anything failed.
+// When the Work before it is known to be on the member, only what changed
+// is applied (and what left it pruned): the objects that did not change
+// cost no request, and the drift watch and periodic check keep them
+// honest.
 func (s *Syncer) apply(ctx context.Context, mgr *apply.Manager, w *workv1alpha1.Work, st *workv1alpha1.WorkStatus) bool {
 	objs, err := Objects(w)
 	if err != nil {
@@ -25,9 +30,22 @@ func (s *Syncer) apply(ctx context.Context, mgr *apply.Manager, w *workv1alpha1.
 	// then still knows to prune it after a revert.
 	st.Inventory = union(st.Inventory, objs)
 	s.write(ctx, st)
-	res, err := mgr.Apply(ctx, objs, st.Inventory)
+	var res *apply.Result
+	if s.applied != nil && st.AppliedDigest == Digest(s.applied) {
+		changed, removed := changes(s.applied, w, objs, st.Inventory)
+		res, err = mgr.ApplyChanges(ctx, changed, removed, st.Inventory)
+		if res != nil {
+			st.Objects = mergeResults(st.Objects, res)
+		}
+	} else {
+		res, err = mgr.Apply(ctx, objs, st.Inventory)
+		if res != nil {
+			st.Objects = res.Objects
+		}
+	}
 	if res != nil {
-		st.Inventory, st.Objects = res.Inventory, res.Objects
+		st.Inventory = res.Inventory
+		s.recordDrift(st, res)
 	}
 	s.record(res, err)
 	rev := short(w.Spec.SourceRevision)
@@ -49,6 +67,79 @@ func (s *Syncer) apply(ctx context.Context, mgr *apply.Manager, w *workv1alpha1.
 	return true
 }
 
+// changes returns the objects of next (decoded as objs) whose manifest is
+// not byte-identical in prev, and the inventory entries next no longer
+// holds.
+func changes(prev, next *workv1alpha1.Work, objs []*unstructured.Unstructured, inventory []workv1alpha1.ObjectRef) ([]*unstructured.Unstructured, []workv1alpha1.ObjectRef) {
+	before := make(map[string]bool, len(prev.Spec.Manifests))
+	for _, m := range prev.Spec.Manifests {
+		before[string(m.Raw)] = true
+	}
+	var changed []*unstructured.Unstructured
+	wanted := make(map[workv1alpha1.ObjectRef]bool, len(objs))
+	for i, o := range objs {
+		r := refOf(o)
+		wanted[r] = true
+		if next.Spec.Manifests[i].Raw == nil || !before[string(next.Spec.Manifests[i].Raw)] {
+			changed = append(changed, o)
+		}
+	}
+	var removed []workv1alpha1.ObjectRef
+	for _, r := range inventory {
+		v := r
+		v.Version = ""
+		if !wanted[v] {
+			removed = append(removed, r)
+		}
+	}
+	return changed, removed
+}
+
+// refOf is o's reference without the version: an object keeps its identity
+// across API versions.
+func refOf(o *unstructured.Unstructured) workv1alpha1.ObjectRef {
+	gvk := o.GroupVersionKind()
+	return workv1alpha1.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()}
+}
+
+// mergeResults folds the results of a partial apply into the previous
+// per-object results: objects it touched take its result (and lose their
+// health, to be read again), the others keep theirs while they stay in the
+// inventory.
+func mergeResults(prev []workv1alpha1.ObjectResult, res *apply.Result) []workv1alpha1.ObjectResult {
+	touched := map[workv1alpha1.ObjectRef]bool{}
+	out := make([]workv1alpha1.ObjectResult, 0, len(prev)+len(res.Objects))
+	for _, o := range res.Objects {
+		r := o.ObjectRef
+		r.Version = ""
+		touched[r] = true
+		if o.Action != apply.ActionPruned && o.Action != apply.ActionSkipped {
+			out = append(out, o)
+		}
+	}
+	inInventory := map[workv1alpha1.ObjectRef]bool{}
+	for _, r := range res.Inventory {
+		r.Version = ""
+		inInventory[r] = true
+	}
+	for _, o := range prev {
+		r := o.ObjectRef
+		r.Version = ""
+		if !touched[r] && inInventory[r] {
+			out = append(out, o)
+		}
+	}
+	slices.SortFunc(out, func(a, b workv1alpha1.ObjectResult) int { return compareRefs(a.ObjectRef, b.ObjectRef) })
+	return out
+}
+
+// compareRefs orders references like a Work's manifests: namespace, kind,
+// group, name.
+func compareRefs(a, b workv1alpha1.ObjectRef) int {
+	return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Kind, b.Kind),
+		strings.Compare(a.Group, b.Group), strings.Compare(a.Name, b.Name))
+}
+
 func firstFailure(res *apply.Result) string {
 	for _, o := range res.Objects {
 		if o.Action == apply.ActionFailed {
@@ -58,9 +149,23 @@ func firstFailure(res *apply.Result) string {
 	return ""
 }
 
-// health reads kstatus for the inventory and sets Healthy and Ready.
+// health reads kstatus for the inventory objects not known to be healthy
+// (a partial apply keeps the health of the objects it did not touch) and
+// sets Healthy and Ready.
 func (s *Syncer) health(ctx context.Context, mgr *apply.Manager, st *workv1alpha1.WorkStatus, w *workv1alpha1.Work) bool {
-	results, err := mgr.Health(ctx, st.Inventory)
+	current := map[workv1alpha1.ObjectRef]bool{}
+	for _, o := range st.Objects {
+		if o.Health == apply.HealthCurrent {
+			current[o.ObjectRef] = true
+		}
+	}
+	var unknown []workv1alpha1.ObjectRef
+	for _, r := range st.Inventory {
+		if !current[r] {
+			unknown = append(unknown, r)
+		}
+	}
+	results, err := mgr.Health(ctx, unknown)
 	if err != nil {
 		s.set(st, ConditionHealthy, metav1.ConditionUnknown, "HealthUnknown", err.Error())
 		s.set(st, ConditionReady, metav1.ConditionFalse, "HealthUnknown", err.Error())
@@ -74,7 +179,7 @@ func (s *Syncer) health(ctx context.Context, mgr *apply.Manager, st *workv1alpha
 	for i := range st.Objects {
 		h, ok := health[st.Objects[i].ObjectRef]
 		if !ok {
-			continue
+			continue // known healthy, or not on the member (failed)
 		}
 		st.Objects[i].Health = h
 		if h == apply.HealthNotFound {

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/apply"
@@ -14,45 +15,87 @@ import (
 // status does not grow without end.
 const maxDrift = 20
 
+// Drift record actions.
+const (
+	DriftCorrected = "Corrected"
+	DriftRecreated = "Recreated"
+	DriftReported  = "Reported"
+)
+
 // driftDue reports whether an unchanged Work should be compared with the
-// member again.
+// member again as a whole.
 func (s *Syncer) driftDue() bool {
 	return s.opts.DriftInterval > 0 && s.clock.Since(s.lastDriftCheck) >= s.opts.DriftInterval
 }
 
-// correctDrift re-applies an unchanged Work. The apply compares every
-// desired field with the live object (one LIST per kind and namespace) and
-// writes only objects that differ: each such write is drift — a change made
-// on the member outside propagit — and is recorded and counted. Fields owned
-// by other field managers and not set by the Work (an HPA's replicas,
-// admission defaults) are not compared, so they are never drift.
-func (s *Syncer) correctDrift(ctx context.Context, mgr *apply.Manager, w *workv1alpha1.Work, st *workv1alpha1.WorkStatus) {
-	s.lastDriftCheck = s.clock.Now()
+// correctDrift compares an unchanged Work with the member: the objects the
+// watch reported, or all of them when suspects is nil (the periodic
+// check). Fields owned by other field managers and not set by the Work (an
+// HPA's replicas, admission defaults) are not compared, so they are never
+// drift.
+func (s *Syncer) correctDrift(ctx context.Context, mgr *apply.Manager, w *workv1alpha1.Work, st *workv1alpha1.WorkStatus, suspects map[workv1alpha1.ObjectRef]bool) {
+	if suspects == nil {
+		s.lastDriftCheck = s.clock.Now()
+	}
 	objs, err := Objects(w)
 	if err != nil {
 		return
 	}
-	res, err := mgr.Apply(ctx, objs, st.Inventory)
+	if suspects != nil {
+		objs = slices.DeleteFunc(objs, func(o *unstructured.Unstructured) bool { return !suspects[refOf(o)] })
+		if len(objs) == 0 {
+			return
+		}
+	}
+	res, err := mgr.Check(ctx, objs, st.Inventory)
 	if err != nil || res == nil {
 		s.log.Error(err, "drift check failed")
 		return
 	}
 	st.Inventory = res.Inventory
+	s.recordDrift(st, res)
+}
+
+// recordDrift adds the drift res found to st, the log and the metrics. A
+// drift reported but not corrected (the warn mode) is recorded once while
+// it stays the same.
+func (s *Syncer) recordDrift(st *workv1alpha1.WorkStatus, res *apply.Result) {
 	now := metav1.NewTime(s.clock.Now())
-	for _, o := range res.Objects {
-		if o.Action != apply.ActionConfigured && o.Action != apply.ActionCreated {
+	for _, d := range res.Drift {
+		rec := workv1alpha1.DriftRecord{ObjectRef: d.ObjectRef, Fields: d.Fields, Manager: d.Manager, Time: now}
+		switch {
+		case !d.Corrected:
+			rec.Action = DriftReported
+		case d.Deleted:
+			rec.Action = DriftRecreated
+		default:
+			rec.Action = DriftCorrected
+		}
+		if rec.Action == DriftReported && repeated(st.Drift, rec) {
 			continue
 		}
-		action := "Corrected"
-		if o.Action == apply.ActionCreated {
-			action = "Recreated"
+		object := d.Kind + "/" + d.Namespace + "/" + d.Name
+		if d.Corrected {
+			s.log.Info("drift corrected", "object", object, "action", rec.Action, "fields", d.Fields, "manager", d.Manager)
+			s.opts.Metrics.DriftCorrected(s.cluster, d.Kind)
+		} else {
+			s.log.Info("drift reported, not corrected", "object", object, "fields", d.Fields, "manager", d.Manager, "deleted", d.Deleted)
 		}
-		s.log.Info("drift corrected", "object", o.Kind+"/"+o.Namespace+"/"+o.Name, "action", action)
-		st.Drift = append(st.Drift, workv1alpha1.DriftRecord{ObjectRef: o.ObjectRef, Action: action, Time: now})
-		s.opts.Metrics.DriftDetected(s.cluster, o.Kind)
-		s.opts.Metrics.DriftCorrected(s.cluster, o.Kind)
+		s.opts.Metrics.DriftDetected(s.cluster, d.Kind)
+		st.Drift = append(st.Drift, rec)
 	}
 	if n := len(st.Drift); n > maxDrift {
 		st.Drift = slices.Clone(st.Drift[n-maxDrift:])
 	}
+}
+
+// repeated reports whether the newest record of rec's object says the same.
+func repeated(records []workv1alpha1.DriftRecord, rec workv1alpha1.DriftRecord) bool {
+	for i := len(records) - 1; i >= 0; i-- {
+		r := records[i]
+		if r.Group == rec.Group && r.Kind == rec.Kind && r.Namespace == rec.Namespace && r.Name == rec.Name {
+			return r.Action == rec.Action && slices.Equal(r.Fields, rec.Fields) && r.Manager == rec.Manager
+		}
+	}
+	return false
 }

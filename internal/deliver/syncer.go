@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -40,9 +41,13 @@ type Options struct {
 	RetryMin, RetryMax time.Duration
 	// Version is written into the status as the applier's version.
 	Version string
-	// DriftInterval is how often an unchanged, healthy Work is compared with
-	// the member and drift corrected (0: never).
+	// DriftInterval is how often an unchanged, healthy Work is compared
+	// with the member as a whole and drift corrected (0: never). Between
+	// these checks a watch on the applied objects reports changes at once.
 	DriftInterval time.Duration
+	// NoWatch turns the drift watch off: drift is then found by the
+	// periodic check only.
+	NoWatch bool
 	// Metrics records apply results; nil records nothing.
 	Metrics *metrics.Recorder
 }
@@ -50,7 +55,7 @@ type Options struct {
 // DefaultOptions returns the defaults.
 func DefaultOptions() Options {
 	return Options{HealthInterval: 5 * time.Second, RetryMin: time.Second, RetryMax: 5 * time.Minute, Version: "dev",
-		DriftInterval: 30 * time.Second}
+		DriftInterval: 5 * time.Minute}
 }
 
 // Syncer applies one cluster's Works and records their status. It is not
@@ -72,12 +77,79 @@ type Syncer struct {
 	// sourceErr is why the source could not be read or loaded; it goes into
 	// the status message so `propagit status` shows it next to the member.
 	sourceErr string
+	// applied is the Work known to be on the member (its digest is the
+	// status's AppliedDigest): the next Work is applied as a change to it.
+	applied *workv1alpha1.Work
+
+	// watch reports objects changed on the member; built with the first
+	// manager. The suspects it reports wait in suspects until the next Sync.
+	watch      *watcher
+	watchTried bool
+	mu         sync.Mutex
+	suspects   map[workv1alpha1.ObjectRef]bool
+	suspectC   chan struct{}
 }
 
 // New returns a Syncer for cluster. manager builds (or returns a cached)
 // apply.Manager for the member.
 func New(cluster string, opts Options, status works.StatusStore, manager func(context.Context) (*apply.Manager, error), log logr.Logger) *Syncer {
-	return &Syncer{cluster: cluster, opts: opts, status: status, manager: manager, log: log, clock: clock.RealClock{}}
+	return &Syncer{cluster: cluster, opts: opts, status: status, manager: manager, log: log, clock: clock.RealClock{},
+		suspectC: make(chan struct{}, 1)}
+}
+
+// Suspect signals that an applied object was changed on the member: the
+// driver should call Sync soon, which checks those objects for drift.
+func (s *Syncer) Suspect() <-chan struct{} { return s.suspectC }
+
+// Close stops the drift watch.
+func (s *Syncer) Close() {
+	if s.watch != nil {
+		s.watch.close()
+	}
+}
+
+// suspect queues r for a drift check and signals the driver.
+func (s *Syncer) suspect(r workv1alpha1.ObjectRef) {
+	s.mu.Lock()
+	if s.suspects == nil {
+		s.suspects = map[workv1alpha1.ObjectRef]bool{}
+	}
+	r.Version = ""
+	s.suspects[r] = true
+	s.mu.Unlock()
+	select {
+	case s.suspectC <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Syncer) hasSuspects() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.suspects) > 0
+}
+
+// takeSuspects returns and clears the queued suspects.
+func (s *Syncer) takeSuspects() map[workv1alpha1.ObjectRef]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.suspects
+	s.suspects = nil
+	return out
+}
+
+// watchInventory points the drift watch at inv, building it on first use.
+func (s *Syncer) watchInventory(mgr *apply.Manager, inv []workv1alpha1.ObjectRef) {
+	if s.opts.NoWatch {
+		return
+	}
+	if !s.watchTried {
+		s.watchTried = true
+		s.watch = startWatch(mgr, s.log, s.suspect)
+	}
+	if s.watch != nil {
+		s.watch.set(inv)
+	}
 }
 
 // Digest identifies the content of a Work.
@@ -149,7 +221,8 @@ func (s *Syncer) Sync(ctx context.Context, w *workv1alpha1.Work, reachable bool)
 
 func (s *Syncer) syncReachable(ctx context.Context, w *workv1alpha1.Work, st *workv1alpha1.WorkStatus) time.Duration {
 	d := Digest(w)
-	if st.AppliedDigest == d && ready(st) && !s.driftDue() {
+	applied := st.AppliedDigest == d
+	if applied && ready(st) && !s.driftDue() && !s.hasSuspects() {
 		if s.state != nil || st.Message != s.last.Message {
 			s.write(ctx, st) // a heartbeat or a new message; the store skips the rest
 		}
@@ -161,21 +234,31 @@ func (s *Syncer) syncReachable(ctx context.Context, w *workv1alpha1.Work, st *wo
 		s.write(ctx, st)
 		return s.backoff()
 	}
-	if st.AppliedDigest == d && ready(st) {
-		s.correctDrift(ctx, mgr, w, st)
-		s.write(ctx, st)
-		return s.opts.DriftInterval
+	if applied && (s.driftDue() || s.hasSuspects()) {
+		// Drift is corrected even while the Work is not healthy: an edit
+		// that breaks the workload must not keep itself in place.
+		suspects := s.takeSuspects()
+		if s.driftDue() {
+			suspects = nil // the periodic check looks at everything
+		}
+		s.correctDrift(ctx, mgr, w, st, suspects)
+		s.watchInventory(mgr, st.Inventory)
+		if ready(st) {
+			s.write(ctx, st)
+			return s.opts.DriftInterval
+		}
 	}
-	if st.AppliedDigest != d {
+	if !applied {
 		if !s.apply(ctx, mgr, w, st) {
 			// Forget what was applied: a revert to it must apply (and prune)
 			// again, not count as unchanged.
-			st.AppliedDigest = ""
+			st.AppliedDigest, s.applied = "", nil
 			s.write(ctx, st)
 			return s.backoff()
 		}
-		st.AppliedDigest, st.AppliedRevision = d, w.Spec.SourceRevision
+		st.AppliedDigest, st.AppliedRevision, s.applied = d, w.Spec.SourceRevision, w
 	}
+	s.watchInventory(mgr, st.Inventory)
 	healthy := s.health(ctx, mgr, st, w)
 	s.failures = 0
 	s.lastDriftCheck = s.clock.Now()

@@ -1,0 +1,196 @@
+package deliver
+
+import (
+	"maps"
+	"sync"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/apply"
+)
+
+// watcher tells its Syncer within moments when an object propagit applied
+// is changed or deleted on the member by someone else, so drift is
+// corrected in seconds instead of at the next periodic check. It watches
+// object metadata only, one informer per kind and namespace of the
+// inventory, filtered by propagit's managed label: never whole-cluster
+// lists, never object bodies.
+type watcher struct {
+	client metadata.Interface
+	mapper meta.RESTMapper
+	own    string // propagit's field manager
+	log    logr.Logger
+	// suspect is called with the object that looks changed by someone else.
+	suspect func(workv1alpha1.ObjectRef)
+
+	mu        sync.Mutex
+	informers map[watchKey]*informer
+}
+
+// watchKey is one resource in one namespace ("" for cluster-scoped).
+type watchKey struct {
+	gvr       schema.GroupVersionResource
+	namespace string
+}
+
+type informer struct {
+	stop chan struct{}
+	// refs are the inventory entries of this kind and namespace, by name.
+	refs map[string]workv1alpha1.ObjectRef
+}
+
+func newWatcher(cfg *rest.Config, mapper meta.RESTMapper, own string, log logr.Logger, suspect func(workv1alpha1.ObjectRef)) (*watcher, error) {
+	c, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &watcher{client: c, mapper: mapper, own: own, log: log, suspect: suspect, informers: map[watchKey]*informer{}}, nil
+}
+
+// set watches exactly the kinds and namespaces of inventory: informers are
+// started for new ones and stopped for those no longer in it.
+func (w *watcher) set(inventory []workv1alpha1.ObjectRef) {
+	want := map[watchKey]map[string]workv1alpha1.ObjectRef{}
+	for _, r := range inventory {
+		k, ok := w.keyOf(r)
+		if !ok {
+			continue
+		}
+		if want[k] == nil {
+			want[k] = map[string]workv1alpha1.ObjectRef{}
+		}
+		want[k][r.Name] = r
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k, inf := range w.informers {
+		if _, ok := want[k]; !ok {
+			close(inf.stop)
+			delete(w.informers, k)
+		}
+	}
+	for k, refs := range want {
+		if inf, ok := w.informers[k]; ok {
+			inf.refs = refs
+			continue
+		}
+		w.informers[k] = w.start(k, refs)
+	}
+}
+
+// keyOf maps r to its resource; kinds the member does not serve are not
+// watched (the next apply reports them).
+func (w *watcher) keyOf(r workv1alpha1.ObjectRef) (watchKey, bool) {
+	m, err := w.mapper.RESTMapping(schema.GroupKind{Group: r.Group, Kind: r.Kind}, r.Version)
+	if err != nil {
+		return watchKey{}, false
+	}
+	k := watchKey{gvr: m.Resource}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		k.namespace = r.Namespace
+	}
+	return k, true
+}
+
+func (w *watcher) start(k watchKey, refs map[string]workv1alpha1.ObjectRef) *informer {
+	inf := &informer{stop: make(chan struct{}), refs: refs}
+	selector := func(o *metav1.ListOptions) { o.LabelSelector = apply.LabelManaged + "=true" }
+	si := metadatainformer.NewFilteredMetadataInformer(w.client, k.gvr, k.namespace, 0, cache.Indexers{}, selector).Informer()
+	_, _ = si.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, newObj any) {
+			o, n := asMeta(oldObj), asMeta(newObj)
+			if o != nil && n != nil && w.changedByOther(o, n) {
+				w.report(inf, n.Name)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if m := asMeta(obj); m != nil {
+				w.report(inf, m.Name)
+			}
+		},
+	})
+	_ = si.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
+		w.log.V(1).Info("drift watch failed; the periodic check still runs", "resource", k.gvr.String(), "namespace", k.namespace, "error", err.Error())
+	})
+	go si.Run(inf.stop)
+	return inf
+}
+
+// report passes an inventory object on to the Syncer.
+func (w *watcher) report(inf *informer, name string) {
+	w.mu.Lock()
+	r, ok := inf.refs[name]
+	w.mu.Unlock()
+	if ok {
+		w.suspect(r)
+	}
+}
+
+// close stops every informer.
+func (w *watcher) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k, inf := range w.informers {
+		close(inf.stop)
+		delete(w.informers, k)
+	}
+}
+
+func asMeta(obj any) *metav1.PartialObjectMetadata {
+	m, _ := obj.(*metav1.PartialObjectMetadata)
+	return m
+}
+
+// changedByOther reports whether an update may be drift: what it changed
+// is the spec (generation) or the labels and annotations, or anything for
+// kinds without a generation (ConfigMaps), and the last writer of the main
+// resource was not propagit. Status updates and propagit's own applies are
+// not drift.
+func (w *watcher) changedByOther(o, n *metav1.PartialObjectMetadata) bool {
+	changed := o.Generation != n.Generation ||
+		(n.Generation == 0 && o.ResourceVersion != n.ResourceVersion) ||
+		!maps.Equal(o.Labels, n.Labels) || !maps.Equal(o.Annotations, n.Annotations)
+	if !changed {
+		return false
+	}
+	var ours, theirs metav1.Time
+	for _, e := range n.ManagedFields {
+		if e.Time == nil || e.Subresource != "" {
+			continue
+		}
+		if e.Manager == w.own {
+			if ours.Before(e.Time) {
+				ours = *e.Time
+			}
+		} else if theirs.Before(e.Time) {
+			theirs = *e.Time
+		}
+	}
+	// Times have a resolution of one second: a tie may be someone else.
+	return !theirs.Before(&ours) && !theirs.IsZero()
+}
+
+// startWatch builds the watcher for mgr's member; nil when the manager was
+// not built from a config (a client handed in by a test).
+func startWatch(mgr *apply.Manager, log logr.Logger, suspect func(workv1alpha1.ObjectRef)) *watcher {
+	if mgr.Config() == nil {
+		return nil
+	}
+	w, err := newWatcher(mgr.Config(), mgr.RESTMapper(), mgr.FieldManager(), log, suspect)
+	if err != nil {
+		log.Error(err, "drift watch unavailable; the periodic check still runs")
+		return nil
+	}
+	return w
+}
