@@ -118,6 +118,21 @@ func printReport(w io.Writer, r *status.Report, now time.Time) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Template, strings.Join(t.Clusters, ","), reps)
 	}
 	_ = tw.Flush()
+	if len(r.Drift) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RECENT DRIFT\tCLUSTER\tACTION\tBY\tFIELDS\tWHEN")
+	for _, d := range r.Drift {
+		fields := strings.Join(d.Fields, ",")
+		if d.Deleted {
+			fields = "(deleted)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Object, d.Cluster, d.Action, orDash(d.Manager), truncate(orDash(fields), 60),
+			now.Sub(d.Time).Round(time.Second).String()+" ago")
+	}
+	_ = tw.Flush()
 }
 
 func shortRev(r string) string {

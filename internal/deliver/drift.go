@@ -62,7 +62,7 @@ func (s *Syncer) correctDrift(ctx context.Context, mgr *apply.Manager, w *workv1
 func (s *Syncer) recordDrift(st *workv1alpha1.WorkStatus, res *apply.Result) {
 	now := metav1.NewTime(s.clock.Now())
 	for _, d := range res.Drift {
-		rec := workv1alpha1.DriftRecord{ObjectRef: d.ObjectRef, Fields: d.Fields, Manager: d.Manager, Time: now}
+		rec := workv1alpha1.DriftRecord{ObjectRef: d.ObjectRef, Fields: d.Fields, Manager: d.Manager, Deleted: d.Deleted, Time: now}
 		switch {
 		case !d.Corrected:
 			rec.Action = DriftReported
@@ -94,7 +94,7 @@ func repeated(records []workv1alpha1.DriftRecord, rec workv1alpha1.DriftRecord) 
 	for i := len(records) - 1; i >= 0; i-- {
 		r := records[i]
 		if r.Group == rec.Group && r.Kind == rec.Kind && r.Namespace == rec.Namespace && r.Name == rec.Name {
-			return r.Action == rec.Action && slices.Equal(r.Fields, rec.Fields) && r.Manager == rec.Manager
+			return r.Action == rec.Action && r.Deleted == rec.Deleted && slices.Equal(r.Fields, rec.Fields) && r.Manager == rec.Manager
 		}
 	}
 	return false

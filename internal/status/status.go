@@ -32,6 +32,23 @@ type Report struct {
 	Summary   string        `json:"summary"`
 	Clusters  []ClusterRow  `json:"clusters"`
 	Templates []TemplateRow `json:"templates"`
+	// Drift is the newest changes made on members outside propagit, newest
+	// first, at most MaxDriftRows.
+	Drift []DriftRow `json:"drift,omitempty"`
+}
+
+// MaxDriftRows bounds Report.Drift.
+const MaxDriftRows = 10
+
+// DriftRow is one change made on a member outside propagit.
+type DriftRow struct {
+	Cluster string    `json:"cluster"`
+	Object  string    `json:"object"`
+	Fields  []string  `json:"fields,omitempty"`
+	Manager string    `json:"manager,omitempty"`
+	Deleted bool      `json:"deleted,omitempty"`
+	Action  string    `json:"action"`
+	Time    time.Time `json:"time"`
 }
 
 // ClusterRow is one member.
@@ -73,6 +90,7 @@ func Build(inputs []Input) (*Report, error) {
 			running++
 		}
 		r.Clusters = append(r.Clusters, row)
+		r.Drift = append(r.Drift, driftRows(in)...)
 		if err := addTemplates(templates, in); err != nil {
 			return nil, err
 		}
@@ -83,6 +101,8 @@ func Build(inputs []Input) (*Report, error) {
 		r.Templates = append(r.Templates, *t)
 	}
 	slices.SortFunc(r.Templates, func(a, b TemplateRow) int { return cmpStr(a.Template, b.Template) })
+	slices.SortStableFunc(r.Drift, func(a, b DriftRow) int { return b.Time.Compare(a.Time) })
+	r.Drift = r.Drift[:min(len(r.Drift), MaxDriftRows)]
 	r.Summary = fmt.Sprintf("%s: %d/%d clusters applied and healthy", short(r.Revision), running, len(inputs))
 	if n := notReady(r.Clusters); n > 0 {
 		r.Summary += fmt.Sprintf(", %d not ready", n)
@@ -118,6 +138,22 @@ func clusterRow(in Input) ClusterRow {
 		row.Message = st.Message // a source or format problem outranks the condition
 	}
 	return row
+}
+
+func driftRows(in Input) []DriftRow {
+	if in.Status == nil {
+		return nil
+	}
+	var out []DriftRow
+	for _, d := range in.Status.Drift {
+		object := d.Kind + "/" + d.Name
+		if d.Namespace != "" {
+			object = d.Kind + "/" + d.Namespace + "/" + d.Name
+		}
+		out = append(out, DriftRow{Cluster: in.Work.Spec.Cluster, Object: object, Fields: d.Fields, Manager: d.Manager,
+			Deleted: d.Deleted, Action: d.Action, Time: d.Time.Time})
+	}
+	return out
 }
 
 func addTemplates(rows map[string]*TemplateRow, in Input) error {

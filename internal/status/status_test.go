@@ -3,6 +3,7 @@ package status
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,5 +58,29 @@ func TestBuildCountsOnlyAppliedAndHealthy(t *testing.T) {
 	}
 	if rep.Clusters[1].Mode != "Pull" || rep.Clusters[1].AppliedRevision != "0ld0000000" {
 		t.Errorf("cluster rows lost mode or applied revision: %+v", rep.Clusters[1])
+	}
+}
+
+// TestBuildListsNewestDriftFirst: drift from every member, newest first,
+// with what changed and who changed it.
+func TestBuildListsNewestDriftFirst(t *testing.T) {
+	at := func(min int) metav1.Time { return metav1.Date(2026, 11, 29, 12, min, 0, 0, time.UTC) }
+	web := workv1alpha1.ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}
+	st1, st2 := status("True", "abc", "Current"), status("True", "abc", "Current")
+	st1.Drift = []workv1alpha1.DriftRecord{{ObjectRef: web, Fields: []string{"spec.replicas"}, Manager: "kubectl-edit", Action: "Corrected", Time: at(1)}}
+	st2.Drift = []workv1alpha1.DriftRecord{{ObjectRef: web, Deleted: true, Action: "Recreated", Time: at(2)}}
+	rep, err := Build([]Input{{Work: work("m1", "abc"), Status: st1}, {Work: work("m2", "abc"), Status: st2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []DriftRow{
+		{Cluster: "m2", Object: "Deployment/demo/web", Deleted: true, Action: "Recreated", Time: at(2).Time},
+		{Cluster: "m1", Object: "Deployment/demo/web", Fields: []string{"spec.replicas"}, Manager: "kubectl-edit", Action: "Corrected", Time: at(1).Time},
+	}
+	if diff := cmp.Diff(want, rep.Drift); diff != "" {
+		t.Errorf("drift (-want +got):\n%s", diff)
+	}
+	if rep.Clusters[0].Drift != 1 || rep.Clusters[1].Drift != 1 {
+		t.Errorf("drift counts per cluster: %+v", rep.Clusters)
 	}
 }

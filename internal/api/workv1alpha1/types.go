@@ -123,7 +123,11 @@ type DriftRecord struct {
 	// Manager is the field manager that made the change.
 	// +optional
 	Manager string `json:"manager,omitempty"`
-	// Action: Corrected, Reported.
+	// Deleted: the object was deleted on the member.
+	// +optional
+	Deleted bool `json:"deleted,omitempty"`
+	// Action: Corrected, Recreated (after a deletion) or Reported (the
+	// warn mode: not corrected).
 	Action string      `json:"action"`
 	Time   metav1.Time `json:"time"`
 }
