@@ -23,6 +23,10 @@ import (
 // relative to root. When anything is wrong Load returns a nil Set and an
 // *Error listing every problem.
 func Load(fsys filesys.FileSystem, root string) (*Set, error) {
+	return load(fsys, root, nil)
+}
+
+func load(fsys filesys.FileSystem, root string, cache *Cache) (*Set, error) {
 	cfs, err := newConfinedFS(fsys, root)
 	if err != nil {
 		return nil, &Error{Problems: []Problem{{Source: Source{Path: "."}, Message: err.Error()}}}
@@ -32,18 +36,28 @@ func Load(fsys filesys.FileSystem, root string) (*Set, error) {
 	slices.SortFunc(l.units, func(a, b unit) int { return cmp.Compare(a.rel, b.rel) })
 	built := l.checkKustomizations()
 	c := &collector{}
+	seen := map[string]bool{}
+	if cache != nil {
+		cache.Parsed = 0
+	}
 	for _, u := range l.units {
 		switch {
 		case !u.kust:
 			data, err := cfs.ReadFile(u.abs)
-			if err != nil {
+			switch {
+			case err != nil:
 				c.problems = append(c.problems, problemf(Source{Path: u.rel}, "", "failed to read file: %v", err))
-				continue
+			case cache != nil:
+				cache.file(c, u.rel, data, seen)
+			default:
+				c.file(u.rel, data)
 			}
-			c.file(u.rel, data)
 		case built[u.abs]:
 			l.kustomize(c, u)
 		}
+	}
+	if cache != nil {
+		cache.forget(seen)
 	}
 	c.problems = append(c.problems, l.problems...)
 	return c.finish()

@@ -1,0 +1,71 @@
+package load
+
+import (
+	"crypto/sha256"
+	"slices"
+
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// Cache remembers what Load parsed from each plain YAML file, by content,
+// so that loading the next revision parses only the files that changed: a
+// controller following a branch of thousands of files re-reads them all
+// but parses one. Kustomization folders are built every time. A Cache is
+// for one Load at a time.
+type Cache struct {
+	files map[string]*parsedFile
+	// Parsed counts the files the last Load parsed (the others came from
+	// the cache).
+	Parsed int
+}
+
+// parsedFile is what one file yielded, kept pristine: Load hands out
+// copies of its templates, which the loader and its callers may change.
+type parsedFile struct {
+	sum      [sha256.Size]byte
+	set      Set
+	problems []Problem
+}
+
+// NewCache returns an empty Cache.
+func NewCache() *Cache { return &Cache{files: map[string]*parsedFile{}} }
+
+// Load is the package's Load, reusing what c parsed before.
+func (c *Cache) Load(fsys filesys.FileSystem, root string) (*Set, error) {
+	return load(fsys, root, c)
+}
+
+// file adds what the file at rel holding data yields to col, parsing it
+// only when its content is new.
+func (c *Cache) file(col *collector, rel string, data []byte, seen map[string]bool) {
+	seen[rel] = true
+	sum := sha256.Sum256(data)
+	pf := c.files[rel]
+	if pf == nil || pf.sum != sum {
+		fc := &collector{}
+		fc.file(rel, data)
+		pf = &parsedFile{sum: sum, set: fc.set, problems: fc.problems}
+		for i, t := range pf.set.Templates {
+			pf.set.Templates[i].Object = t.Object.DeepCopy()
+		}
+		c.files[rel] = pf
+		c.Parsed++
+	}
+	for _, t := range pf.set.Templates {
+		col.set.Templates = append(col.set.Templates, Template{Object: t.Object.DeepCopy(), Source: t.Source})
+	}
+	col.set.Propagations = append(col.set.Propagations, pf.set.Propagations...)
+	col.set.Overrides = append(col.set.Overrides, pf.set.Overrides...)
+	col.set.Clusters = append(col.set.Clusters, pf.set.Clusters...)
+	col.set.Findings = append(col.set.Findings, pf.set.Findings...)
+	col.problems = append(col.problems, slices.Clone(pf.problems)...)
+}
+
+// forget drops the files the last Load did not see.
+func (c *Cache) forget(seen map[string]bool) {
+	for rel := range c.files {
+		if !seen[rel] {
+			delete(c.files, rel)
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package load
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+func TestCacheParsesOnlyChangedFiles(t *testing.T) {
+	fs := filesys.MakeFsInMemory()
+	write := func(name, content string) {
+		t.Helper()
+		if err := fs.WriteFile("/repo/"+name, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cm := func(name, value string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {k: %q}\n", name, value)
+	}
+	for i := range 5 {
+		write(fmt.Sprintf("cm%d.yaml", i), cm(fmt.Sprintf("cm%d", i), "1"))
+	}
+	cache := NewCache()
+	check := func(wantParsed int) *Set {
+		t.Helper()
+		got, err := cache.Load(fs, "/repo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Load(fs, "/repo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("cached load differs from a fresh load (-fresh +cached):\n%s", diff)
+		}
+		if cache.Parsed != wantParsed {
+			t.Fatalf("parsed %d files, want %d", cache.Parsed, wantParsed)
+		}
+		return got
+	}
+	set := check(5)
+	// The loader defaults the namespace; a caller changing its copy must not
+	// change what the next load returns.
+	set.Templates[0].Object.SetNamespace("changed-by-caller")
+	check(0)
+
+	write("cm3.yaml", cm("cm3", "2"))
+	if err := fs.RemoveAll("/repo/cm4.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	check(1)
+
+	write("cm3.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [}\n")
+	if _, err := cache.Load(fs, "/repo"); err == nil {
+		t.Fatal("a broken file loaded from the cache without an error")
+	}
+	write("cm3.yaml", cm("cm3", "2"))
+	check(1)
+}
