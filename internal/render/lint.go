@@ -18,6 +18,13 @@ func Lint(set *load.Set, res *Result) []load.Finding {
 		out = append(out, lintBinding(b, res)...)
 	}
 	out = append(out, lintClusterNames(set)...)
+	for _, p := range set.Propagations {
+		if m, ok := p.Policy.Annotations[AnnotationDrift]; ok && !validDriftMode(m) {
+			out = append(out, load.Finding{Source: p.Source, Message: fmt.Sprintf(
+				"%s: annotation %s=%q is not one of correct, warn, ignore; drift is corrected",
+				policyName(&PolicyRef{ClusterScoped: p.ClusterScoped, Namespace: p.Policy.Namespace, Name: p.Policy.Name}), AnnotationDrift, m)})
+		}
+	}
 	slices.SortStableFunc(out, func(a, b load.Finding) int {
 		if c := strings.Compare(a.Source.Path, b.Source.Path); c != 0 {
 			return c
@@ -47,6 +54,9 @@ func lintBinding(b *Binding, res *Result) []load.Finding {
 	if b.ScheduleError != "" {
 		add("%s cannot be scheduled: %s", b.Key, b.ScheduleError)
 	}
+	if m, set := b.Template.Object.GetAnnotations()[AnnotationDrift]; set && !validDriftMode(m) {
+		add("%s: annotation %s=%q is not one of correct, warn, ignore; drift is corrected", b.Key, AnnotationDrift, m)
+	}
 	if unknownCapacity(b, res) {
 		add("%s uses dynamic or aggregated division but some candidate clusters declare no status.resourceSummary: their capacity counts as 0 until the controller measures it", b.Key)
 	}
@@ -58,6 +68,8 @@ func lintBinding(b *Binding, res *Result) []load.Finding {
 	}
 	return out
 }
+
+func validDriftMode(m string) bool { return m == "correct" || m == "warn" || m == "ignore" }
 
 // lintOverlaps flags two override rules writing one path for one cluster.
 func lintOverlaps(b *Binding, t *Target) []load.Finding {
