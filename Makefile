@@ -43,8 +43,9 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 10s)
 	go test -run '^$$' -fuzz '^FuzzImageOverride$$' -fuzztime $(FUZZTIME) ./internal/override
 
 .PHONY: bench
-bench: ## Benchmarks, with the peer they are compared with in the same run
+bench: test-assets ## Benchmarks, with the peer they are compared with in the same run; the e2e ones on real members
 	go test -run '^$$' -bench . -benchmem -benchtime 3x -timeout 30m ./internal/render/... ./internal/diff/... ./internal/cli/...
+	go test -run '^$$' -bench 'BenchmarkSync' -benchtime 5x -timeout 30m ./e2e/
 
 .PHONY: clean
 clean: ## Remove build outputs (the asset cache is kept; rm -rf $(PROPAGIT_CACHE) to drop it)

@@ -306,6 +306,7 @@ func controllerOptions() controller.Options {
 	opts := controller.DefaultOptions()
 	opts.Interval = time.Second
 	opts.ProbeTimeout = 5 * time.Second
+	opts.ProbeInterval = time.Second
 	opts.Deliver.RetryMin = 250 * time.Millisecond
 	opts.Deliver.RetryMax = 2 * time.Second
 	opts.Deliver.HealthInterval = time.Second

@@ -346,6 +346,7 @@ func controllerOptions() controller.Options {
 	opts := controller.DefaultOptions()
 	opts.Interval = time.Second
 	opts.ProbeTimeout = 5 * time.Second
+	opts.ProbeInterval = time.Second
 	opts.Deliver = deliverOptions()
 	opts.Deliver.Version = "controller-e2e"
 	return opts

@@ -39,6 +39,7 @@ type controllerOptions struct {
 	cacheDir                           string
 	pullTimeout                        time.Duration
 	driftInterval                      time.Duration
+	probeInterval                      time.Duration
 	noDriftWatch                       bool
 	failureThreshold, successThreshold time.Duration
 	qps                                float32
@@ -71,6 +72,7 @@ holds <cluster>.kubeconfig files.`,
 	f.StringVar(&o.branch, "branch", "main", "branch to follow")
 	f.StringVar(&o.path, "path", "", "folder inside the repository holding the fleet (default: the root)")
 	f.DurationVar(&o.interval, "interval", time.Minute, "how often to poll the repository")
+	f.DurationVar(&o.probeInterval, "probe-interval", 10*time.Second, "how long a member probe (readiness, APIs, capacity) is reused; a webhook push soon after a pass does not probe again")
 	o.store.bindFlags(cmd)
 	f.StringVar(&o.kubeconfigDir, "kubeconfig-dir", "", "folder of <cluster>.kubeconfig files (outside a cluster)")
 	f.StringVar(&o.healthAddr, "health-addr", ":8081", "address of /healthz and /readyz (empty to disable)")
@@ -119,6 +121,7 @@ func (o *controllerOptions) run(parent context.Context) error {
 	opts.Apply.QPS, opts.Apply.Burst = o.qps, o.burst
 	opts.ClusterFailureThreshold, opts.ClusterSuccessThreshold = o.failureThreshold, o.successThreshold
 	opts.Deliver.DriftInterval = o.driftInterval
+	opts.ProbeInterval = o.probeInterval
 	opts.Deliver.NoWatch = o.noDriftWatch
 	if o.store.kind == "cr" {
 		opts.PullHeartbeatTimeout = o.pullTimeout

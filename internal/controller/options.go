@@ -31,6 +31,10 @@ type Options struct {
 	Interval time.Duration
 	// ProbeTimeout bounds one member probe.
 	ProbeTimeout time.Duration
+	// ProbeInterval is how long a member's probe result is reused: a pass
+	// started by a webhook soon after another does not probe again. 0
+	// probes on every pass.
+	ProbeInterval time.Duration
 	// ClusterFailureThreshold and ClusterSuccessThreshold are how long a
 	// new probe result must hold before a member's Ready condition flips
 	// (Karmada's --cluster-failure-threshold / --cluster-success-threshold).
@@ -53,6 +57,7 @@ func DefaultOptions() Options {
 	return Options{
 		Interval:                time.Minute,
 		ProbeTimeout:            10 * time.Second,
+		ProbeInterval:           10 * time.Second,
 		ClusterFailureThreshold: 30 * time.Second,
 		ClusterSuccessThreshold: 30 * time.Second,
 		Render:                  render.DefaultOptions(),

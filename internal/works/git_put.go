@@ -3,6 +3,7 @@ package works
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -23,17 +24,18 @@ type encodedWork struct {
 
 // encodeAll encodes every Work, giving those without a source revision
 // revision, and refuses two Works for one cluster.
-func encodeAll(revision string, ws []*workv1alpha1.Work) (map[string]*encodedWork, error) {
+func encodeAll(revision string, ws []*workv1alpha1.Work, memo *encodeMemo) (map[string]*encodedWork, error) {
 	out := make(map[string]*encodedWork, len(ws))
 	for _, w := range ws {
-		w = w.DeepCopy()
+		cp := *w // manifests are shared, never changed
+		w = &cp
 		if w.Spec.SourceRevision == "" {
 			w.Spec.SourceRevision = revision
 		}
 		if _, dup := out[w.Spec.Cluster]; dup {
 			return nil, fmt.Errorf("two works for cluster %s", w.Spec.Cluster)
 		}
-		files, err := encodeWork(w)
+		files, err := encodeWorkWith(w, memo)
 		if err != nil {
 			return nil, err
 		}
@@ -51,12 +53,13 @@ func encodeAll(revision string, ws []*workv1alpha1.Work) (map[string]*encodedWor
 // from works lose their folder. When the branch moved between fetch and
 // push, Put refetches and rebuilds, up to PushAttempts times.
 func (g *GitStore) Put(ctx context.Context, revision string, ws []*workv1alpha1.Work) ([]string, error) {
-	enc, err := encodeAll(revision, ws)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.memo.start()
+	enc, err := encodeAll(revision, ws, &g.memo)
 	if err != nil {
 		return nil, fmt.Errorf("failed to encode works: %w", err)
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	for attempt := 1; ; attempt++ {
 		changed, err := g.putOnce(ctx, revision, enc)
 		if err == nil {
@@ -142,8 +145,8 @@ func oldFolder(old *object.Tree, cluster string) *object.TreeEntry {
 
 // folderHash stores ew's folder and returns its tree. When the stored
 // folder prev records another source revision, the folder is first built
-// with that revision: if that matches prev, only the revision differs and
-// prev is kept.
+// with that revision (only WorkFile differs): if that matches prev, only
+// the revision differs and prev is kept.
 func folderHash(s storer.EncodedObjectStorer, old *object.Tree, prev *object.TreeEntry, ew *encodedWork) (plumbing.Hash, error) {
 	if prev != nil {
 		sub, err := old.Tree(prev.Name)
@@ -151,12 +154,14 @@ func folderHash(s storer.EncodedObjectStorer, old *object.Tree, prev *object.Tre
 			return plumbing.ZeroHash, fmt.Errorf("failed to read folder %s: %w", prev.Name, err)
 		}
 		if rev, ok := storedRevision(sub); ok && rev != ew.work.Spec.SourceRevision {
-			w := ew.work.DeepCopy()
+			w := *ew.work // the head only: manifests are shared, not changed
 			w.Spec.SourceRevision = rev
-			files, err := encodeWork(w)
+			head, err := encodeHead(&w)
 			if err != nil {
 				return plumbing.ZeroHash, err
 			}
+			files := maps.Clone(ew.files)
+			files[WorkFile] = head
 			if h, err := writeFiles(s, files); err != nil || h == prev.Hash {
 				return h, err
 			}

@@ -78,9 +78,10 @@ type GitStore struct {
 	// pushing it.
 	beforePush func()
 
-	mu       sync.Mutex // guards works and worksTip: Put and List
+	mu       sync.Mutex // guards works, worksTip and memo: Put and List
 	works    storage.Storer
 	worksTip plumbing.Hash // the tip works was last compacted to
+	memo     encodeMemo
 
 	agentMu  sync.Mutex // guards agent and agentTip: ListCluster
 	agent    storage.Storer

@@ -3,6 +3,7 @@ package works
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"sort"
 	"strings"
@@ -39,8 +40,9 @@ func ObjectPath(obj *unstructured.Unstructured) string {
 	return fmt.Sprintf("%s/%s.%s_%s.yaml", ns, strings.ToLower(obj.GetKind()), group, obj.GetName())
 }
 
-// workFile is the content of WorkFile: the Work's identity and spec
-// without manifests, and nothing else (no status, no server fields).
+// workFile is the content of WorkFile: the Work's identity, annotations
+// and spec without manifests, and nothing else (no status, no server
+// fields).
 type workFile struct {
 	APIVersion string                `json:"apiVersion"`
 	Kind       string                `json:"kind"`
@@ -49,7 +51,8 @@ type workFile struct {
 }
 
 type workFileMeta struct {
-	Name string `json:"name"`
+	Name        string            `json:"name"`
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // validSegment reports whether s can be one path segment of the branch.
@@ -70,35 +73,105 @@ func validateCluster(name string) error {
 // encodeWork returns the files of w's folder, by path relative to the
 // folder: WorkFile and one YAML file (sorted keys) per manifest.
 func encodeWork(w *workv1alpha1.Work) (map[string][]byte, error) {
+	return encodeWorkWith(w, nil)
+}
+
+// encodeWorkWith is encodeWork reusing, through memo (nil: none), the files
+// of manifests encoded before.
+func encodeWorkWith(w *workv1alpha1.Work, memo *encodeMemo) (map[string][]byte, error) {
+	cluster := w.Spec.Cluster
+	head, err := encodeHead(w)
+	if err != nil {
+		return nil, err
+	}
+	files := make(map[string][]byte, len(w.Spec.Manifests)+1)
+	files[WorkFile] = head
+	for i := range w.Spec.Manifests {
+		m := &w.Spec.Manifests[i]
+		f, ok := memo.get(m)
+		if !ok {
+			if f, err = encodeManifest(m); err != nil {
+				return nil, fmt.Errorf("work %s: manifest %d: %w", cluster, i, err)
+			}
+			memo.put(m, f)
+		}
+		if _, dup := files[f.path]; dup {
+			return nil, fmt.Errorf("work %s: two manifests map to %s", cluster, f.path)
+		}
+		files[f.path] = f.data
+	}
+	return files, nil
+}
+
+// encodeHead returns the content of WorkFile for w.
+func encodeHead(w *workv1alpha1.Work) ([]byte, error) {
 	cluster := w.Spec.Cluster
 	if err := validateCluster(cluster); err != nil {
 		return nil, err
 	}
 	spec := w.Spec
 	spec.Manifests = nil
-	wf := workFile{APIVersion: workv1alpha1.GroupVersion.String(), Kind: "Work", Metadata: workFileMeta{Name: cluster}, Spec: spec}
+	wf := workFile{APIVersion: workv1alpha1.GroupVersion.String(), Kind: "Work", Metadata: workFileMeta{Name: cluster, Annotations: ownAnnotations(w.Annotations)}, Spec: spec}
 	head, err := yaml.Marshal(wf)
 	if err != nil {
 		return nil, fmt.Errorf("failed to encode the work of %s: %w", cluster, err)
 	}
-	files := map[string][]byte{WorkFile: head}
-	for i := range w.Spec.Manifests {
-		obj, err := decodeManifest(&w.Spec.Manifests[i])
-		if err != nil {
-			return nil, fmt.Errorf("work %s: manifest %d: %w", cluster, i, err)
-		}
-		p := ObjectPath(obj)
-		if !validSegment(obj.GetName()) || (obj.GetNamespace() != "" && !validSegment(obj.GetNamespace())) {
-			return nil, fmt.Errorf("work %s: manifest %d: invalid name or namespace for %s", cluster, i, p)
-		}
-		if _, dup := files[p]; dup {
-			return nil, fmt.Errorf("work %s: two manifests map to %s", cluster, p)
-		}
-		if files[p], err = yaml.Marshal(obj.Object); err != nil {
-			return nil, fmt.Errorf("work %s: failed to encode %s: %w", cluster, p, err)
+	return head, nil
+}
+
+// encodedFile is one manifest's file in a cluster's folder.
+type encodedFile struct {
+	path string
+	data []byte
+}
+
+func encodeManifest(m *runtime.RawExtension) (encodedFile, error) {
+	obj, err := decodeManifest(m)
+	if err != nil {
+		return encodedFile{}, err
+	}
+	p := ObjectPath(obj)
+	if !validSegment(obj.GetName()) || (obj.GetNamespace() != "" && !validSegment(obj.GetNamespace())) {
+		return encodedFile{}, fmt.Errorf("invalid name or namespace for %s", p)
+	}
+	data, err := yaml.Marshal(obj.Object)
+	if err != nil {
+		return encodedFile{}, fmt.Errorf("failed to encode %s: %w", p, err)
+	}
+	return encodedFile{path: p, data: data}, nil
+}
+
+// encodeMemo keeps the files of the manifests one Put encoded, by their
+// JSON, for the next: a commit that changes one template encodes one file
+// per cluster, not the whole fleet again. It keeps only what the last Put
+// used, so it does not grow.
+type encodeMemo struct {
+	prev, cur map[string]encodedFile
+}
+
+func (m *encodeMemo) get(r *runtime.RawExtension) (encodedFile, bool) {
+	if m == nil || r.Raw == nil {
+		return encodedFile{}, false
+	}
+	f, ok := m.cur[string(r.Raw)]
+	if !ok {
+		if f, ok = m.prev[string(r.Raw)]; ok {
+			m.cur[string(r.Raw)] = f
 		}
 	}
-	return files, nil
+	return f, ok
+}
+
+func (m *encodeMemo) put(r *runtime.RawExtension, f encodedFile) {
+	if m != nil && r.Raw != nil {
+		m.cur[string(r.Raw)] = f
+	}
+}
+
+// start begins a Put: what the last one used becomes what this one may
+// reuse.
+func (m *encodeMemo) start() {
+	m.prev, m.cur = m.cur, map[string]encodedFile{}
 }
 
 // decodeManifest reads one manifest, from its raw JSON or its object.
@@ -132,6 +205,7 @@ func decodeWork(cluster string, files map[string][]byte) (*workv1alpha1.Work, er
 		return nil, fmt.Errorf("work %s: failed to decode %s: %w", cluster, WorkFile, err)
 	}
 	w := newWork(cluster, wf.Spec)
+	w.Annotations = wf.Metadata.Annotations
 	var objs []*unstructured.Unstructured
 	for p, data := range files {
 		if p == WorkFile || path.Ext(p) != ".yaml" {
@@ -191,11 +265,12 @@ func sortObjects(objs []*unstructured.Unstructured) {
 }
 
 // sameContent reports whether a and b hold the same Work apart from the
-// source revision: same format version, suspension and manifests (compared
-// as JSON values, so key order and whitespace do not matter).
+// source revision: same format version, suspension, propagit's annotations
+// and manifests (compared as JSON values, so key order and whitespace do not
+// matter).
 func sameContent(a, b *workv1alpha1.Work) (bool, error) {
 	if a.Spec.FormatVersion != b.Spec.FormatVersion || a.Spec.Suspended != b.Spec.Suspended ||
-		len(a.Spec.Manifests) != len(b.Spec.Manifests) {
+		len(a.Spec.Manifests) != len(b.Spec.Manifests) || !maps.Equal(ownAnnotations(a.Annotations), ownAnnotations(b.Annotations)) {
 		return false, nil
 	}
 	for i := range a.Spec.Manifests {
@@ -213,6 +288,25 @@ func sameContent(a, b *workv1alpha1.Work) (bool, error) {
 	}
 	return true, nil
 }
+
+// ownAnnotations returns the annotations a store records with a Work:
+// propagit's own (propagit.io/), never those other tools set on a Work
+// custom resource. nil when there are none.
+func ownAnnotations(ann map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range ann {
+		if strings.HasPrefix(k, ownAnnotationPrefix) {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// ownAnnotationPrefix marks the Work annotations a store records.
+const ownAnnotationPrefix = "propagit.io/"
 
 // canonicalJSON re-encodes a manifest with sorted keys and no spacing.
 func canonicalJSON(m *runtime.RawExtension) (string, error) {
