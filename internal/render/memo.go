@@ -1,0 +1,194 @@
+package render
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/override"
+)
+
+// Memo keeps what each template rendered to in the last Render, with a
+// digest of everything rendering read: the template, its placement (policy,
+// clusters, replicas, evictions, suspension), the override policies of its
+// namespace and the declared clusters. The next Render builds the objects
+// of a template again only when that digest changed, so a commit that
+// changes one template renders one template. Matching and scheduling still
+// run for every template: they are cheap, and they read live cluster state,
+// which must not be remembered. A Memo is for one Render at a time.
+type Memo struct {
+	entries map[Key]memoEntry
+	// Rendered and Reused count the templates the last Render built and
+	// took from the memo.
+	Rendered, Reused int
+}
+
+// NewMemo returns an empty Memo.
+func NewMemo() *Memo { return &Memo{entries: map[Key]memoEntry{}} }
+
+type memoEntry struct {
+	sum     [sha256.Size]byte
+	targets map[string]memoTarget
+}
+
+// memoTarget is the rendering of a template for one cluster. Objects are
+// never changed once rendered (frozen copies are deep copies), so they are
+// shared between Renders.
+type memoTarget struct {
+	object    *unstructured.Unstructured
+	overrides override.Result
+	err       string
+}
+
+// memoInputs is what, besides the template, the objects of a binding
+// depend on.
+type memoInputs struct {
+	Policy       *PolicyRef
+	Winner       any `json:",omitempty"`
+	Overwrite    bool
+	DriftMode    string
+	AffinityName string
+	DependencyOf []string
+	Workload     bool
+	Targets      []memoTargetInput
+	Overrides    [sha256.Size]byte
+	Clusters     [sha256.Size]byte
+}
+
+type memoTargetInput struct {
+	Cluster   string
+	Replicas  int32
+	Scheduled bool
+	Suspended bool
+	Frozen    bool
+}
+
+// digest returns the digest of b's inputs, false when one cannot be
+// encoded (then b is rendered).
+func (m *Memo) digest(b *Binding, overrides, clusters [sha256.Size]byte) ([sha256.Size]byte, bool) {
+	in := memoInputs{Policy: b.Policy, Overwrite: b.Overwrite, DriftMode: b.DriftMode, AffinityName: b.AffinityName,
+		DependencyOf: b.DependencyOf, Overrides: overrides, Clusters: clusters}
+	if b.Choice.Winner != nil {
+		in.Winner = b.Choice.Winner.Policy.Policy.Spec.Placement
+	}
+	if b.Decision != nil {
+		in.Workload = b.Decision.Workload
+	}
+	for _, t := range b.Targets {
+		in.Targets = append(in.Targets, memoTargetInput{Cluster: t.Cluster, Replicas: t.Replicas, Scheduled: t.Scheduled,
+			Suspended: t.Suspended, Frozen: t.Object != nil})
+	}
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	if enc.Encode(b.Template.Object.Object) != nil || enc.Encode(in) != nil {
+		return [sha256.Size]byte{}, false
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum, true
+}
+
+// restore fills the targets of b from the memo when its digest is sum.
+func (m *Memo) restore(b *Binding, sum [sha256.Size]byte) bool {
+	e, ok := m.entries[b.Key]
+	if !ok || e.sum != sum {
+		return false
+	}
+	for _, t := range b.Targets {
+		if t.Object != nil {
+			continue // frozen
+		}
+		mt, ok := e.targets[t.Cluster]
+		if !ok {
+			return false
+		}
+		t.Object, t.Overrides, t.Error = mt.object, mt.overrides, mt.err
+	}
+	return true
+}
+
+// keep records what b rendered to under sum.
+func (m *Memo) keep(b *Binding, sum [sha256.Size]byte, seen map[Key]memoEntry) {
+	e := memoEntry{sum: sum, targets: make(map[string]memoTarget, len(b.Targets))}
+	for _, t := range b.Targets {
+		e.targets[t.Cluster] = memoTarget{object: t.Object, overrides: t.Overrides, err: t.Error}
+	}
+	seen[b.Key] = e
+}
+
+// renderAll renders the targets of every binding, through the memo when m
+// is not nil, and keeps only this Render's templates in it.
+func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override) {
+	if m == nil {
+		for _, b := range bindings {
+			renderTargets(b, clusters, overrides(b.Key.Namespace))
+		}
+		return
+	}
+	m.Rendered, m.Reused = 0, 0
+	clusterSum, clustersOK := digestOf(clusterInputs(clusters))
+	type nsSum struct {
+		sum [sha256.Size]byte
+		ok  bool
+	}
+	overrideSums := map[string]nsSum{}
+	seen := make(map[Key]memoEntry, len(bindings))
+	for _, b := range bindings {
+		ns := b.Key.Namespace
+		osum, known := overrideSums[ns]
+		if !known {
+			osum.sum, osum.ok = digestOf(overridePolicies(overrides(ns)))
+			overrideSums[ns] = osum
+		}
+		sum, ok := m.digest(b, osum.sum, clusterSum)
+		ok = ok && osum.ok && clustersOK
+		if ok && m.restore(b, sum) {
+			m.Reused++
+			seen[b.Key] = m.entries[b.Key]
+			continue
+		}
+		renderTargets(b, clusters, overrides(ns))
+		m.Rendered++
+		if ok {
+			m.keep(b, sum, seen)
+		}
+	}
+	m.entries = seen
+}
+
+// clusterInputs is what overrides read of the clusters: their identity,
+// labels and spec, not their live status.
+func clusterInputs(clusters []*clusterv1alpha1.Cluster) any {
+	type in struct {
+		Name        string
+		Labels      map[string]string
+		Annotations map[string]string
+		Spec        clusterv1alpha1.ClusterSpec
+	}
+	out := make([]in, 0, len(clusters))
+	for _, c := range clusters {
+		out = append(out, in{Name: c.Name, Labels: c.Labels, Annotations: c.Annotations, Spec: c.Spec})
+	}
+	return out
+}
+
+func overridePolicies(os []load.Override) any {
+	out := make([]any, 0, len(os))
+	for _, o := range os {
+		out = append(out, o.Policy)
+	}
+	return out
+}
+
+// digestOf hashes v's JSON; false when v cannot be encoded (then nothing
+// that depends on it is reused).
+func digestOf(v any) ([sha256.Size]byte, bool) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return [sha256.Size]byte{}, false
+	}
+	return sha256.Sum256(data), true
+}

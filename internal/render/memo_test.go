@@ -1,0 +1,152 @@
+package render_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/render"
+)
+
+// TestMemoRendersOnlyWhatChanged renders a sequence of revisions through one
+// Memo and checks each against a render without it: the output is the
+// same, and only templates whose inputs changed are built again.
+func TestMemoRendersOnlyWhatChanged(t *testing.T) {
+	files := map[string]string{"clusters.yaml": clusters("m1", "m2"), "policy.yaml": `apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: all, namespace: demo}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]
+  placement: {clusterAffinity: {clusterNames: [m1, m2]}}
+`}
+	for i := range 5 {
+		files[fmt.Sprintf("cm%d.yaml", i)] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm%d, namespace: demo}\ndata: {v: \"1\"}\n", i)
+	}
+	override := `apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: label, namespace: demo}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: cm0}]
+  overrideRules:
+  - targetCluster: {labelSelector: {matchLabels: {tier: gold}}}
+    overriders: {labelsOverrider: [{operator: add, value: {gold: "yes"}}]}
+`
+	memo := render.NewMemo()
+	for _, step := range []struct {
+		name         string
+		change       func()
+		wantRendered int
+	}{
+		{"first render", func() {}, 5},
+		{"nothing changed", func() {}, 0},
+		{"one template changed", func() { files["cm3.yaml"] = strings.Replace(files["cm3.yaml"], `"1"`, `"2"`, 1) }, 1},
+		{"an override policy added to the namespace", func() { files["override.yaml"] = override }, 5},
+		{"a cluster label changed", func() {
+			files["clusters.yaml"] = strings.Replace(files["clusters.yaml"], "labels: {name: m2}", "labels: {name: m2, tier: gold}", 1)
+		}, 5},
+		{"the policy dropped a cluster", func() {
+			files["policy.yaml"] = strings.Replace(files["policy.yaml"], "[m1, m2]", "[m1]", 1)
+		}, 5},
+	} {
+		step.change()
+		set := loadFiles(t, files)
+		fresh := render.Render(render.Input{Set: set, Options: render.DefaultOptions()})
+		got := render.Render(render.Input{Set: loadFiles(t, files), Options: render.DefaultOptions(), Memo: memo})
+		if a, b := worksJSON(t, fresh), worksJSON(t, got); a != b {
+			t.Fatalf("%s: the memo changed the output:\nwithout: %s\nwith:    %s", step.name, a, b)
+		}
+		if memo.Rendered != step.wantRendered {
+			t.Errorf("%s: %d templates rendered, want %d (reused %d)", step.name, memo.Rendered, step.wantRendered, memo.Reused)
+		}
+	}
+}
+
+func loadFiles(t *testing.T, files map[string]string) *load.Set {
+	t.Helper()
+	fs := filesys.MakeFsInMemory()
+	for name, content := range files {
+		if err := fs.WriteFile("/repo/"+name, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := load.Load(fs, "/repo")
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return set
+}
+
+func worksJSON(t *testing.T, res *render.Result) string {
+	t.Helper()
+	data, err := json.Marshal(res.Works)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// BenchmarkRenderOneChange is one op = render 2,000 templates on 3
+// clusters after one template changed: "full" renders everything, "memo"
+// reuses what the previous revision rendered. Compare their ns/op.
+func BenchmarkRenderOneChange(b *testing.B) {
+	files := map[string]string{"clusters.yaml": clusters("m1", "m2", "m3")}
+	for ns := range 10 {
+		files[fmt.Sprintf("policy%d.yaml", ns)] = fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: all, namespace: ns%d}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
+  placement:
+    clusterAffinity: {clusterNames: [m1, m2, m3]}
+    replicaScheduling: {replicaSchedulingType: Divided, replicaDivisionPreference: Weighted}
+`, ns)
+	}
+	for i := range 2000 {
+		files[fmt.Sprintf("app%04d.yaml", i)] = strings.NewReplacer("nginx", fmt.Sprintf("app%04d", i), "namespace: demo", fmt.Sprintf("namespace: ns%d", i%10),
+			"envFrom:\n        - configMapRef: {name: app"+fmt.Sprintf("%04d", i)+"-env}\n", "").Replace(nginx)
+	}
+	fs := filesys.MakeFsInMemory()
+	for name, content := range files {
+		if err := fs.WriteFile("/repo/"+name, []byte(content)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cache := load.NewCache()
+	revision := func(i int) *load.Set {
+		if err := fs.WriteFile("/repo/app0000.yaml", []byte(strings.Replace(files["app0000.yaml"], "replicas: 4", fmt.Sprintf("replicas: %d", 4+i%2), 1))); err != nil {
+			b.Fatal(err)
+		}
+		set, err := cache.Load(fs, "/repo")
+		if err != nil {
+			b.Fatal(err)
+		}
+		return set
+	}
+	for _, mode := range []string{"full", "memo"} {
+		b.Run(mode, func(b *testing.B) {
+			var memo *render.Memo
+			if mode == "memo" {
+				memo = render.NewMemo()
+				render.Render(render.Input{Set: revision(1), Options: render.DefaultOptions(), Memo: memo})
+			}
+			i := 0
+			for b.Loop() {
+				b.StopTimer()
+				set := revision(i)
+				i++
+				b.StartTimer()
+				res := render.Render(render.Input{Set: set, Options: render.DefaultOptions(), Memo: memo})
+				if len(res.Works) != 3 {
+					b.Fatalf("%d works, want 3", len(res.Works))
+				}
+			}
+			if memo != nil {
+				b.ReportMetric(float64(memo.Rendered), "templates-rendered/op")
+			}
+		})
+	}
+}
