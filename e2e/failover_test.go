@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +12,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/status"
 	"github.com/propagit/propagit/internal/testenv"
 )
 
@@ -91,10 +96,56 @@ func waitDeployment(t *testing.T, m *testenv.Member, ns string, wantExists, want
 	})
 }
 
+// notReadySince reads, from the controller's failover log line, since when
+// member was not Ready (the first failed probe, at one-second precision).
+func notReadySince(r *running, member string) (time.Time, bool) {
+	l, ok := r.logs.find("failover", "from="+member)
+	_, after, found := strings.Cut(l, "not Ready since ")
+	if !ok || !found {
+		return time.Time{}, false
+	}
+	since, err := time.Parse(time.RFC3339, strings.Fields(after)[0])
+	return since, err == nil
+}
+
+// checkClusterRow waits until `propagit status` shows member with the
+// given Ready condition and exactly the given taints.
+func checkClusterRow(t *testing.T, reader *statusReader, member, ready string, taints ...string) {
+	t.Helper()
+	eventually(t, converge, func() (bool, string) {
+		ws, err := reader.works()
+		if err != nil {
+			return false, err.Error()
+		}
+		var inputs []status.Input
+		for _, w := range ws {
+			st, err := reader.get(w.Spec.Cluster)
+			if err != nil {
+				return false, err.Error()
+			}
+			inputs = append(inputs, status.Input{Work: w, Status: st, Mode: w.Spec.SyncMode})
+		}
+		rep, err := status.Build(inputs)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, row := range rep.Clusters {
+			if row.Name == member {
+				return row.ClusterReady == ready && slices.Equal(row.Taints, taints),
+					fmt.Sprintf("%s: cluster ready %q, taints %q", member, row.ClusterReady, row.Taints)
+			}
+		}
+		return false, "no status row for " + member
+	})
+}
+
 // TestFailoverPrimaryBackup stops the primary's apiserver: after
 // tolerationSeconds the application runs Available on the backup; when the
 // primary returns, the old copy is handled per the purge mode, and the
 // application stays on the backup (clusterAffinities never fall back).
+// Graciously, with a grace period far longer than the test, ends the
+// eviction as soon as the backup reports healthy, so the old copy goes as
+// soon as the primary returns.
 func TestFailoverPrimaryBackup(t *testing.T) {
 	const toleration = 10
 	for _, tc := range []struct {
@@ -102,7 +153,7 @@ func TestFailoverPrimaryBackup(t *testing.T) {
 		grace     int
 		keepsCopy bool // the primary's copy survives its return
 	}{
-		{purge: "Graciously", grace: 15, keepsCopy: false},
+		{purge: "Graciously", grace: 600, keepsCopy: false},
 		{purge: "Immediately", keepsCopy: false},
 		{purge: "Never", keepsCopy: true},
 	} {
@@ -118,6 +169,7 @@ func TestFailoverPrimaryBackup(t *testing.T) {
 			opts.ClusterFailureThreshold, opts.ClusterSuccessThreshold = 2*time.Second, 2*time.Second
 			opts.ProbeTimeout = 2 * time.Second
 			r := startControllerOpts(t, newSetup(t, remote, primary, backup), opts)
+			reader := newStatusReader(t, remote)
 
 			waitDeployment(t, primary, ns, true, true, converge)
 			if exists, _, _ := deploymentState(backup, ns); exists {
@@ -133,6 +185,18 @@ func TestFailoverPrimaryBackup(t *testing.T) {
 			if took < toleration*time.Second-time.Second {
 				t.Errorf("failed over after %s, before tolerationSeconds %ds", took, toleration)
 			}
+			if since, ok := notReadySince(r, primary.Name); ok {
+				t.Logf("primary stopped → first failed probe in %s, NotReady after ClusterFailureThreshold %s more",
+					since.Sub(stopping.Truncate(time.Second)), opts.ClusterFailureThreshold)
+			}
+			checkClusterRow(t, reader, primary.Name, "Unknown", clusterv1alpha1.TaintUnreachable+":NoSchedule", clusterv1alpha1.TaintUnreachable+":NoExecute")
+			if tc.grace > 0 {
+				ended := eventually(t, converge, func() (bool, string) {
+					_, ok := r.logs.find("eviction ended", "from="+primary.Name, "reason="+render.EndedHealthy)
+					return ok, "no \"eviction ended\" log line"
+				})
+				t.Logf("backup Available → eviction ended (backup healthy) in %s, grace period %ds", ended.Round(100*time.Millisecond), tc.grace)
+			}
 			if err := primary.StartAPIServer(); err != nil {
 				t.Fatal(err)
 			}
@@ -147,6 +211,7 @@ func TestFailoverPrimaryBackup(t *testing.T) {
 				took := waitDeployment(t, primary, ns, false, false, converge)
 				t.Logf("primary back → old copy removed in %s", took.Round(100*time.Millisecond))
 			}
+			checkClusterRow(t, reader, primary.Name, "True")
 			// No flap back: the backup keeps the application.
 			waitDeployment(t, backup, ns, true, true, converge)
 		})

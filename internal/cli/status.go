@@ -93,7 +93,7 @@ func printReport(w io.Writer, r *status.Report, now time.Time) {
 	fmt.Fprintln(w, r.Summary)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLUSTER\tMODE\tREADY\tAPPLIED\tOBJECTS\tHEALTHY\tFAILED\tDRIFT\tLAST HEARD\tVERSION\tMESSAGE")
+	fmt.Fprintln(tw, "CLUSTER\tMODE\tCLUSTER READY\tTAINTS\tREADY\tAPPLIED\tOBJECTS\tHEALTHY\tFAILED\tDRIFT\tLAST HEARD\tVERSION\tMESSAGE")
 	for _, c := range r.Clusters {
 		applied := shortRev(c.AppliedRevision)
 		if c.AppliedRevision != c.WantRevision {
@@ -103,8 +103,9 @@ func printReport(w io.Writer, r *status.Report, now time.Time) {
 		if c.LastHeard != nil {
 			heard = now.Sub(*c.LastHeard).Round(time.Second).String() + " ago"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", c.Name, c.Mode, c.Ready, applied, c.Objects,
-			c.Healthy, c.Failed, c.Drift, heard, orDash(c.AgentVersion), truncate(c.Message, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", c.Name, c.Mode, orDash(c.ClusterReady),
+			orDash(strings.Join(c.Taints, ",")), c.Ready, applied, c.Objects, c.Healthy, c.Failed, c.Drift, heard,
+			orDash(c.AgentVersion), truncate(c.Message, 60))
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w)

@@ -26,11 +26,19 @@ type Controller struct {
 	log     logr.Logger
 	clock   clock.WithTicker
 	trigger chan struct{}
+	// files keeps what was parsed from each source file: a commit parses
+	// only the files it changed.
+	files *load.Cache
+	// memo keeps each template's rendering: a commit renders only the
+	// templates whose inputs changed.
+	memo *render.Memo
 	// readiness adds hysteresis to member probes.
 	readiness *readiness
-	// recorded is the placement of the Works last recorded (nil until the
-	// first Put); Reconcile is its only user.
-	recorded *render.Previous
+	// probes keeps the last probe of each member for ProbeInterval.
+	probes probeCache
+	// recorded is what the Works last recorded hold (nil until the first
+	// Put); Run and Reconcile are its only users.
+	recorded *recording
 
 	mu      sync.Mutex
 	members map[string]*member
@@ -61,7 +69,7 @@ type State struct {
 // New builds a controller.
 func New(opts Options, src Fetcher, ws works.Store, ss works.StatusStore, creds *cluster.Credentials, log logr.Logger) *Controller {
 	return &Controller{opts: opts, source: src, works: ws, status: ss, creds: creds, log: log,
-		clock: clock.RealClock{}, trigger: make(chan struct{}, 1), members: map[string]*member{},
+		clock: clock.RealClock{}, trigger: make(chan struct{}, 1), files: load.NewCache(), memo: render.NewMemo(), members: map[string]*member{},
 		readiness: newReadiness(opts.ClusterFailureThreshold, opts.ClusterSuccessThreshold)}
 }
 
@@ -88,7 +96,9 @@ func (c *Controller) Ready() bool {
 }
 
 // Run reconciles every Interval and on Trigger until ctx ends, then waits
-// for the member workers to stop.
+// for the member workers to stop. While a Gracefully eviction waits for its
+// new placement to turn healthy, it also reconciles every
+// Deliver.HealthInterval, so the old copy goes soon after, without a commit.
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.wg.Wait()
 	ticker := c.clock.NewTicker(c.opts.Interval)
@@ -97,11 +107,16 @@ func (c *Controller) Run(ctx context.Context) error {
 		if err := c.Reconcile(ctx); err != nil && ctx.Err() == nil {
 			c.log.Error(err, "reconcile failed")
 		}
+		var recheck <-chan time.Time
+		if c.recorded != nil && c.recorded.previous.PendingGraceful() {
+			recheck = c.clock.After(c.opts.Deliver.HealthInterval)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C():
 		case <-c.trigger:
+		case <-recheck:
 		}
 	}
 }
@@ -136,7 +151,8 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 		return fmt.Errorf("failed to record works of %s: %w", short(cur.revision), err)
 	}
 	if len(changed) > 0 {
-		c.log.Info("works recorded", "revision", short(cur.revision), "changed", changed)
+		c.log.Info("works recorded", "revision", short(cur.revision), "changed", changed,
+			"filesParsed", c.files.Parsed, "templatesRendered", c.memo.Rendered, "templatesReused", c.memo.Reused)
 	}
 	c.recorded = placed
 	c.dispatch(ws, sourceErr)
@@ -162,7 +178,7 @@ func (c *Controller) fetchAndLoad(ctx context.Context) (*loaded, error) {
 		c.setClean(snap.Revision)
 		return c.last, nil
 	}
-	set, err := load.Load(snap.FS, snap.Root)
+	set, err := c.files.Load(snap.FS, snap.Root)
 	if err != nil {
 		err = fmt.Errorf("revision %s does not load; %s stays in force: %w", short(snap.Revision), short(c.lastRevision()), err)
 		return c.keepLast(err), err

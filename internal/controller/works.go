@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -29,10 +31,17 @@ func (c *Controller) probe(ctx context.Context, clusters []load.Cluster) map[str
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if eff, ok := c.probes.recent(cl, c.clock.Now(), c.opts.ProbeInterval); ok {
+				mu.Lock()
+				out[cl.Name] = eff
+				mu.Unlock()
+				return
+			}
 			pctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
 			defer cancel()
 			st := c.probeOne(pctx, cl)
 			eff := c.readiness.observe(cl.Name, st, c.clock.Now())
+			c.probes.keep(cl, eff, c.clock.Now())
 			mu.Lock()
 			out[cl.Name] = eff
 			mu.Unlock()
@@ -87,18 +96,20 @@ func (c *Controller) probeOne(ctx context.Context, cl *clusterv1alpha1.Cluster) 
 	return cluster.Probe(ctx, cfg, c.clock.Now())
 }
 
-// renderWorks renders cur with the live status and the previous placement
-// recorded in the Works. Every declared cluster gets a Work, an empty one
-// when it receives nothing, so what it ran before is pruned.
-// It also returns the placement the Works hold, the history of the next
-// render once they are recorded.
-func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[string]*clusterv1alpha1.ClusterStatus) ([]*workv1alpha1.Work, *render.Previous, error) {
-	prev, err := c.previous(ctx)
+// renderWorks renders cur with the live status, the previous placement
+// recorded in the Works and, while a Gracefully eviction waits on it, the
+// health the clusters report. Every declared cluster gets a Work, an empty
+// one when it receives nothing, so what it ran before is pruned.
+// It also returns what the Works hold, the history of the next render once
+// they are recorded.
+func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[string]*clusterv1alpha1.ClusterStatus) ([]*workv1alpha1.Work, *recording, error) {
+	rec, err := c.previous(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	now := c.clock.Now()
-	res := render.Render(render.Input{Set: cur.set, Status: status, Previous: prev, Options: c.opts.Render, Now: now})
+	res := render.Render(render.Input{Set: cur.set, Status: status, Previous: rec.previous, Options: c.opts.Render, Now: now,
+		Health: c.health(ctx, rec), Memo: c.memo})
 	c.recordRender(res)
 	c.recordFailovers(res, now)
 	byCluster := map[string]render.Work{}
@@ -113,7 +124,7 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 		}
 		out = append(out, w)
 	}
-	return out, render.PreviousFromWorks(res.Works), nil
+	return out, newRecording(out, res.Works), nil
 }
 
 // toWork converts rendered objects to a Work record.
@@ -124,7 +135,7 @@ func toWork(cl *clusterv1alpha1.Cluster, revision string, objs []*unstructured.U
 	}
 	w := &workv1alpha1.Work{
 		TypeMeta:   metav1.TypeMeta{APIVersion: workv1alpha1.GroupVersion.String(), Kind: "Work"},
-		ObjectMeta: metav1.ObjectMeta{Name: cl.Name},
+		ObjectMeta: metav1.ObjectMeta{Name: cl.Name, Annotations: clusterAnnotations(cl)},
 		Spec: workv1alpha1.WorkSpec{Cluster: cl.Name, FormatVersion: workv1alpha1.FormatVersion,
 			SourceRevision: revision, SyncMode: mode},
 	}
@@ -138,10 +149,32 @@ func toWork(cl *clusterv1alpha1.Cluster, revision string, objs []*unstructured.U
 	return w, nil
 }
 
-// previous is the placement of the Works last recorded. The store is read
-// once, at start (a restart resumes from it); after that the controller,
-// the store's only writer, remembers what it recorded.
-func (c *Controller) previous(ctx context.Context) (*render.Previous, error) {
+// clusterAnnotations record on a Work the cluster as the render saw it: its
+// Ready status (a cluster without status counts as Ready) and its taints.
+// Nothing that changes on every probe (a pull agent stamps Ready with the
+// probe time), so the Work is rewritten only on a real transition.
+func clusterAnnotations(cl *clusterv1alpha1.Cluster) map[string]string {
+	ann := map[string]string{workv1alpha1.AnnotationClusterReady: string(metav1.ConditionTrue)}
+	if cl.Status != nil {
+		ann[workv1alpha1.AnnotationClusterReady] = string(metav1.ConditionUnknown)
+		if c := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ConditionReady); c != nil {
+			ann[workv1alpha1.AnnotationClusterReady] = string(c.Status)
+		}
+	}
+	var taints []string
+	for _, t := range render.Taints(cl) {
+		taints = append(taints, t.ToString())
+	}
+	if len(taints) > 0 {
+		ann[workv1alpha1.AnnotationClusterTaints] = strings.Join(taints, ",")
+	}
+	return ann
+}
+
+// previous is what the Works last recorded hold. The store is read once,
+// at start (a restart resumes from it); after that the controller, the
+// store's only writer, remembers what it recorded.
+func (c *Controller) previous(ctx context.Context) (*recording, error) {
 	if c.recorded != nil {
 		return c.recorded, nil
 	}
@@ -149,29 +182,25 @@ func (c *Controller) previous(ctx context.Context) (*render.Previous, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the recorded works: %w", err)
 	}
-	rw, err := toRenderWorks(stored)
-	if err != nil {
-		return nil, err
-	}
-	return render.PreviousFromWorks(rw), nil
-}
-
-func toRenderWorks(ws []*workv1alpha1.Work) ([]render.Work, error) {
-	out := make([]render.Work, 0, len(ws))
-	for _, w := range ws {
+	rw := make([]render.Work, 0, len(stored))
+	for _, w := range stored {
 		objs, err := deliver.Objects(w)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, render.Work{Cluster: w.Spec.Cluster, Objects: objs})
+		rw = append(rw, render.Work{Cluster: w.Spec.Cluster, Objects: objs})
 	}
-	return out, nil
+	return newRecording(stored, rw), nil
 }
 
-// recordFailovers logs and counts the evictions this render made.
+// recordFailovers logs and counts the evictions this render made, and
+// logs those it ended.
 func (c *Controller) recordFailovers(res *render.Result, now time.Time) {
 	for _, b := range res.Bindings {
 		for _, e := range b.Evictions {
+			if e.Ended != "" {
+				c.log.Info("eviction ended", "template", b.Key.String(), "from", e.Cluster, "reason", e.Ended)
+			}
 			if !e.Since.Equal(now) {
 				continue // decided by an earlier render
 			}

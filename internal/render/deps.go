@@ -54,6 +54,31 @@ func attach(dep, referrer *Binding, spec policyv1alpha1.PropagationSpec) {
 	})
 }
 
+// detachDependencies drops the dependency targets no referrer targets any
+// more: the dependencies of an old copy whose eviction ended go with it.
+// Targets of a dependency's own placement stay.
+func detachDependencies(bindings []*Binding, byKey map[Key]*Binding) {
+	for _, dep := range bindings {
+		if len(dep.DependencyOf) == 0 {
+			continue
+		}
+		dep.Targets = slices.DeleteFunc(dep.Targets, func(t *Target) bool {
+			return !t.Scheduled && !referred(dep, t.Cluster, byKey)
+		})
+	}
+}
+
+// referred reports whether some referrer of dep targets cluster.
+func referred(dep *Binding, cluster string, byKey map[Key]*Binding) bool {
+	for _, name := range dep.DependencyOf {
+		k, err := ParseKey(name)
+		if r := byKey[k]; err == nil && r != nil && slices.ContainsFunc(r.Targets, func(t *Target) bool { return t.Cluster == cluster }) {
+			return true
+		}
+	}
+	return false
+}
+
 // dependencies lists the objects obj references through its pod spec (or,
 // for an Ingress, its TLS secrets), all in obj's namespace.
 func dependencies(obj *unstructured.Unstructured) []Key {

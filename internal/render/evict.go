@@ -1,10 +1,15 @@
 package render
 
 import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/policyv1alpha1"
@@ -25,6 +30,9 @@ type Eviction struct {
 	Reason string    `json:"reason,omitempty"`
 	// NotReadySince is when the cluster turned NotReady.
 	NotReadySince time.Time `json:"notReadySince,omitzero"`
+	// Ended says why the eviction ends in this render ("" while it is
+	// pending): the old copy is no longer kept.
+	Ended string `json:"ended,omitempty"`
 }
 
 // Default failover timings (Karmada's CRD and webhook defaults).
@@ -32,19 +40,27 @@ const (
 	defaultGracePeriod = 600 * time.Second
 )
 
+// Why a Gracefully eviction ends (Eviction.Ended).
+const (
+	EndedGracePeriod = "grace period over"
+	EndedHealthy     = "new placement healthy"
+)
+
 // evict applies failover to the previous placement of one template: every
 // previous cluster that has not been Ready for longer than the policy
 // tolerates is taken out of the placement and becomes an eviction. Policies
 // without a failover section never move (failover is the user's choice).
-// Pending evictions whose time is up are dropped. now zero disables
-// time-based decisions (render without a clock).
+// Pending evictions whose grace period is over end, and their cluster is
+// free again. now zero disables time-based decisions (render without a
+// clock).
 func evict(p *policyv1alpha1.PropagationPolicy, prev *PreviousTemplate, clusters []*clusterv1alpha1.Cluster, now time.Time) (schedule.Previous, []Eviction) {
 	placement := schedule.Previous{AffinityName: prev.Placement.AffinityName}
 	var evictions []Eviction
 	for _, e := range prev.Evictions {
-		if now.IsZero() || e.Until.IsZero() || now.Before(e.Until) {
-			evictions = append(evictions, e)
+		if !now.IsZero() && !e.Until.IsZero() && !now.Before(e.Until) {
+			e.Ended = EndedGracePeriod
 		}
+		evictions = append(evictions, e)
 	}
 	byName := map[string]*clusterv1alpha1.Cluster{}
 	for _, c := range clusters {
@@ -59,9 +75,93 @@ func evict(p *policyv1alpha1.PropagationPolicy, prev *PreviousTemplate, clusters
 		placement.Clusters = append(placement.Clusters, tc)
 	}
 	for _, e := range evictions {
-		placement.EvictedClusters = append(placement.EvictedClusters, e.Cluster)
+		if e.Ended == "" {
+			placement.EvictedClusters = append(placement.EvictedClusters, e.Cluster)
+		}
 	}
 	return placement, evictions
+}
+
+// keepEvicted keeps the old copy on each cluster whose eviction is pending
+// with purge mode Gracefully or Never, frozen as it was last rendered there:
+// Karmada keeps the old Work and stops updating it, so the copy runs what it
+// ran when the cluster failed. With Directly nothing is kept, and the copy is
+// pruned as soon as the cluster is reachable.
+func keepEvicted(b *Binding, prev *PreviousTemplate) {
+	for i := range b.Evictions {
+		e := &b.Evictions[i]
+		old := prev.Objects[e.Cluster]
+		if e.PurgeMode == policyv1alpha1.PurgeDirectly || e.Ended != "" || old == nil {
+			continue
+		}
+		obj := old.DeepCopy()
+		stampEviction(obj, e)
+		b.Targets = append(b.Targets, &Target{Cluster: e.Cluster, Replicas: e.Replicas, Scheduled: true, Evicted: e, Object: obj})
+	}
+	slices.SortFunc(b.Targets, func(x, y *Target) int { return strings.Compare(x.Cluster, y.Cluster) })
+}
+
+// endHealthyEvictions ends the pending Gracefully evictions of every
+// binding whose new placement is healthy, before their grace period, and
+// drops the old copies (Karmada removes the task, then the old Work). It
+// reports whether any eviction ended.
+func endHealthyEvictions(bindings []*Binding, prev *Previous, health Health, clusters []*clusterv1alpha1.Cluster) bool {
+	if health == nil {
+		return false
+	}
+	ready := map[string]bool{}
+	for _, c := range clusters {
+		_, _, down := notReady(c)
+		ready[c.Name] = !down
+	}
+	ended := false
+	for _, b := range bindings {
+		if !pendingGraceful(b) || !placementHealthy(b, prev.lookup(b.Key), health, ready) {
+			continue
+		}
+		for i, e := range b.Evictions {
+			if e.PurgeMode == policyv1alpha1.PurgeGracefully && e.Ended == "" {
+				b.Evictions[i].Ended = EndedHealthy
+			}
+		}
+		b.Targets = slices.DeleteFunc(b.Targets, func(t *Target) bool { return t.Evicted != nil && t.Evicted.Ended != "" })
+		ended = true
+	}
+	return ended
+}
+
+func pendingGraceful(b *Binding) bool {
+	return slices.ContainsFunc(b.Evictions, func(e Eviction) bool {
+		return e.PurgeMode == policyv1alpha1.PurgeGracefully && e.Ended == ""
+	})
+}
+
+// placementHealthy reports whether every cluster b now places the template
+// on is Ready and reports healthy the very copy this render gives it: the
+// copy last recorded there, unchanged. A copy that changed (new replicas
+// after the failover, a new commit) has not proven itself yet, and an empty
+// placement never counts: the old copy would be the only one left.
+func placementHealthy(b *Binding, prev *PreviousTemplate, health Health, ready map[string]bool) bool {
+	n := 0
+	for _, t := range b.Targets {
+		if t.Evicted != nil {
+			continue
+		}
+		old := prev.Objects[t.Cluster]
+		if t.Object == nil || old == nil || !ready[t.Cluster] || !health[t.Cluster][b.Key] || !sameObject(old, t.Object) {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// sameObject compares two objects by their JSON encoding, the form Works
+// record them in.
+func sameObject(a, b *unstructured.Unstructured) bool {
+	x, errX := json.Marshal(a.Object)
+	y, errY := json.Marshal(b.Object)
+	return errX == nil && errY == nil && bytes.Equal(x, y)
 }
 
 // mustEvict reports whether tc must leave cluster c now.
@@ -91,6 +191,19 @@ func mustEvict(p *policyv1alpha1.PropagationPolicy, c *clusterv1alpha1.Cluster, 
 		e.Until = now.Add(grace)
 	}
 	return e, true
+}
+
+// Taints returns the taints render sees on c: those declared in Git,
+// Karmada's NoSchedule readiness taint and, while c is not Ready, the
+// NoExecute taint failover evicts on (Karmada adds it through a
+// ClusterTaintPolicy).
+func Taints(c *clusterv1alpha1.Cluster) []corev1.Taint {
+	out := schedule.EffectiveTaints(c)
+	key, _, down := notReady(c)
+	if down && !slices.ContainsFunc(out, func(t corev1.Taint) bool { return t.Key == key && t.Effect == corev1.TaintEffectNoExecute }) {
+		out = append(out, corev1.Taint{Key: key, Effect: corev1.TaintEffectNoExecute})
+	}
+	return out
 }
 
 // notReady returns the NoExecute taint key a not-Ready cluster carries and

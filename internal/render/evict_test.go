@@ -48,6 +48,12 @@ func failoverPolicy(purge string) string {
 
 func renderAt(t *testing.T, now time.Time, prev *render.Previous, files map[string]string) *render.Result {
 	t.Helper()
+	return renderWith(t, render.Input{Previous: prev, Now: now}, files)
+}
+
+// renderWith renders files with in's history, clock and health.
+func renderWith(t *testing.T, in render.Input, files map[string]string) *render.Result {
+	t.Helper()
 	fs := filesys.MakeFsInMemory()
 	for name, content := range files {
 		if err := fs.WriteFile("/repo/"+name, []byte(content)); err != nil {
@@ -58,7 +64,8 @@ func renderAt(t *testing.T, now time.Time, prev *render.Previous, files map[stri
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
-	return render.Render(render.Input{Set: set, Options: render.DefaultOptions(), Previous: prev, Now: now})
+	in.Set, in.Options = set, render.DefaultOptions()
+	return render.Render(in)
 }
 
 func TestFailoverPrimaryBackup(t *testing.T) {

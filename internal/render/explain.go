@@ -75,8 +75,11 @@ func Explain(b *Binding, clusters []*clusterv1alpha1.Cluster) Explanation {
 	}
 	for _, ev := range b.Evictions {
 		line := fmt.Sprintf("evicted from %s at %s (%s), purge mode %s", ev.Cluster, ev.Since.UTC().Format("2006-01-02T15:04:05Z"), ev.Reason, ev.PurgeMode)
-		if !ev.Until.IsZero() {
-			line += ", old copy kept until " + ev.Until.UTC().Format("2006-01-02T15:04:05Z")
+		switch {
+		case ev.Ended != "":
+			line += ", ended (" + ev.Ended + "): old copy removed"
+		case !ev.Until.IsZero():
+			line += ", old copy kept until " + ev.Until.UTC().Format("2006-01-02T15:04:05Z") + " or until the new placement is healthy"
 		}
 		e.Evictions = append(e.Evictions, line)
 	}

@@ -54,6 +54,7 @@ func place(t *load.Template, in Input, clusters []*clusterv1alpha1.Cluster) *Bin
 		b.Policy.Namespace = ""
 	}
 	b.Overwrite = p.Policy.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite
+	b.DriftMode = p.Policy.Annotations[AnnotationDrift]
 	schedulePolicy(b, p.Policy, prev, clusters, in.Now)
 	return b
 }
@@ -62,9 +63,8 @@ func schedulePolicy(b *Binding, p *policyv1alpha1.PropagationPolicy, prev *Previ
 	in := schedule.Input{Template: b.Template.Object, Placement: p.Spec.Placement, Clusters: clusters}
 	if prev != nil {
 		pl, evictions := evict(p, prev, clusters, now)
-		in.Previous = &pl
+		in.Previous = &pl // less the evicted clusters
 		b.Evictions = evictions
-		prev = &PreviousTemplate{Claim: prev.Claim, Placement: pl, Evictions: evictions}
 	}
 	d, err := schedule.Schedule(in)
 	b.Decision = &d
@@ -74,35 +74,17 @@ func schedulePolicy(b *Binding, p *policyv1alpha1.PropagationPolicy, prev *Previ
 		b.ScheduleError = err.Error()
 		var se *schedule.Error
 		targets = nil
-		if prev != nil && !(errors.As(err, &se) && se.NoClusterFit) {
+		if in.Previous != nil && !(errors.As(err, &se) && se.NoClusterFit) {
 			b.KeptPrevious = true
-			targets = prev.Placement.Clusters
-			b.AffinityName = prev.Placement.AffinityName
+			targets = in.Previous.Clusters
+			b.AffinityName = in.Previous.AffinityName
 		}
 	}
 	for _, tc := range targets {
 		b.Targets = append(b.Targets, &Target{Cluster: tc.Name, Replicas: tc.Replicas, Scheduled: true,
 			Suspended: suspended(p.Spec.Suspension, tc.Name)})
 	}
-	keepEvicted(b)
-}
-
-// keepEvicted keeps the old copy on clusters the template was moved off
-// when the purge mode says so (Gracefully until the grace period ends,
-// Never for good); with Directly the copy is pruned as soon as the cluster
-// is reachable.
-func keepEvicted(b *Binding) {
-	for i := range b.Evictions {
-		e := &b.Evictions[i]
-		if e.PurgeMode == policyv1alpha1.PurgeDirectly {
-			continue
-		}
-		if slices.ContainsFunc(b.Targets, func(t *Target) bool { return t.Cluster == e.Cluster }) {
-			continue
-		}
-		b.Targets = append(b.Targets, &Target{Cluster: e.Cluster, Replicas: e.Replicas, Scheduled: true, Evicted: e})
-	}
-	slices.SortFunc(b.Targets, func(x, y *Target) int { return strings.Compare(x.Cluster, y.Cluster) })
+	keepEvicted(b, prev)
 }
 
 // suspended reports whether dispatching to cluster is paused.

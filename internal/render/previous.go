@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/propagit/propagit/internal/api/policyv1alpha1"
 	"github.com/propagit/propagit/internal/match"
 	"github.com/propagit/propagit/internal/schedule"
 )
@@ -22,6 +23,26 @@ type PreviousTemplate struct {
 	Claim     *match.Claim      `json:"claim,omitempty"`
 	Placement schedule.Previous `json:"placement"`
 	Evictions []Eviction        `json:"evictions,omitempty"`
+	// Objects are the copies last rendered, by cluster: a cluster the
+	// template is evicted from keeps its copy frozen, and a copy that is
+	// rendered again unchanged keeps the health its cluster reported.
+	Objects map[string]*unstructured.Unstructured `json:"-"`
+}
+
+// PendingGraceful reports whether some template has a Gracefully eviction
+// pending: one that ends once its new placement is healthy.
+func (p *Previous) PendingGraceful() bool {
+	if p == nil {
+		return false
+	}
+	for _, t := range p.Templates {
+		for _, e := range t.Evictions {
+			if e.PurgeMode == policyv1alpha1.PurgeGracefully {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // lookup returns the history of key, or nil.
@@ -67,21 +88,31 @@ func addPrevious(prev *Previous, cluster string, obj *unstructured.Unstructured)
 	}
 	t := prev.Templates[key]
 	if t == nil {
-		t = &PreviousTemplate{Placement: schedule.Previous{AffinityName: ann[AnnotationAffinityName]}}
-		switch {
-		case ann[AnnotationCPPName] != "":
-			t.Claim = &match.Claim{ClusterScoped: true, Name: ann[AnnotationCPPName]}
-		case ann[AnnotationPPName] != "":
-			t.Claim = &match.Claim{Namespace: ann[AnnotationPPNamespace], Name: ann[AnnotationPPName]}
-		}
+		t = &PreviousTemplate{Claim: claimOf(ann), Objects: map[string]*unstructured.Unstructured{}}
 		prev.Templates[key] = t
 	}
+	t.Objects[cluster] = obj
 	replicas, _ := strconv.Atoi(ann[AnnotationScheduledReplicas])
 	if e, ok := parseEviction(cluster, ann, int32(replicas)); ok {
 		t.Evictions = append(t.Evictions, e)
 		return
 	}
+	// The placement's copies speak for the claim and the affinity term, not
+	// a frozen old copy.
+	t.Claim = claimOf(ann)
+	t.Placement.AffinityName = ann[AnnotationAffinityName]
 	t.Placement.Clusters = append(t.Placement.Clusters, schedule.TargetCluster{Name: cluster, Replicas: int32(replicas)})
+}
+
+// claimOf is the policy claim an object's annotations record, or nil.
+func claimOf(ann map[string]string) *match.Claim {
+	switch {
+	case ann[AnnotationCPPName] != "":
+		return &match.Claim{ClusterScoped: true, Name: ann[AnnotationCPPName]}
+	case ann[AnnotationPPName] != "":
+		return &match.Claim{Namespace: ann[AnnotationPPNamespace], Name: ann[AnnotationPPName]}
+	}
+	return nil
 }
 
 // parseEviction reads the eviction annotations of a kept old copy.

@@ -26,7 +26,21 @@ type Input struct {
 	// Now is the time failover decisions are taken at; zero disables
 	// time-based eviction (plain renders).
 	Now time.Time
+	// Memo, when set, remembers each template's objects between Renders so
+	// that only templates whose inputs changed are built again.
+	Memo *Memo
+	// Health is what the clusters report of the copies last recorded; nil
+	// (plain renders) lets a Gracefully eviction end only at its grace
+	// period.
+	Health Health
 }
+
+// Health lists, per cluster, the templates whose copy in the Work last
+// recorded for that cluster is applied and healthy there. A Gracefully
+// eviction ends as soon as every cluster of its new placement runs, healthy,
+// the very copy this render gives it (Karmada ends the task when the new
+// placement reports Healthy).
+type Health map[string]map[Key]bool
 
 // Options tune what is never propagated.
 type Options struct {
@@ -84,8 +98,12 @@ type Binding struct {
 	// DependencyOf lists the templates whose propagateDeps pulled this one in.
 	DependencyOf []string
 	Overwrite    bool
-	Targets      []*Target
-	// Evictions are the clusters the template was moved off (failover).
+	// DriftMode is the policy's AnnotationDrift, given to objects whose
+	// template does not choose.
+	DriftMode string
+	Targets   []*Target
+	// Evictions are the clusters the template was moved off (failover),
+	// including those whose eviction ends in this render.
 	Evictions []Eviction
 }
 
@@ -101,8 +119,8 @@ type Target struct {
 	// failed); the other clusters still render.
 	Error  string
 	Object *unstructured.Unstructured
-	// Evicted is set on the old copy kept on a cluster the template was
-	// moved off (purge modes Gracefully and Never).
+	// Evicted is set on the old copy kept, frozen, on a cluster the template
+	// was moved off (purge modes Gracefully and Never).
 	Evicted *Eviction
 }
 
@@ -120,9 +138,9 @@ func Render(in Input) *Result {
 		r.Bindings = append(r.Bindings, b)
 	}
 	addDependencies(r.Bindings, byKey, in.Set.Propagations)
-	overrides := overridesByNamespace(in.Set.Overrides)
-	for _, b := range r.Bindings {
-		renderTargets(b, clusters, overrides(b.Key.Namespace))
+	in.Memo.renderAll(r.Bindings, clusters, overridesByNamespace(in.Set.Overrides))
+	if endHealthyEvictions(r.Bindings, in.Previous, in.Health, clusters) {
+		detachDependencies(r.Bindings, byKey)
 	}
 	r.Works = group(r.Bindings)
 	return r

@@ -363,3 +363,20 @@ func TestRenderIsDeterministic(t *testing.T) {
 		t.Errorf("works not sorted by cluster: %v", clustersSeen)
 	}
 }
+
+// TestDriftModeFromPolicyOrTemplate: a policy's propagit.io/drift annotation
+// reaches the objects it propagates, unless the template chooses its own.
+func TestDriftModeFromPolicyOrTemplate(t *testing.T) {
+	policy := strings.Replace(pp("nginx", "  placement: {clusterAffinity: {clusterNames: [m1]}}\n"),
+		"metadata: {name: nginx, namespace: demo}", "metadata: {name: nginx, namespace: demo, annotations: {propagit.io/drift: warn}}", 1)
+	for _, tc := range []struct{ template, want string }{
+		{nginx, "warn"},
+		{strings.Replace(nginx, "  namespace: demo\n", "  namespace: demo\n  annotations: {propagit.io/drift: ignore}\n", 1), "ignore"},
+	} {
+		res := renderFiles(t, map[string]string{"clusters.yaml": clusters("m1"), "app.yaml": tc.template, "pp.yaml": policy}, nil)
+		got := object(t, res, "m1", "Deployment.apps/demo/nginx").GetAnnotations()[render.AnnotationDrift]
+		if got != tc.want {
+			t.Errorf("drift annotation = %q, want %q", got, tc.want)
+		}
+	}
+}

@@ -34,15 +34,18 @@ const (
 	AnnotationEvictedUntil = "propagit.io/evicted-until"
 	AnnotationPurgeMode    = "propagit.io/purge-mode"
 
-	AnnotationPPName         = "propagationpolicy.karmada.io/name"
-	AnnotationPPNamespace    = "propagationpolicy.karmada.io/namespace"
-	AnnotationCPPName        = "clusterpropagationpolicy.karmada.io/name"
-	AnnotationConflict       = "work.karmada.io/conflict-resolution"
-	AnnotationRetainReplicas = "resourcetemplate.karmada.io/retain-replicas"
+	AnnotationPPName      = "propagationpolicy.karmada.io/name"
+	AnnotationPPNamespace = "propagationpolicy.karmada.io/namespace"
+	AnnotationCPPName     = "clusterpropagationpolicy.karmada.io/name"
+	AnnotationConflict    = "work.karmada.io/conflict-resolution"
+	// AnnotationDrift on a template or its policy chooses what happens when
+	// the object is changed on a member: correct (default), warn, ignore.
+	// The template's choice wins.
+	AnnotationDrift = "propagit.io/drift"
 )
 
 // stamp adds propagit's labels and annotations to obj.
-func stamp(obj *unstructured.Unstructured, b *Binding, t *Target, replicas *int32) {
+func stamp(obj *unstructured.Unstructured, b *Binding, replicas *int32) {
 	metaMap(obj, "labels")[LabelManaged] = "true"
 	conflict := conflictResolution(obj, b)
 	ann := metaMap(obj, "annotations")
@@ -61,20 +64,27 @@ func stamp(obj *unstructured.Unstructured, b *Binding, t *Target, replicas *int3
 	if b.AffinityName != "" {
 		ann[AnnotationAffinityName] = b.AffinityName
 	}
-	if e := t.Evicted; e != nil {
-		ann[AnnotationEvictedAt] = e.Since.UTC().Format(time.RFC3339)
-		ann[AnnotationPurgeMode] = e.PurgeMode
-		if !e.Until.IsZero() {
-			ann[AnnotationEvictedUntil] = e.Until.UTC().Format(time.RFC3339)
-		}
-	}
 	if len(b.DependencyOf) > 0 {
 		ann[AnnotationDependencyOf] = strings.Join(b.DependencyOf, ",")
+	}
+	if _, set := ann[AnnotationDrift]; !set && b.DriftMode != "" {
+		ann[AnnotationDrift] = b.DriftMode
 	}
 	if !(b.Policy == nil && isNamespace(obj)) {
 		// Auto-propagated Namespaces carry no conflict resolution in Karmada:
 		// a namespace that already exists on a member is never adopted.
 		ann[AnnotationConflict] = conflict
+	}
+}
+
+// stampEviction marks obj as the old copy kept on a cluster the template
+// was evicted from; the next render reads the eviction back from it.
+func stampEviction(obj *unstructured.Unstructured, e *Eviction) {
+	ann := metaMap(obj, "annotations")
+	ann[AnnotationEvictedAt] = e.Since.UTC().Format(time.RFC3339)
+	ann[AnnotationPurgeMode] = e.PurgeMode
+	if !e.Until.IsZero() {
+		ann[AnnotationEvictedUntil] = e.Until.UTC().Format(time.RFC3339)
 	}
 }
 

@@ -12,7 +12,8 @@ import (
 // renderTargets builds the final object of b for each of its clusters, in
 // Karmada's order: copy, revise replicas, split Job completions, cluster
 // overrides then overrides, stamp, prune. A failure on one cluster leaves
-// that cluster without the object and the others untouched.
+// that cluster without the object and the others untouched. A frozen old
+// copy (a target that has its object already) is left as it is.
 func renderTargets(b *Binding, clusters []*clusterv1alpha1.Cluster, overrides []load.Override) {
 	if len(b.Targets) == 0 {
 		return
@@ -24,6 +25,9 @@ func renderTargets(b *Binding, clusters []*clusterv1alpha1.Cluster, overrides []
 	workload := b.Decision != nil && b.Decision.Workload
 	completions := splitCompletions(b, workload)
 	for _, t := range b.Targets {
+		if t.Object != nil {
+			continue // frozen
+		}
 		c := byName[t.Cluster]
 		if c == nil {
 			t.Error = "cluster is not declared in Git"
@@ -45,7 +49,7 @@ func renderTargets(b *Binding, clusters []*clusterv1alpha1.Cluster, overrides []
 			t.Error = err.Error()
 			continue
 		}
-		stamp(obj, b, t, scheduled)
+		stamp(obj, b, scheduled)
 		prune(obj)
 		t.Object = obj
 	}
@@ -76,7 +80,7 @@ func splitCompletions(b *Binding, workload bool) map[string]int32 {
 	}
 	var parties []schedule.Party
 	for _, t := range b.Targets {
-		if t.Scheduled {
+		if t.Scheduled && t.Evicted == nil {
 			parties = append(parties, schedule.Party{Name: t.Cluster, Votes: int64(t.Replicas)})
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,8 +54,14 @@ type DriftRow struct {
 
 // ClusterRow is one member.
 type ClusterRow struct {
-	Name            string     `json:"name"`
-	Mode            string     `json:"mode"`
+	Name string `json:"name"`
+	Mode string `json:"mode"`
+	// ClusterReady and Taints are the cluster as the controller last
+	// rendered for it: its Ready condition and its taints (kubectl's
+	// key[=value]:Effect), Git's and Karmada's readiness ones alike.
+	ClusterReady string   `json:"clusterReady,omitempty"`
+	Taints       []string `json:"taints,omitempty"`
+	// Ready is the Work's Ready condition: applied and healthy.
 	Ready           string     `json:"ready"`
 	WantRevision    string     `json:"wantRevision"`
 	AppliedRevision string     `json:"appliedRevision,omitempty"`
@@ -116,7 +123,11 @@ func clusterRow(in Input) ClusterRow {
 		st = &workv1alpha1.WorkStatus{}
 	}
 	row := ClusterRow{Name: in.Work.Spec.Cluster, Mode: in.Mode, Ready: "Unknown", WantRevision: in.Work.Spec.SourceRevision,
-		AppliedRevision: st.AppliedRevision, Objects: len(in.Work.Spec.Manifests), Drift: len(st.Drift), AgentVersion: st.AgentVersion}
+		AppliedRevision: st.AppliedRevision, Objects: len(in.Work.Spec.Manifests), Drift: len(st.Drift), AgentVersion: st.AgentVersion,
+		ClusterReady: in.Work.Annotations[workv1alpha1.AnnotationClusterReady]}
+	if taints := in.Work.Annotations[workv1alpha1.AnnotationClusterTaints]; taints != "" {
+		row.Taints = strings.Split(taints, ",")
+	}
 	for _, o := range st.Objects {
 		switch {
 		case o.Action == "Failed":

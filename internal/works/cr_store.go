@@ -87,12 +87,12 @@ func (s *CRStore) list(ctx context.Context) ([]workv1alpha1.Work, error) {
 }
 
 // specOnly returns a copy of w without status and server fields other than
-// name, namespace and labels.
+// name, namespace, labels and propagit's annotations.
 func specOnly(w *workv1alpha1.Work) *workv1alpha1.Work {
 	out := &workv1alpha1.Work{Spec: w.Spec}
 	out.APIVersion = workv1alpha1.GroupVersion.String()
 	out.Kind = "Work"
-	out.Name, out.Namespace, out.Labels = w.Name, w.Namespace, w.Labels
+	out.Name, out.Namespace, out.Labels, out.Annotations = w.Name, w.Namespace, w.Labels, ownAnnotations(w.Annotations)
 	return out.DeepCopy()
 }
 

@@ -3,6 +3,8 @@ package works
 import (
 	"context"
 	"fmt"
+	"maps"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,24 +14,26 @@ import (
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
-// putOne creates w when old is nil, or updates old's spec when its content
-// differs, and reports whether it wrote. A conflict rereads the Work and
-// compares again.
+// putOne creates w when old is nil, or updates old's spec and propagit's
+// annotations when its content differs, and reports whether it wrote. A
+// conflict rereads the Work and compares again.
 func (s *CRStore) putOne(ctx context.Context, revision string, w, old *workv1alpha1.Work) (bool, error) {
 	spec := *w.Spec.DeepCopy()
 	if spec.SourceRevision == "" {
 		spec.SourceRevision = revision
 	}
+	ann := ownAnnotations(w.Annotations)
 	if old == nil {
-		return true, s.create(ctx, spec)
+		return true, s.create(ctx, spec, ann)
 	}
 	wrote := false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if same, err := sameContent(old, &workv1alpha1.Work{Spec: spec}); err != nil || same {
+		if same, err := sameContent(old, &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Annotations: ann}, Spec: spec}); err != nil || same {
 			return err
 		}
 		upd := old.DeepCopy()
 		upd.Spec = spec
+		upd.Annotations = withOwnAnnotations(upd.Annotations, ann)
 		err := s.c.Update(ctx, upd)
 		if apierrors.IsConflict(err) {
 			fresh := &workv1alpha1.Work{}
@@ -47,10 +51,26 @@ func (s *CRStore) putOne(ctx context.Context, revision string, w, old *workv1alp
 	return wrote, nil
 }
 
-func (s *CRStore) create(ctx context.Context, spec workv1alpha1.WorkSpec) error {
+// withOwnAnnotations returns all with propagit's annotations replaced by
+// own; those other tools set stay.
+func withOwnAnnotations(all, own map[string]string) map[string]string {
+	out := maps.Clone(own)
+	for k, v := range all {
+		if !strings.HasPrefix(k, ownAnnotationPrefix) {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func (s *CRStore) create(ctx context.Context, spec workv1alpha1.WorkSpec, ann map[string]string) error {
 	w := &workv1alpha1.Work{
-		ObjectMeta: metav1.ObjectMeta{Name: spec.Cluster, Namespace: s.namespace, Labels: map[string]string{ClusterLabel: spec.Cluster}},
-		Spec:       spec,
+		ObjectMeta: metav1.ObjectMeta{Name: spec.Cluster, Namespace: s.namespace,
+			Labels: map[string]string{ClusterLabel: spec.Cluster}, Annotations: ann},
+		Spec: spec,
 	}
 	err := s.c.Create(ctx, w)
 	if apierrors.IsAlreadyExists(err) {

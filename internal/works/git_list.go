@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage"
+	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
@@ -17,10 +20,7 @@ import (
 func (g *GitStore) List(ctx context.Context) ([]*workv1alpha1.Work, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	tip, err := g.fetch(ctx, g.worksEP, g.works, g.branchRef(), g.trackingRef(), 1)
-	if err == nil {
-		err = keepTip(&g.works, &g.worksTip, g.trackingRef(), tip)
-	}
+	tip, err := g.fetchTip(ctx, &g.works, &g.worksTip)
 	if err != nil || tip.IsZero() {
 		return nil, err
 	}
@@ -53,10 +53,7 @@ func (g *GitStore) ListCluster(ctx context.Context, cluster string) (*workv1alph
 	}
 	g.agentMu.Lock()
 	defer g.agentMu.Unlock()
-	tip, err := g.fetch(ctx, g.worksEP, g.agent, g.branchRef(), g.trackingRef(), 1)
-	if err == nil {
-		err = keepTip(&g.agent, &g.agentTip, g.trackingRef(), tip)
-	}
+	tip, err := g.fetchTip(ctx, &g.agent, &g.agentTip)
 	if err != nil || tip.IsZero() {
 		return nil, err
 	}
@@ -69,6 +66,28 @@ func (g *GitStore) ListCluster(ctx context.Context, cluster string) (*workv1alph
 		return nil, nil
 	}
 	return w, err
+}
+
+// fetchTip fetches the work branch into *s and keeps only its tip there
+// (see keepTip), *last being the tip *s holds. go-git's in-process file://
+// server serves no shallow fetch and takes a have to stand for its whole
+// history, which a compacted storage does not hold: a tip that brings back
+// a file only an older commit had arrives without it. The tip is then
+// fetched again into empty storage.
+func (g *GitStore) fetchTip(ctx context.Context, s *storage.Storer, last *plumbing.Hash) (plumbing.Hash, error) {
+	tip, err := g.fetch(ctx, g.worksEP, *s, g.branchRef(), g.trackingRef(), 1)
+	if err == nil {
+		err = keepTip(s, last, g.trackingRef(), tip)
+	}
+	if !errors.Is(err, plumbing.ErrObjectNotFound) {
+		return tip, err
+	}
+	fresh := memory.NewStorage()
+	if tip, err = g.fetch(ctx, g.worksEP, fresh, g.branchRef(), g.trackingRef(), 1); err != nil {
+		return tip, err
+	}
+	*s, *last = fresh, plumbing.ZeroHash
+	return tip, keepTip(s, last, g.trackingRef(), tip)
 }
 
 // readFolder decodes the Work in the folder cluster of root.

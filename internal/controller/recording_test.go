@@ -1,0 +1,85 @@
+package controller
+
+import (
+	"context"
+	"testing"
+
+	"github.com/go-logr/logr"
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/deliver"
+	"github.com/propagit/propagit/internal/render"
+)
+
+// statuses is a status store holding one status per cluster.
+type statuses map[string]*workv1alpha1.WorkStatus
+
+func (s statuses) GetStatus(_ context.Context, cluster string) (*workv1alpha1.WorkStatus, error) {
+	return s[cluster].DeepCopy(), nil
+}
+
+func (statuses) PutStatus(context.Context, string, *workv1alpha1.WorkStatus) error { return nil }
+
+// webCopy is Deployment demo/web as rendered for a cluster; evicted marks
+// it as the old copy of a Gracefully eviction.
+func webCopy(evicted bool) *unstructured.Unstructured {
+	ann := map[string]any{render.AnnotationTemplate: "Deployment.apps/demo/web", render.AnnotationPPName: "web",
+		render.AnnotationPPNamespace: "demo", render.AnnotationScheduledReplicas: "1"}
+	if evicted {
+		ann[render.AnnotationEvictedAt] = "2026-01-01T00:00:00Z"
+		ann[render.AnnotationEvictedUntil] = "2026-01-01T00:10:00Z"
+		ann[render.AnnotationPurgeMode] = "Gracefully"
+	}
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "web", "namespace": "demo", "annotations": ann}}}
+}
+
+// TestHealthReadsOnlyTheRecordedWork pins when a cluster vouches for a
+// template: its status names the recorded Work's digest and the object is
+// Current.
+func TestHealthReadsOnlyTheRecordedWork(t *testing.T) {
+	web := render.Key{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}
+	rws := []render.Work{{Cluster: "m1", Objects: []*unstructured.Unstructured{webCopy(true)}},
+		{Cluster: "m2", Objects: []*unstructured.Unstructured{webCopy(false)}}}
+	var ws []*workv1alpha1.Work
+	for _, rw := range rws {
+		w, err := toWork(&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: rw.Cluster}}, "rev", rw.Objects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, w)
+	}
+	rec := newRecording(ws, rws)
+	status := func(digest, health string) *workv1alpha1.WorkStatus {
+		return &workv1alpha1.WorkStatus{AppliedDigest: digest, Objects: []workv1alpha1.ObjectResult{{
+			ObjectRef: workv1alpha1.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "demo", Name: "web"},
+			Action:    "Created", Health: health}}}
+	}
+	for _, tc := range []struct {
+		name string
+		m2   *workv1alpha1.WorkStatus
+		want render.Health
+	}{
+		{"applied and Current", status(deliver.Digest(ws[1]), "Current"), render.Health{"m2": {web: true}}},
+		{"applied, still progressing", status(deliver.Digest(ws[1]), "InProgress"), render.Health{"m2": {}}},
+		{"Current at an older Work", status("0ld", "Current"), render.Health{}},
+		{"never applied", nil, render.Health{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := New(DefaultOptions(), nil, nil, statuses{"m2": tc.m2}, nil, logr.Discard())
+			if diff := cmp.Diff(tc.want, c.health(context.Background(), rec)); diff != "" {
+				t.Errorf("health (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	// Without a Gracefully eviction pending, no status is read at all.
+	calm := newRecording(ws[1:], rws[1:])
+	if got := New(DefaultOptions(), nil, nil, nil, nil, logr.Discard()).health(context.Background(), calm); got != nil {
+		t.Errorf("health without a pending eviction = %v, want nil", got)
+	}
+}
