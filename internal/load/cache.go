@@ -2,6 +2,7 @@ package load
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"slices"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -47,18 +48,25 @@ func (c *Cache) file(col *collector, rel string, data []byte, seen map[string]bo
 		pf = &parsedFile{sum: sum, set: fc.set, problems: fc.problems}
 		for i, t := range pf.set.Templates {
 			pf.set.Templates[i].Object = t.Object.DeepCopy()
+			pf.set.Templates[i].Digest = templateDigest(sum, i)
 		}
 		c.files[rel] = pf
 		c.Parsed++
 	}
 	for _, t := range pf.set.Templates {
-		col.set.Templates = append(col.set.Templates, Template{Object: t.Object.DeepCopy(), Source: t.Source})
+		col.set.Templates = append(col.set.Templates, Template{Object: t.Object.DeepCopy(), Source: t.Source, Digest: t.Digest})
 	}
 	col.set.Propagations = append(col.set.Propagations, pf.set.Propagations...)
 	col.set.Overrides = append(col.set.Overrides, pf.set.Overrides...)
 	col.set.Clusters = append(col.set.Clusters, pf.set.Clusters...)
 	col.set.Findings = append(col.set.Findings, pf.set.Findings...)
 	col.problems = append(col.problems, slices.Clone(pf.problems)...)
+}
+
+// templateDigest identifies the i-th template of a file by the file's
+// content: same file, same templates.
+func templateDigest(file [sha256.Size]byte, i int) [sha256.Size]byte {
+	return sha256.Sum256(fmt.Appendf(file[:], "/%d", i))
 }
 
 // forget drops the files the last Load did not see.

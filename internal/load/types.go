@@ -28,6 +28,10 @@ func (s Source) String() string {
 type Template struct {
 	Object *unstructured.Unstructured
 	Source Source
+	// Digest identifies the document the template was parsed from; set
+	// only by a Cache (zero otherwise). Renders use it to tell an unchanged
+	// template without encoding it.
+	Digest [32]byte
 }
 
 // Propagation is a PropagationPolicy (ClusterScoped false) or a

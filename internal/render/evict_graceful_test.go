@@ -220,3 +220,38 @@ func jsonOf(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestKeptCopyGoesWithItsCluster removes the evicted cluster from Git: no
+// Work keeps a copy for it.
+func TestKeptCopyGoesWithItsCluster(t *testing.T) {
+	files, moved := evictedPrimary(t, "Never")
+	gone := files("Unknown", "True", nginx)
+	gone["clusters.yaml"] = readyCluster("m2", "True", t0.Add(-time.Hour))
+	got := renderAt(t, t0.Add(30*time.Second), render.PreviousFromWorks(moved.Works), gone)
+	want := map[string][]string{"m2": {"ConfigMap.core/demo/nginx-env", "Deployment.apps/demo/nginx replicas=4"}}
+	if diff := cmp.Diff(want, placement(got)); diff != "" {
+		t.Errorf("placement (-want +got):\n%s", diff)
+	}
+}
+
+// TestGracefulEvictionThroughMemo runs the failover with the controller's
+// memo: the kept copy stays frozen, and goes once the backup is healthy.
+func TestGracefulEvictionThroughMemo(t *testing.T) {
+	memo := render.NewMemo()
+	files, _ := evictedPrimary(t, "Gracefully")
+	first := renderWith(t, render.Input{Now: t0, Memo: memo}, files("True", "True", nginx))
+	moved := renderWith(t, render.Input{Previous: render.PreviousFromWorks(first.Works), Now: t0.Add(20 * time.Second), Memo: memo},
+		files("Unknown", "True", nginx))
+	changed := strings.Replace(nginx, "nginx:1.27", "nginx:1.28", 1)
+	kept := renderWith(t, render.Input{Previous: render.PreviousFromWorks(moved.Works), Now: t0.Add(25 * time.Second), Memo: memo,
+		Health: render.Health{}}, files("Unknown", "True", changed))
+	if diff := cmp.Diff(jsonOf(t, object(t, moved, "m1", "Deployment.apps/demo/nginx")), jsonOf(t, object(t, kept, "m1", "Deployment.apps/demo/nginx"))); diff != "" {
+		t.Errorf("the kept copy changed (-want +got):\n%s", diff)
+	}
+	ended := renderWith(t, render.Input{Previous: render.PreviousFromWorks(kept.Works), Now: t0.Add(30 * time.Second), Memo: memo,
+		Health: healthyOn("m2")}, files("Unknown", "True", changed))
+	want := map[string][]string{"m2": {"ConfigMap.core/demo/nginx-env", "Deployment.apps/demo/nginx replicas=4"}}
+	if diff := cmp.Diff(want, placement(ended)); diff != "" {
+		t.Errorf("once the backup is healthy (-want +got):\n%s", diff)
+	}
+}

@@ -83,7 +83,15 @@ func (m *Memo) digest(b *Binding, overrides, clusters [sha256.Size]byte) ([sha25
 	}
 	h := sha256.New()
 	enc := json.NewEncoder(h)
-	if enc.Encode(b.Template.Object.Object) != nil || enc.Encode(in) != nil {
+	if b.Template.Digest != ([sha256.Size]byte{}) {
+		// The loader's digest of the document, plus the namespace it
+		// defaulted (a change of scope changes the key, not the document).
+		h.Write(b.Template.Digest[:])
+		h.Write([]byte(b.Template.Object.GetNamespace()))
+	} else if enc.Encode(b.Template.Object.Object) != nil {
+		return [sha256.Size]byte{}, false
+	}
+	if enc.Encode(in) != nil {
 		return [sha256.Size]byte{}, false
 	}
 	var sum [sha256.Size]byte

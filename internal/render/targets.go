@@ -13,7 +13,8 @@ import (
 // Karmada's order: copy, revise replicas, split Job completions, cluster
 // overrides then overrides, stamp, prune. A failure on one cluster leaves
 // that cluster without the object and the others untouched. A frozen old
-// copy (a target that has its object already) is left as it is.
+// copy (a target that has its object already) is left as it is, unless its
+// cluster is no longer declared.
 func renderTargets(b *Binding, clusters []*clusterv1alpha1.Cluster, overrides []load.Override) {
 	if len(b.Targets) == 0 {
 		return
@@ -25,13 +26,13 @@ func renderTargets(b *Binding, clusters []*clusterv1alpha1.Cluster, overrides []
 	workload := b.Decision != nil && b.Decision.Workload
 	completions := splitCompletions(b, workload)
 	for _, t := range b.Targets {
-		if t.Object != nil {
-			continue // frozen
-		}
 		c := byName[t.Cluster]
 		if c == nil {
-			t.Error = "cluster is not declared in Git"
+			t.Error, t.Object = "cluster is not declared in Git", nil
 			continue
+		}
+		if t.Object != nil {
+			continue // frozen
 		}
 		obj := b.Template.Object.DeepCopy()
 		var scheduled *int32
