@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -44,6 +46,22 @@ func TestJoinLifecycle(t *testing.T) {
 		}
 		if _, err := tc.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err != nil {
 			t.Fatalf("token client cannot list nodes: %v", err)
+		}
+		// It can propagate RBAC (bind) but never act as someone else.
+		rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "check", Namespace: "default"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: "someone"}}}
+		if _, err := tc.RbacV1().RoleBindings("default").Create(ctx, rb, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			t.Fatalf("token client cannot propagate a RoleBinding: %v", err)
+		}
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "impersonate", Resource: "users"}}}
+		got, err := tc.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Allowed {
+			t.Fatal("the joined ServiceAccount may impersonate users")
 		}
 	})
 

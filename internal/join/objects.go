@@ -37,10 +37,17 @@ func nonResourceRule() *rbacv1ac.PolicyRuleApplyConfiguration {
 		WithNonResourceURLs("/readyz", "/livez", "/healthz", "/version", "/api*", "/apis*")
 }
 
-// allRule is every verb on every resource: what server-side apply, prune and
-// drift watches of arbitrary kinds need.
-func allRule() *rbacv1ac.PolicyRuleApplyConfiguration {
-	return rbacv1ac.PolicyRule().WithAPIGroups("*").WithResources("*").WithVerbs("*")
+// allRules are what server-side apply, prune and drift watches of any kind
+// need: the object verbs on every resource, plus bind and escalate on RBAC
+// roles so propagated Roles and RoleBindings can grant what they grant.
+// Never impersonate, never deletecollection.
+func allRules() []*rbacv1ac.PolicyRuleApplyConfiguration {
+	return []*rbacv1ac.PolicyRuleApplyConfiguration{
+		rbacv1ac.PolicyRule().WithAPIGroups("*").WithResources("*").
+			WithVerbs("get", "list", "watch", "create", "update", "patch", "delete"),
+		rbacv1ac.PolicyRule().WithAPIGroups(rbacv1.GroupName).WithResources("roles", "clusterroles").
+			WithVerbs("bind", "escalate"),
+	}
 }
 
 func subject() *rbacv1ac.SubjectApplyConfiguration {
@@ -65,7 +72,7 @@ func desiredRBAC(opts Options) desired {
 	if len(opts.Namespaces) == 0 {
 		return desired{
 			clusterRoles: []*rbacv1ac.ClusterRoleApplyConfiguration{
-				rbacv1ac.ClusterRole(ClusterRoleMember).WithLabels(l).WithRules(allRule(), nonResourceRule()),
+				rbacv1ac.ClusterRole(ClusterRoleMember).WithLabels(l).WithRules(append(allRules(), nonResourceRule())...),
 			},
 			clusterRoleBindings: []*rbacv1ac.ClusterRoleBindingApplyConfiguration{
 				rbacv1ac.ClusterRoleBinding(ClusterRoleMember).WithLabels(l).
@@ -75,7 +82,7 @@ func desiredRBAC(opts Options) desired {
 	}
 	d := desired{
 		clusterRoles: []*rbacv1ac.ClusterRoleApplyConfiguration{
-			rbacv1ac.ClusterRole(ClusterRoleNamespaced).WithLabels(l).WithRules(allRule()),
+			rbacv1ac.ClusterRole(ClusterRoleNamespaced).WithLabels(l).WithRules(allRules()...),
 			rbacv1ac.ClusterRole(ClusterRoleDiscovery).WithLabels(l).WithRules(
 				rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("nodes", "pods").WithVerbs("get", "list", "watch"),
 				nonResourceRule()),
