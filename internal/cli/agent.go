@@ -57,7 +57,7 @@ says "agent too old for Work format N" in its status.`,
 	o.store.bindFlags(cmd)
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of this member (default: in-cluster config)")
 	f.DurationVar(&o.interval, "interval", 30*time.Second, "how often to read the Work")
-	f.DurationVar(&o.heartbeat, "heartbeat-interval", 10*time.Second, "how often a heartbeat-only status is written to the hub (cr store; the git store writes on transitions only)")
+	f.DurationVar(&o.heartbeat, "heartbeat-interval", 10*time.Second, "how often the agent reports it is alive when nothing else changed (the Work CR's status, or the git store's heartbeat ref)")
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-agent-cache"), "folder for the Git clone")
 	f.DurationVar(&o.drift, "drift-interval", 5*time.Minute, "how often the whole member is compared with its Work and drift corrected (0 disables); between checks, a watch on the applied objects catches changes at once")
 	f.BoolVar(&o.noDriftWatch, "no-drift-watch", false, "do not watch applied objects; find drift with the periodic check only")

@@ -83,7 +83,7 @@ holds <cluster>.kubeconfig files.`,
 	f.DurationVar(&o.successThreshold, "cluster-success-threshold", 30*time.Second, "how long a member must pass its probes before it is Ready again")
 	f.DurationVar(&o.driftInterval, "drift-interval", 5*time.Minute, "how often the whole member is compared with its Work and drift corrected (0 disables); between checks, a watch on the applied objects catches changes at once")
 	f.BoolVar(&o.noDriftWatch, "no-drift-watch", false, "do not watch applied objects; find drift with the periodic check only")
-	f.DurationVar(&o.pullTimeout, "pull-heartbeat-timeout", time.Minute, "a pull member whose agent has not reported for this long is not Ready (cr store only)")
+	f.DurationVar(&o.pullTimeout, "pull-heartbeat-timeout", time.Minute, "a pull member whose agent has not reported for this long is not Ready (0 disables); keep it above the agents' --heartbeat-interval")
 	f.Float32Var(&o.qps, "member-qps", 200, "client QPS per member (client-go's default of 5 throttles server-side apply)")
 	f.IntVar(&o.burst, "member-burst", 400, "client burst per member")
 	f.BoolVar(&o.leader.enabled, "leader-elect", false, "hold a Lease on the hub before acting, so several replicas can run (needs a hub)")
@@ -123,9 +123,7 @@ func (o *controllerOptions) run(parent context.Context) error {
 	opts.Deliver.DriftInterval = o.driftInterval
 	opts.ProbeInterval = o.probeInterval
 	opts.Deliver.NoWatch = o.noDriftWatch
-	if o.store.kind == "cr" {
-		opts.PullHeartbeatTimeout = o.pullTimeout
-	}
+	opts.PullHeartbeatTimeout = o.pullTimeout
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts.Metrics = metrics.NewRecorder()

@@ -23,8 +23,9 @@ type storeOptions struct {
 	worksRepo     string
 	hubKubeconfig string
 	namespace     string
-	// heartbeat is how often a heartbeat-only status goes to the CR store
-	// (agents); 0 writes on transitions only.
+	// heartbeat is how often an agent with nothing new to report still
+	// reports (CR status, or the git store's heartbeat ref); 0 writes on
+	// transitions only.
 	heartbeat time.Duration
 }
 
@@ -66,7 +67,7 @@ func (s *storeOptions) buildStores(repo gitOptions, auth transport.AuthMethod, c
 		if url == "" {
 			url = repo.url
 		}
-		g, err := works.NewGitStore(works.GitOptions{URL: url, Auth: auth, Branch: s.branch, CacheDir: cacheDir})
+		g, err := works.NewGitStore(works.GitOptions{URL: url, Auth: auth, Branch: s.branch, CacheDir: cacheDir, HeartbeatInterval: s.heartbeat})
 		if err != nil {
 			return nil, err
 		}

@@ -40,8 +40,8 @@ type Options struct {
 	// (Karmada's --cluster-failure-threshold / --cluster-success-threshold).
 	ClusterFailureThreshold, ClusterSuccessThreshold time.Duration
 	// PullHeartbeatTimeout marks a pull member not Ready when its agent's
-	// heartbeat is older; 0 disables the check (the Git store writes status
-	// on transitions only, so it carries no steady heartbeat).
+	// heartbeat is older; 0 disables the check. Agents must report more
+	// often (their heartbeat interval, in either store).
 	PullHeartbeatTimeout time.Duration
 	Render               render.Options
 	Apply                apply.Options

@@ -3,6 +3,8 @@ package controller
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/apply"
 	"github.com/propagit/propagit/internal/deliver"
@@ -10,37 +12,19 @@ import (
 )
 
 // recording is what the Works last recorded hold: the placement the next
-// render starts from and, per cluster, what its Work status is read
-// against.
+// render starts from, and the Works themselves with their objects decoded,
+// which the clusters' statuses are read against.
 type recording struct {
 	previous *render.Previous
-	works    map[string]recordedWork
-}
-
-// recordedWork is one cluster's recorded Work: its digest, which the
-// cluster's status names once it has applied that Work, and the template
-// each of its objects renders.
-type recordedWork struct {
-	digest    string
-	templates map[workv1alpha1.ObjectRef]render.Key
+	works    []*workv1alpha1.Work
+	objects  map[string][]*unstructured.Unstructured
 }
 
 // newRecording describes ws, whose objects rws holds decoded.
 func newRecording(ws []*workv1alpha1.Work, rws []render.Work) *recording {
-	rec := &recording{previous: render.PreviousFromWorks(rws), works: map[string]recordedWork{}}
-	for _, w := range ws {
-		rec.works[w.Spec.Cluster] = recordedWork{digest: deliver.Digest(w), templates: map[workv1alpha1.ObjectRef]render.Key{}}
-	}
+	rec := &recording{previous: render.PreviousFromWorks(rws), works: ws, objects: map[string][]*unstructured.Unstructured{}}
 	for _, rw := range rws {
-		for _, obj := range rw.Objects {
-			key, err := render.ParseKey(obj.GetAnnotations()[render.AnnotationTemplate])
-			if err != nil {
-				continue
-			}
-			gvk := obj.GroupVersionKind()
-			ref := workv1alpha1.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-			rec.works[rw.Cluster].templates[ref] = key
-		}
+		rec.objects[rw.Cluster] = rw.Objects
 	}
 	return rec
 }
@@ -56,20 +40,28 @@ func (c *Controller) health(ctx context.Context, rec *recording) render.Health {
 		return nil
 	}
 	h := render.Health{}
-	for cluster, w := range rec.works {
+	for _, w := range rec.works {
+		cluster := w.Spec.Cluster
 		st, err := c.status.GetStatus(ctx, cluster)
 		if err != nil {
 			c.log.Error(err, "failed to read a work status; its cluster counts as not healthy", "cluster", cluster)
 			continue
 		}
-		if st == nil || st.AppliedDigest != w.digest {
+		if st == nil || st.AppliedDigest != deliver.Digest(w) {
 			continue
 		}
-		healthy := map[render.Key]bool{}
+		current := map[workv1alpha1.ObjectRef]bool{}
 		for _, o := range st.Objects {
 			ref := o.ObjectRef
 			ref.Version = ""
-			if key, ok := w.templates[ref]; ok && o.Health == apply.HealthCurrent {
+			current[ref] = o.Health == apply.HealthCurrent
+		}
+		healthy := map[render.Key]bool{}
+		for _, obj := range rec.objects[cluster] {
+			gvk := obj.GroupVersionKind()
+			ref := workv1alpha1.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+			key, err := render.ParseKey(obj.GetAnnotations()[render.AnnotationTemplate])
+			if err == nil && current[ref] {
 				healthy[key] = true
 			}
 		}

@@ -2,12 +2,15 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
@@ -82,4 +85,61 @@ func TestHealthReadsOnlyTheRecordedWork(t *testing.T) {
 	if got := New(DefaultOptions(), nil, nil, nil, nil, logr.Discard()).health(context.Background(), calm); got != nil {
 		t.Errorf("health without a pending eviction = %v, want nil", got)
 	}
+}
+
+// offline is a source that cannot be fetched; it reports each attempt.
+type offline chan struct{}
+
+func (o offline) Fetch(ctx context.Context) (Snapshot, error) {
+	select {
+	case o <- struct{}{}:
+	case <-ctx.Done():
+	}
+	return Snapshot{}, errors.New("offline")
+}
+
+// TestRunRechecksWhileGracefulEvictionPending pins that a pending Gracefully
+// eviction brings the next pass after HealthInterval, long before the next
+// poll, so the eviction can end without a commit.
+func TestRunRechecksWhileGracefulEvictionPending(t *testing.T) {
+	opts := DefaultOptions()
+	opts.Interval, opts.Deliver.HealthInterval = time.Hour, 5*time.Second
+	passes := make(offline)
+	c := New(opts, passes, nil, nil, nil, logr.Discard())
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c.clock = clk
+	kept := []*unstructured.Unstructured{webCopy(true)}
+	w, err := toWork(&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "m1"}}, "rev", kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.recorded = newRecording([]*workv1alpha1.Work{w}, []render.Work{{Cluster: "m1", Objects: kept}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- c.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	deadline := time.After(10 * time.Second)
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		for !cond() {
+			select {
+			case <-deadline:
+				t.Fatalf("timed out waiting for %s", what)
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}
+	next := func() bool {
+		select {
+		case <-passes:
+			return true
+		default:
+			return false
+		}
+	}
+	wait("the first pass", next)
+	wait("the poll ticker and the recheck timer", func() bool { return clk.Waiters() == 2 })
+	clk.Step(opts.Deliver.HealthInterval)
+	wait("a pass after HealthInterval", next)
 }

@@ -87,15 +87,25 @@ func keepTip(s *storage.Storer, last *plumbing.Hash, ref plumbing.ReferenceName,
 // push points the local ref local of s at commit and pushes it to the
 // remote ref dst, without force.
 func (g *GitStore) push(ctx context.Context, ep *endpoint, s storage.Storer, local, dst plumbing.ReferenceName, commit plumbing.Hash) error {
+	return g.pushRef(ctx, ep, s, local, dst, commit, false)
+}
+
+// pushRef is push; force replaces the remote ref even when commit does not
+// descend from it.
+func (g *GitStore) pushRef(ctx context.Context, ep *endpoint, s storage.Storer, local, dst plumbing.ReferenceName, commit plumbing.Hash, force bool) error {
 	if err := s.SetReference(plumbing.NewHashReference(local, commit)); err != nil {
 		return fmt.Errorf("failed to set %s: %w", local, err)
 	}
 	if g.beforePush != nil {
 		g.beforePush()
 	}
+	spec := fmt.Sprintf("%s:%s", local, dst)
+	if force {
+		spec = "+" + spec
+	}
 	err := ep.remote(s).PushContext(ctx, &git.PushOptions{
 		RemoteName: "origin",
-		RefSpecs:   []config.RefSpec{config.RefSpec(fmt.Sprintf("%s:%s", local, dst))},
+		RefSpecs:   []config.RefSpec{config.RefSpec(spec)},
 		Auth:       g.opts.Auth,
 	})
 	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {

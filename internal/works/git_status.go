@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
@@ -36,6 +37,9 @@ type statusRepo struct {
 	// last is the normalized status at tip; nil until fetched, and after a
 	// failed push.
 	last *workv1alpha1.WorkStatus
+	// beat is the newest heartbeat written or read (status or heartbeat
+	// ref).
+	beat time.Time
 }
 
 func (g *GitStore) statusRepo(cluster string) (*statusRepo, error) {
@@ -65,7 +69,19 @@ func (g *GitStore) GetStatus(ctx context.Context, cluster string) (*workv1alpha1
 	if err := g.refreshStatus(ctx, cluster, r); err != nil {
 		return nil, err
 	}
-	return r.last.DeepCopy(), nil
+	st := r.last.DeepCopy()
+	beat, err := g.heartbeat(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	if !beat.IsZero() && (st.Heartbeat == nil || beat.After(st.Heartbeat.Time)) {
+		t := metav1.NewTime(beat)
+		st.Heartbeat = &t
+	}
+	if st.Heartbeat != nil && st.Heartbeat.After(r.beat) {
+		r.beat = st.Heartbeat.Time
+	}
+	return st, nil
 }
 
 // PutStatus writes status as a new commit on cluster's status ref when it is
@@ -100,8 +116,8 @@ func (g *GitStore) putStatusOnce(ctx context.Context, cluster string, r *statusR
 			return err
 		}
 	}
-	if !StatusChanged(r.last, next, g.opts.HeartbeatInterval) {
-		return nil
+	if !StatusChanged(r.last, next, 0) {
+		return g.keepAlive(ctx, cluster, r, next)
 	}
 	next = settle(r.last, next, g.now())
 	data, err := yaml.Marshal(next)
@@ -121,7 +137,25 @@ func (g *GitStore) putStatusOnce(ctx context.Context, cluster string, r *statusR
 		return err
 	}
 	r.tip, r.last = commit, next
+	if next.Heartbeat != nil {
+		r.beat = next.Heartbeat.Time
+	}
 	return r.trim(ref)
+}
+
+// keepAlive writes next's heartbeat to the heartbeat ref when the last one
+// written is HeartbeatInterval old: a live applier with nothing new to say
+// still shows it is alive, at the cost of one small commit.
+func (g *GitStore) keepAlive(ctx context.Context, cluster string, r *statusRepo, next *workv1alpha1.WorkStatus) error {
+	interval := g.opts.HeartbeatInterval
+	if interval <= 0 || next.Heartbeat == nil || (!r.beat.IsZero() && next.Heartbeat.Sub(r.beat) < interval) {
+		return nil
+	}
+	if err := g.putHeartbeat(ctx, cluster, next.Heartbeat.Time); err != nil {
+		return err
+	}
+	r.beat = next.Heartbeat.Time
+	return nil
 }
 
 // refreshStatus fetches the status ref and reads the status at its tip.

@@ -73,18 +73,34 @@ func reversed(st *workv1alpha1.WorkStatus) *workv1alpha1.WorkStatus {
 	return st
 }
 
+// TestStatusHeartbeatRefresh: a status that changes nothing but its
+// heartbeat makes no status commit; once per HeartbeatInterval it moves the
+// heartbeat ref, which keeps no history, and readers see the newest
+// heartbeat.
 func TestStatusHeartbeatRefresh(t *testing.T) {
 	r := fileRemote(t)
 	ctx := ctxT(t)
 	g := r.store(t, func(o *GitOptions) { o.HeartbeatInterval = time.Minute })
-	for i, at := range []time.Duration{0, 30 * time.Second, 59 * time.Second, 61 * time.Second, 90 * time.Second, 125 * time.Second} {
-		if err := g.PutStatus(ctx, "m", testStatus("rev1", metav1.ConditionTrue, t0.Add(at))); err != nil {
+	for i, step := range []struct{ at, seen time.Duration }{
+		{0, 0}, {30 * time.Second, 0}, {59 * time.Second, 0}, {61 * time.Second, 61 * time.Second},
+		{90 * time.Second, 61 * time.Second}, {125 * time.Second, 125 * time.Second},
+	} {
+		if err := g.PutStatus(ctx, "m", testStatus("rev1", metav1.ConditionTrue, t0.Add(step.at))); err != nil {
 			t.Fatalf("write %d: %v", i, err)
 		}
+		st, err := r.store(t).GetStatus(ctx, "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Heartbeat == nil || !st.Heartbeat.Equal(&metav1.Time{Time: t0.Add(step.seen)}) {
+			t.Errorf("after the write at %s: heartbeat %v, want %s", step.at, st.Heartbeat, t0.Add(step.seen))
+		}
 	}
-	// Written at 0, 61 s and 125 s.
-	if n := len(r.history(t, StatusRef("m"))); n != 3 {
-		t.Errorf("commits = %d, want 3 (one per heartbeat interval)", n)
+	if n := len(r.history(t, StatusRef("m"))); n != 1 {
+		t.Errorf("status commits = %d, want 1: heartbeats are not status transitions", n)
+	}
+	if n := len(r.history(t, HeartbeatRef("m"))); n != 1 {
+		t.Errorf("heartbeat ref history = %d commits, want 1 (force-pushed, no parents)", n)
 	}
 }
 

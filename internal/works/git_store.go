@@ -37,7 +37,8 @@ type GitOptions struct {
 	// them in memory). One process per folder.
 	CacheDir string
 	// HeartbeatInterval, when positive, writes a heartbeat-only status
-	// change once the stored heartbeat is that old; see StatusChanged.
+	// change to the cluster's HeartbeatRef once the last heartbeat written
+	// is that old; status commits are still made on transitions only.
 	// Zero never writes heartbeat-only changes.
 	HeartbeatInterval time.Duration
 	// PushAttempts bounds the fetch-rebuild-push rounds of one write when
