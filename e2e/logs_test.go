@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -71,7 +72,7 @@ func (r *logRecorder) add(line string) {
 	defer r.mu.Unlock()
 	r.lines = append(r.lines, line)
 	if !r.closed {
-		r.t.Log("controller: " + line)
+		r.t.Log(time.Now().Format("15:04:05.000") + " controller: " + line)
 	}
 }
 

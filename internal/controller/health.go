@@ -87,6 +87,18 @@ func readyStatus(st *clusterv1alpha1.ClusterStatus) metav1.ConditionStatus {
 	return metav1.ConditionUnknown
 }
 
+// readyReason is the reason and message of a probe's Ready condition.
+func readyReason(st *clusterv1alpha1.ClusterStatus) string {
+	if st != nil {
+		for _, c := range st.Conditions {
+			if c.Type == clusterv1alpha1.ConditionReady {
+				return c.Reason + ": " + c.Message
+			}
+		}
+	}
+	return "no Ready condition"
+}
+
 // setReady writes the effective Ready condition, keeping the probe's reason
 // and message when they agree with it.
 func setReady(st *clusterv1alpha1.ClusterStatus, status metav1.ConditionStatus, since time.Time, probe *clusterv1alpha1.ClusterStatus) {

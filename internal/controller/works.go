@@ -40,6 +40,9 @@ func (c *Controller) probe(ctx context.Context, clusters []load.Cluster) map[str
 			pctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
 			defer cancel()
 			st := c.probeOne(pctx, cl)
+			if readyStatus(st) != metav1.ConditionTrue {
+				c.log.V(1).Info("member probe failed", "cluster", cl.Name, "reason", readyReason(st))
+			}
 			eff := c.readiness.observe(cl.Name, st, c.clock.Now())
 			c.probes.keep(cl, eff, c.clock.Now())
 			mu.Lock()

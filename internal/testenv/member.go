@@ -158,6 +158,24 @@ func (m *Member) StopAPIServer() error {
 	return nil
 }
 
+// KillAPIServer kills the member's kube-apiserver at once (SIGKILL), as a
+// crash or a lost machine would, and waits until it has exited. Unlike
+// StopAPIServer it does not wait for kube-apiserver's graceful shutdown,
+// which takes its whole 15 s grace, so a test can time what follows the
+// failure from the moment it happened.
+func (m *Member) KillAPIServer() error {
+	m.mu.Lock()
+	p := m.apiserver
+	m.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	if err := p.stop(0); err != nil {
+		return fmt.Errorf("%s: %w", m.Name, err)
+	}
+	return nil
+}
+
 // StartAPIServer starts the member's kube-apiserver again on the same port
 // with the same certificates, and waits until it reports /readyz. Config and
 // the kubeconfig file keep working.

@@ -78,6 +78,24 @@ func TestThreeMembers(t *testing.T) {
 	if string(d.UID) != uids[m2.Name] {
 		t.Fatalf("Deployment UID after restart = %s, want %s (etcd must keep the data)", d.UID, uids[m2.Name])
 	}
+
+	// A kill does not wait for the graceful shutdown (15 s grace).
+	killed := time.Now()
+	if err := m2.KillAPIServer(); err != nil {
+		t.Fatalf("KillAPIServer: %v", err)
+	}
+	if took := time.Since(killed); took >= stopGrace {
+		t.Errorf("KillAPIServer took %s, as long as the graceful stop", took)
+	}
+	reqCtx, cancel = context.WithTimeout(ctx, 10*time.Second)
+	_, err = m2.Client().CoreV1().Namespaces().Get(reqCtx, ns, metav1.GetOptions{})
+	cancel()
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("request to the killed apiserver: got error %v, want connection refused", err)
+	}
+	if err := m2.StartAPIServer(); err != nil {
+		t.Fatalf("StartAPIServer after a kill: %v", err)
+	}
 	assertKubeconfigWorks(ctx, t, m2, ns)
 
 	stopAndAssertClean(t, e)
