@@ -24,7 +24,7 @@ build: ## Build bin/propagit
 	go build -ldflags "$(LDFLAGS)" -o bin/propagit ./cmd/propagit
 
 .PHONY: test-assets
-test-assets: ## Build the real control-plane binaries the tests run (cached in $(PROPAGIT_ASSETS))
+test-assets: ## Build the control-plane binaries and fetch promtool for the tests (cached in $(PROPAGIT_ASSETS))
 	./e2e/tools/build-assets.sh "$(PROPAGIT_ASSETS)"
 
 .PHONY: lint
