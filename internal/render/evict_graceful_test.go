@@ -255,3 +255,18 @@ func TestGracefulEvictionThroughMemo(t *testing.T) {
 		t.Errorf("once the backup is healthy (-want +got):\n%s", diff)
 	}
 }
+
+// TestEvictionReasonSurvivesAReread: the reason of a pending eviction is
+// read back from the kept copy, so explain still says why after a restart.
+func TestEvictionReasonSurvivesAReread(t *testing.T) {
+	files, moved := evictedPrimary(t, "Gracefully")
+	want := evictions(t, moved)
+	if len(want) != 1 || want[0].Reason == "" {
+		t.Fatalf("evictions after the failover: %+v, want one with a reason", want)
+	}
+	again := renderAt(t, t0.Add(21*time.Second), render.PreviousFromWorks(moved.Works), files("Unknown", "True", nginx))
+	got := evictions(t, again)
+	if len(got) != 1 || got[0].Reason != want[0].Reason {
+		t.Fatalf("evictions after a re-read: %+v, want the reason %q kept", got, want[0].Reason)
+	}
+}

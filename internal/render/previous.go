@@ -125,5 +125,6 @@ func parseEviction(cluster string, ann map[string]string, replicas int32) (Evict
 	if until, err := time.Parse(time.RFC3339, ann[AnnotationEvictedUntil]); err == nil {
 		e.Until = until
 	}
+	e.Reason = ann[AnnotationEvictedReason]
 	return e, true
 }

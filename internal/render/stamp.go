@@ -27,12 +27,14 @@ const (
 	// (propagateDeps), comma-separated.
 	AnnotationDependencyOf = "propagit.io/dependency-of"
 
-	// AnnotationEvictedAt, AnnotationEvictedUntil and AnnotationPurgeMode
-	// mark an old copy kept on a cluster the template was moved off; they
-	// persist the eviction across renders and restarts.
-	AnnotationEvictedAt    = "propagit.io/evicted-at"
-	AnnotationEvictedUntil = "propagit.io/evicted-until"
-	AnnotationPurgeMode    = "propagit.io/purge-mode"
+	// AnnotationEvictedAt, AnnotationEvictedUntil, AnnotationEvictedReason
+	// and AnnotationPurgeMode mark an old copy kept on a cluster the
+	// template was moved off; they persist the eviction across renders and
+	// restarts.
+	AnnotationEvictedAt     = "propagit.io/evicted-at"
+	AnnotationEvictedUntil  = "propagit.io/evicted-until"
+	AnnotationEvictedReason = "propagit.io/evicted-reason"
+	AnnotationPurgeMode     = "propagit.io/purge-mode"
 
 	AnnotationPPName      = "propagationpolicy.karmada.io/name"
 	AnnotationPPNamespace = "propagationpolicy.karmada.io/namespace"
@@ -83,6 +85,9 @@ func stampEviction(obj *unstructured.Unstructured, e *Eviction) {
 	ann := metaMap(obj, "annotations")
 	ann[AnnotationEvictedAt] = e.Since.UTC().Format(time.RFC3339)
 	ann[AnnotationPurgeMode] = e.PurgeMode
+	if e.Reason != "" {
+		ann[AnnotationEvictedReason] = e.Reason
+	}
 	if !e.Until.IsZero() {
 		ann[AnnotationEvictedUntil] = e.Until.UTC().Format(time.RFC3339)
 	}
