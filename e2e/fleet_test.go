@@ -2,22 +2,16 @@ package e2e
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"strings"
+
+	"github.com/propagit/propagit/e2e/e2etest"
 )
 
 // quickstartDir is the example fleet the quickstart scenarios push.
 const quickstartDir = "../examples/quickstart/fleet"
 
 // randomNamespace returns a namespace name no other test uses.
-func randomNamespace(prefix string) string {
-	const letters = "abcdefghijklmnopqrstuvwxyz0123456789"
-	b := make([]byte, 6)
-	for i := range b {
-		b[i] = letters[rand.IntN(len(letters))]
-	}
-	return prefix + "-" + string(b)
-}
+func randomNamespace(prefix string) string { return e2etest.RandomName(prefix) }
 
 // clusterYAML is a push-mode Cluster without status: the controller probes
 // it.

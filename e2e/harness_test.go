@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -13,13 +12,11 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/config"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/cluster"
 	"github.com/propagit/propagit/internal/controller"
@@ -48,26 +45,13 @@ const (
 // long the wait took.
 func eventually(t testing.TB, timeout time.Duration, cond func() (bool, string)) time.Duration {
 	t.Helper()
-	return eventuallyEvery(t, timeout, pollEvery, cond)
+	return e2etest.Eventually(t, timeout, pollEvery, cond)
 }
 
 // eventuallyEvery is eventually polling every interval.
 func eventuallyEvery(t testing.TB, timeout, interval time.Duration, cond func() (bool, string)) time.Duration {
 	t.Helper()
-	start := time.Now()
-	deadline := start.Add(timeout)
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		ok, msg := cond()
-		if ok {
-			return time.Since(start)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s; last state: %s", timeout, msg)
-		}
-		<-tick.C
-	}
+	return e2etest.Eventually(t, timeout, interval, cond)
 }
 
 // gitRemote is the bare repository the controller follows.
@@ -113,45 +97,27 @@ func fileRemote(t testing.TB) *gitRemote {
 // checkout is a working copy whose commits a test pushes to the remote, as
 // a person would.
 type checkout struct {
-	t    testing.TB
-	dir  string
-	repo *git.Repository
-	auth transport.AuthMethod
+	*e2etest.Checkout
+	t testing.TB
 }
 
 // newCheckout creates an empty working copy on branch main whose origin is
 // r.
 func newCheckout(t testing.TB, r *gitRemote) *checkout {
 	t.Helper()
-	dir := t.TempDir()
-	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
-		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(branch)},
-	})
-	if err != nil {
-		t.Fatalf("failed to create working copy: %v", err)
-	}
-	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{r.URL}}); err != nil {
-		t.Fatal(err)
-	}
-	return &checkout{t: t, dir: dir, repo: repo, auth: r.Auth}
+	return &checkout{Checkout: e2etest.NewCheckout(t, r.URL, branch, r.Auth), t: t}
 }
 
 // write writes a file, path relative to the repository root.
 func (c *checkout) write(path, content string) {
 	c.t.Helper()
-	p := filepath.Join(c.dir, filepath.FromSlash(path))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		c.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		c.t.Fatal(err)
-	}
+	c.Write(path, content)
 }
 
 // read returns a file's content, path relative to the repository root.
 func (c *checkout) read(path string) string {
 	c.t.Helper()
-	data, err := os.ReadFile(filepath.Join(c.dir, filepath.FromSlash(path)))
+	data, err := os.ReadFile(filepath.Join(c.Dir, filepath.FromSlash(path)))
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -171,7 +137,7 @@ func (c *checkout) edit(path, old, new string) {
 // remove deletes a file or folder, path relative to the repository root.
 func (c *checkout) remove(path string) {
 	c.t.Helper()
-	if err := os.RemoveAll(filepath.Join(c.dir, filepath.FromSlash(path))); err != nil {
+	if err := os.RemoveAll(filepath.Join(c.Dir, filepath.FromSlash(path))); err != nil {
 		c.t.Fatal(err)
 	}
 }
@@ -199,57 +165,23 @@ func (c *checkout) copyDir(src, dst string) {
 	}
 }
 
-// commit records every change in the working copy with a fixed author and
-// returns the commit hash.
+// commit records every change and returns the commit hash.
 func (c *checkout) commit(msg string) string {
 	c.t.Helper()
-	wt, err := c.repo.Worktree()
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
-		c.t.Fatalf("failed to stage changes: %v", err)
-	}
-	sig := &object.Signature{Name: "propagit e2e", Email: "e2e@propagit.invalid", When: time.Now()}
-	h, err := wt.Commit(msg, &git.CommitOptions{All: true, Author: sig})
-	if err != nil {
-		c.t.Fatalf("failed to commit %q: %v", msg, err)
-	}
-	return h.String()
+	return c.Commit(msg)
 }
 
 // push pushes main to origin.
 func (c *checkout) push() {
 	c.t.Helper()
-	c.pushTo("origin", "")
-}
-
-// pushTo pushes main to the named remote, or, when url is set, to that URL.
-func (c *checkout) pushTo(remote, url string) {
-	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	spec := config.RefSpec(fmt.Sprintf("refs/heads/%s:refs/heads/%s", branch, branch))
-	opts := &git.PushOptions{RemoteName: remote, RefSpecs: []config.RefSpec{spec}, Auth: c.auth}
-	var err error
-	if url != "" {
-		r := git.NewRemote(c.repo.Storer, &config.RemoteConfig{Name: remote, URLs: []string{url}})
-		err = r.PushContext(ctx, opts)
-	} else {
-		err = c.repo.PushContext(ctx, opts)
-	}
-	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		c.t.Fatalf("failed to push: %v", err)
-	}
+	c.Push("")
 }
 
 // commitPush commits every change, pushes it, and returns the commit and
 // when the push completed.
 func (c *checkout) commitPush(msg string) (string, time.Time) {
 	c.t.Helper()
-	h := c.commit(msg)
-	c.push()
-	return h, time.Now()
+	return c.CommitPush(msg), time.Now()
 }
 
 // setup is what a controller is started with; a restarted controller is
@@ -332,9 +264,7 @@ type running struct {
 	t       testing.TB
 	fetcher *countingFetcher
 	logs    *logRecorder
-	cancel  context.CancelFunc
-	done    chan error
-	stopped bool
+	loop    *e2etest.Loop
 }
 
 // startController builds a controller from s with fresh source and work
@@ -370,10 +300,9 @@ func startControllerOpts(t testing.TB, s setup, opts controller.Options) *runnin
 	logs := newLogRecorder(t)
 	fetcher := &countingFetcher{inner: controller.GitFetcher(follower)}
 	c := controller.New(opts, fetcher, ws, ss, creds, logs.logger())
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{Controller: c, t: t, fetcher: fetcher, logs: logs, cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- c.Run(ctx) }()
-	t.Cleanup(func() { r.stop() })
+	r := &running{Controller: c, t: t, fetcher: fetcher, logs: logs}
+	r.loop = e2etest.StartLoop(t, "controller", stopTimeout, c.Run)
+	t.Cleanup(r.stop) // runs before the loop's own cleanup
 	return r
 }
 
@@ -381,21 +310,7 @@ func startControllerOpts(t testing.TB, s setup, opts controller.Options) *runnin
 // nothing.
 func (r *running) stop() {
 	r.t.Helper()
-	if r.stopped {
-		return
-	}
-	r.stopped = true
-	r.cancel()
-	timer := time.NewTimer(stopTimeout)
-	defer timer.Stop()
-	select {
-	case err := <-r.done:
-		if err != nil {
-			r.t.Errorf("controller Run returned an error: %v", err)
-		}
-	case <-timer.C:
-		r.t.Fatalf("controller Run did not return within %s of its context ending", stopTimeout)
-	}
+	r.loop.Stop()
 	r.logs.close()
 }
 

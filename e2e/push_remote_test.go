@@ -87,7 +87,7 @@ func TestPushRemoteUnreachable(t *testing.T) {
 	// straight to the bare repository on disk).
 	co.write(fleetDir+"/app-config.yaml", configMapYAML(ns, "app-config", "v2"))
 	rev2 := co.commit("app-config v2")
-	co.pushTo("disk", "file://"+remote.Dir)
+	co.Push("file://" + remote.Dir)
 
 	// A new server on the same root, behind the same address.
 	second, err := gitserver.New(root, srvOpts)

@@ -82,7 +82,7 @@ func TestPullStaleHeartbeatFailover(t *testing.T) {
 	waitStatus(t, hubStore, pullM.Name, "applied and Ready", appliedReady(rev))
 	eventually(t, converge, readyIs(reg, pullM.Name, "True"))
 
-	agentLoop.stop()
+	agentLoop.Stop()
 	stopped := time.Now()
 	eventually(t, converge, readyIs(reg, pullM.Name, "Unknown"))
 	t.Logf("Ready=Unknown %s after the agent stopped", time.Since(stopped).Round(time.Millisecond))

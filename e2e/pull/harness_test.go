@@ -2,9 +2,7 @@ package pull
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,15 +12,13 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/config"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/agent"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/cluster"
@@ -62,20 +58,7 @@ func TestMain(m *testing.M) {
 // long the wait took.
 func eventually(t testing.TB, timeout time.Duration, cond func() (bool, string)) time.Duration {
 	t.Helper()
-	start := time.Now()
-	deadline := start.Add(timeout)
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
-	for {
-		ok, msg := cond()
-		if ok {
-			return time.Since(start)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s; last state: %s", timeout, msg)
-		}
-		<-tick.C
-	}
+	return e2etest.Eventually(t, timeout, pollEvery, cond)
 }
 
 // kubeCtx bounds one call to a member or hub.
@@ -84,14 +67,7 @@ func kubeCtx() (context.Context, context.CancelFunc) {
 }
 
 // randomName returns prefix-xxxxxx, a name no other test uses.
-func randomName(prefix string) string {
-	const letters = "abcdefghijklmnopqrstuvwxyz0123456789"
-	b := make([]byte, 6)
-	for i := range b {
-		b[i] = letters[rand.IntN(len(letters))]
-	}
-	return prefix + "-" + string(b)
-}
+func randomName(prefix string) string { return e2etest.RandomName(prefix) }
 
 // testLogger returns a logger writing to the test log, tagged with name,
 // until the test's cleanup has stopped whatever uses it. Register it before
@@ -154,64 +130,29 @@ func statusMessage(dir, cluster string) (string, error) {
 }
 
 // fleet is a working copy of the fleet repository whose commits a test
-// pushes as a person would.
+// pushes as a person would; files go under fleetPath.
 type fleet struct {
-	t    testing.TB
-	dir  string
-	repo *git.Repository
+	*e2etest.Checkout
+	t testing.TB
 }
 
 // newFleet creates an empty working copy on sourceBranch with origin url.
 func newFleet(t testing.TB, url string) *fleet {
 	t.Helper()
-	dir := t.TempDir()
-	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
-		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(sourceBranch)},
-	})
-	if err != nil {
-		t.Fatalf("failed to create the working copy: %v", err)
-	}
-	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{url}}); err != nil {
-		t.Fatal(err)
-	}
-	return &fleet{t: t, dir: dir, repo: repo}
+	return &fleet{Checkout: e2etest.NewCheckout(t, url, sourceBranch, nil), t: t}
 }
 
 // write writes a file under the fleet folder.
 func (f *fleet) write(path, content string) {
 	f.t.Helper()
-	p := filepath.Join(f.dir, fleetPath, filepath.FromSlash(path))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		f.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		f.t.Fatal(err)
-	}
+	f.Write(fleetPath+"/"+path, content)
 }
 
 // commitPush commits every change, pushes sourceBranch and returns the
 // commit.
 func (f *fleet) commitPush(msg string) string {
 	f.t.Helper()
-	wt, err := f.repo.Worktree()
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
-		f.t.Fatalf("failed to stage: %v", err)
-	}
-	sig := &object.Signature{Name: "propagit pull e2e", Email: "pull-e2e@propagit.invalid", When: time.Now()}
-	h, err := wt.Commit(msg, &git.CommitOptions{All: true, Author: sig})
-	if err != nil {
-		f.t.Fatalf("failed to commit %q: %v", msg, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	spec := config.RefSpec(fmt.Sprintf("refs/heads/%s:refs/heads/%s", sourceBranch, sourceBranch))
-	if err := f.repo.PushContext(ctx, &git.PushOptions{RemoteName: "origin", RefSpecs: []config.RefSpec{spec}}); err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		f.t.Fatalf("failed to push: %v", err)
-	}
-	return h.String()
+	return f.CommitPush(msg)
 }
 
 // clusterYAML is a Cluster without status: a push member is probed by the
@@ -362,48 +303,15 @@ func deliverOptions() deliver.Options {
 	return opts
 }
 
-// runLoop is a Run method running in a goroutine until stop.
-type runLoop struct {
-	t       testing.TB
-	what    string
-	cancel  context.CancelFunc
-	done    chan error
-	stopped bool
-}
-
-func startLoop(t testing.TB, what string, run func(context.Context) error) *runLoop {
-	ctx, cancel := context.WithCancel(context.Background())
-	l := &runLoop{t: t, what: what, cancel: cancel, done: make(chan error, 1)}
-	go func() { l.done <- run(ctx) }()
-	t.Cleanup(l.stop)
-	return l
-}
-
-// stop cancels the loop and waits for Run to return; later calls do
-// nothing.
-func (l *runLoop) stop() {
-	l.t.Helper()
-	if l.stopped {
-		return
-	}
-	l.stopped = true
-	l.cancel()
-	timer := time.NewTimer(stopTimeout)
-	defer timer.Stop()
-	select {
-	case err := <-l.done:
-		if err != nil {
-			l.t.Errorf("%s: Run returned an error: %v", l.what, err)
-		}
-	case <-timer.C:
-		l.t.Fatalf("%s: Run did not return within %s of its context ending", l.what, stopTimeout)
-	}
+// startLoop runs a component's Run until stopped or the end of the test.
+func startLoop(t testing.TB, what string, run func(context.Context) error) *e2etest.Loop {
+	return e2etest.StartLoop(t, what, stopTimeout, run)
 }
 
 // runningController is a controller running in-process.
 type runningController struct {
 	*controller.Controller
-	*runLoop
+	*e2etest.Loop
 }
 
 // startController runs a controller built from s until the test ends.
@@ -413,7 +321,7 @@ func startController(t testing.TB, s hubSetup) *runningController {
 	creds := &cluster.Credentials{KubeconfigDir: kubeconfigDir(t, s.Push...), QPS: 100, Burst: 200}
 	log := testLogger(t, "controller")
 	c := controller.New(s.Options, controller.GitFetcher(follower), s.Works, s.Status, creds, log)
-	return &runningController{Controller: c, runLoop: startLoop(t, "controller", c.Run)}
+	return &runningController{Controller: c, Loop: startLoop(t, "controller", c.Run)}
 }
 
 // waitRevision waits until the controller has rev in force.

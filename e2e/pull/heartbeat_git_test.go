@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/testenv"
@@ -41,7 +42,7 @@ func TestPullGitStoreHeartbeat(t *testing.T) {
 	opts.PullHeartbeatTimeout = heartbeatTimeout
 	opts.Metrics = rec
 	c := startController(t, hubSetup{SourceURL: r.url, Works: controllerStore, Status: controllerStore, Options: opts})
-	startAgent := func(what string) *runLoop {
+	startAgent := func(what string) *e2etest.Loop {
 		store := newGitStore(t, works.GitOptions{URL: r.url, HeartbeatInterval: heartbeatInterval})
 		return startLoop(t, what, newAgent(t, agentOptions(pullM.Name), store, store, pullM.Config).Run)
 	}
@@ -68,7 +69,7 @@ func TestPullGitStoreHeartbeat(t *testing.T) {
 		t.Fatalf("a live agent on the git store was taken for dead: %s", msg)
 	}
 
-	agentLoop.stop()
+	agentLoop.Stop()
 	stopped := time.Now()
 	eventually(t, converge, readyIs(reg, pullM.Name, "Unknown"))
 	t.Logf("git store: pull member Ready=Unknown %s after its agent stopped (timeout %s)", time.Since(stopped).Round(time.Millisecond), heartbeatTimeout)

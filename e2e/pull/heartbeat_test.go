@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/metrics"
@@ -61,7 +62,7 @@ func TestPullCRStoreHeartbeat(t *testing.T) {
 
 	// The agent reaches only the hub (its own namespace) and its member.
 	var hubCalls requestCounter
-	startAgentOnHub := func(what string) *runLoop {
+	startAgentOnHub := func(what string) *e2etest.Loop {
 		store := works.NewCRStore(hubClient(t, hubCalls.wrap(hub.Config)), hubNS, works.WithHeartbeatInterval(heartbeatInterval))
 		aopts := agentOptions(pullM.Name)
 		aopts.ProbeInterval = 500 * time.Millisecond
@@ -103,7 +104,7 @@ func TestPullCRStoreHeartbeat(t *testing.T) {
 	}
 
 	// The agent stops: the heartbeat goes stale and the member is not Ready.
-	agentLoop.stop()
+	agentLoop.Stop()
 	stopped := time.Now()
 	eventually(t, converge, readyIs(reg, pullM.Name, "Unknown"))
 	t.Logf("pull member Ready=Unknown %s after its agent stopped (timeout %s)", time.Since(stopped).Round(time.Millisecond), heartbeatTimeout)

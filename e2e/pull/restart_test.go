@@ -89,7 +89,7 @@ func TestPullAgentRestartNoStorm(t *testing.T) {
 	}
 
 	// Restart: a new agent, as a new process would be.
-	loop1.stop()
+	loop1.Stop()
 	before := snapshotConfigMaps(t, m, ns)
 	var second requestCounter
 	store2 := newGitStore(t, works.GitOptions{URL: r.url})

@@ -6,10 +6,8 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -22,15 +20,13 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/config"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/testenv"
 )
 
@@ -71,34 +67,14 @@ func run(m *testing.M) int {
 // message when it does not within timeout; it returns how long it took.
 func eventually(t testing.TB, timeout time.Duration, cond func() (bool, string)) time.Duration {
 	t.Helper()
-	start := time.Now()
-	deadline := start.Add(timeout)
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
-	for {
-		ok, msg := cond()
-		if ok {
-			return time.Since(start)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s; last state: %s", timeout, msg)
-		}
-		<-tick.C
-	}
+	return e2etest.Eventually(t, timeout, pollEvery, cond)
 }
 
 func kubeCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 10*time.Second)
 }
 
-func randomNamespace(prefix string) string {
-	const letters = "abcdefghijklmnopqrstuvwxyz0123456789"
-	b := make([]byte, 6)
-	for i := range b {
-		b[i] = letters[rand.IntN(len(letters))]
-	}
-	return prefix + "-" + string(b)
-}
+func randomNamespace(prefix string) string { return e2etest.RandomName(prefix) }
 
 // freeAddr returns a loopback address with a port free at the time of the
 // call.
@@ -116,10 +92,9 @@ func freeAddr(t testing.TB) string {
 
 // checkout is a working copy pushing to a bare repository over file://.
 type checkout struct {
-	t    testing.TB
-	dir  string
-	url  string
-	repo *git.Repository
+	*e2etest.Checkout
+	t   testing.TB
+	url string
 }
 
 func newRemoteAndCheckout(t testing.TB) *checkout {
@@ -128,54 +103,19 @@ func newRemoteAndCheckout(t testing.TB) *checkout {
 	if _, err := git.PlainInit(bare, true); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
-		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(branch)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	url := "file://" + bare
-	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{url}}); err != nil {
-		t.Fatal(err)
-	}
-	return &checkout{t: t, dir: dir, url: url, repo: repo}
+	return &checkout{Checkout: e2etest.NewCheckout(t, url, branch, nil), t: t, url: url}
 }
 
 func (c *checkout) write(path, content string) {
 	c.t.Helper()
-	p := filepath.Join(c.dir, filepath.FromSlash(path))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		c.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		c.t.Fatal(err)
-	}
+	c.Write(path, content)
 }
 
 // commitPush commits every change and pushes main to origin.
 func (c *checkout) commitPush(msg string) string {
 	c.t.Helper()
-	wt, err := c.repo.Worktree()
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
-		c.t.Fatal(err)
-	}
-	sig := &object.Signature{Name: "propagit e2e", Email: "e2e@propagit.invalid", When: time.Now()}
-	h, err := wt.Commit(msg, &git.CommitOptions{All: true, Author: sig})
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	spec := config.RefSpec(fmt.Sprintf("refs/heads/%s:refs/heads/%s", branch, branch))
-	if err := c.repo.PushContext(ctx, &git.PushOptions{RemoteName: "origin", RefSpecs: []config.RefSpec{spec}}); err != nil &&
-		!errors.Is(err, git.NoErrAlreadyUpToDate) {
-		c.t.Fatalf("failed to push: %v", err)
-	}
-	return h.String()
+	return c.CommitPush(msg)
 }
 
 // configMapFleet writes the Clusters, a namespace, a policy propagating its

@@ -30,6 +30,7 @@ func (e *editor) labelsOrAnnotations(overrider, field string, o policyv1alpha1.L
 	var ops []operation
 	current, _, _ := unstructured.NestedFieldNoCopy(e.obj.Object, fields...)
 	currentMap, _ := current.(map[string]any)
+	var canAdd *bool
 	for _, key := range keys {
 		switch o.Operator {
 		case policyv1alpha1.OpRemove, policyv1alpha1.OpReplace:
@@ -38,11 +39,17 @@ func (e *editor) labelsOrAnnotations(overrider, field string, o policyv1alpha1.L
 			}
 		case policyv1alpha1.OpAdd:
 			// Karmada creates the map outside the patch; when that fails
-			// (metadata is not an object) the key is skipped.
-			if _, exists, _ := unstructured.NestedStringMap(e.obj.Object, fields...); !exists {
-				if err := unstructured.SetNestedStringMap(e.obj.Object, map[string]string{}, fields...); err != nil {
-					continue
+			// (metadata is not an object) the key is skipped. Checked once:
+			// the map's existence does not change between keys.
+			if canAdd == nil {
+				ok := true
+				if !hasStringMap(e.obj.Object, fields...) {
+					ok = unstructured.SetNestedStringMap(e.obj.Object, map[string]string{}, fields...) == nil
 				}
+				canAdd = &ok
+			}
+			if !*canAdd {
+				continue
 			}
 		}
 		ops = append(ops, operation{
@@ -56,6 +63,22 @@ func (e *editor) labelsOrAnnotations(overrider, field string, o policyv1alpha1.L
 		return nil
 	}
 	return e.patch(overrider, ops)
+}
+
+// hasStringMap is the found result of unstructured.NestedStringMap (a map
+// of strings is there) without copying the map.
+func hasStringMap(obj map[string]any, fields ...string) bool {
+	v, found, err := unstructured.NestedFieldNoCopy(obj, fields...)
+	m, isMap := v.(map[string]any)
+	if !found || err != nil || !isMap {
+		return false
+	}
+	for _, x := range m {
+		if _, ok := x.(string); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func knownOp(op string) bool {

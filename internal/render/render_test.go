@@ -8,10 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
-	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -72,17 +70,7 @@ spec:
 
 func renderFiles(t *testing.T, files map[string]string, prev *render.Previous) *render.Result {
 	t.Helper()
-	fs := filesys.MakeFsInMemory()
-	for name, content := range files {
-		if err := fs.WriteFile("/repo/"+name, []byte(content)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	set, err := load.Load(fs, "/repo")
-	if err != nil {
-		t.Fatalf("load: %v", err)
-	}
-	return render.Render(render.Input{Set: set, Options: render.DefaultOptions(), Previous: prev})
+	return render.Render(render.Input{Set: loadFiles(t, files, nil), Options: render.DefaultOptions(), Previous: prev})
 }
 
 // placement returns cluster → object keys (with replicas for Deployments).

@@ -145,32 +145,23 @@ func (m *Member) start(ctx context.Context) error {
 // StopAPIServer stops only the member's kube-apiserver and waits until it has
 // exited. etcd, its data and every other process keep running. Stopping an
 // apiserver that is not running is a no-op.
-func (m *Member) StopAPIServer() error {
-	m.mu.Lock()
-	p := m.apiserver
-	m.mu.Unlock()
-	if p == nil {
-		return nil
-	}
-	if err := p.stop(stopGrace); err != nil {
-		return fmt.Errorf("%s: %w", m.Name, err)
-	}
-	return nil
-}
+func (m *Member) StopAPIServer() error { return m.stopAPIServer(stopGrace) }
 
 // KillAPIServer kills the member's kube-apiserver at once (SIGKILL), as a
 // crash or a lost machine would, and waits until it has exited. Unlike
 // StopAPIServer it does not wait for kube-apiserver's graceful shutdown,
 // which takes its whole 15 s grace, so a test can time what follows the
 // failure from the moment it happened.
-func (m *Member) KillAPIServer() error {
+func (m *Member) KillAPIServer() error { return m.stopAPIServer(0) }
+
+func (m *Member) stopAPIServer(grace time.Duration) error {
 	m.mu.Lock()
 	p := m.apiserver
 	m.mu.Unlock()
 	if p == nil {
 		return nil
 	}
-	if err := p.stop(0); err != nil {
+	if err := p.stop(grace); err != nil {
 		return fmt.Errorf("%s: %w", m.Name, err)
 	}
 	return nil
