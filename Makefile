@@ -58,6 +58,8 @@ generate: ## Regenerate deepcopy code and the Work CRD (deploy/crds) with contro
 	$(CONTROLLER_GEN) object paths=./internal/api/clusterv1alpha1/... paths=./internal/api/workv1alpha1/...
 	$(CONTROLLER_GEN) crd:crdVersions=v1 paths=./internal/api/workv1alpha1/... output:crd:dir=./deploy/crds
 
+EXAMPLE ?= quickstart
+
 .PHONY: demo
-demo: build test-assets ## Two local members, a Git repo of examples/quickstart, the controller; Ctrl-C stops it
-	go run ./e2e/demo
+demo: build test-assets ## Two local members, a Git repo of examples/$(EXAMPLE) (quickstart), the controller; Ctrl-C stops it
+	go run ./e2e/demo -example $(EXAMPLE)

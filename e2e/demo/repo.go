@@ -12,9 +12,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
-// ensureRepo creates .demo/fleet.git holding examples/quickstart/fleet on
-// branch main, once; later runs reuse it (and the user's commits in it).
-func ensureRepo(state string) (string, error) {
+// ensureRepo creates fleet.git in state holding examples/<example>/fleet
+// on branch main, once; later runs reuse it (and the user's commits in it).
+func ensureRepo(state, example string) (string, error) {
 	bare := filepath.Join(state, "fleet.git")
 	if _, err := git.PlainOpen(bare); err == nil {
 		return bare, nil
@@ -30,7 +30,7 @@ func ensureRepo(state string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.CopyFS(work, os.DirFS("examples/quickstart/fleet")); err != nil {
+	if err := os.CopyFS(work, os.DirFS(filepath.Join("examples", example, "fleet"))); err != nil {
 		return "", err
 	}
 	wt, err := r.Worktree()
@@ -41,7 +41,7 @@ func ensureRepo(state string) (string, error) {
 		return "", err
 	}
 	sig := &object.Signature{Name: "propagit demo", Email: "demo@propagit.invalid", When: time.Now()}
-	if _, err := wt.Commit("quickstart fleet", &git.CommitOptions{Author: sig}); err != nil {
+	if _, err := wt.Commit(example+" fleet", &git.CommitOptions{Author: sig}); err != nil {
 		return "", err
 	}
 	if _, err := r.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{bare}}); err != nil {

@@ -197,7 +197,12 @@ func (s *Syncer) health(ctx context.Context, mgr *apply.Manager, st *workv1alpha
 		s.set(st, ConditionReady, metav1.ConditionFalse, "Progressing", msg)
 		return false
 	}
-	msg := fmt.Sprintf("revision %s applied; %d objects healthy", short(w.Spec.SourceRevision), len(st.Inventory))
+	msg := fmt.Sprintf("revision %s applied; %d healthy", short(w.Spec.SourceRevision), len(st.Inventory))
+	if len(st.Inventory) == 1 {
+		msg += " object"
+	} else {
+		msg += " objects"
+	}
 	s.set(st, ConditionHealthy, metav1.ConditionTrue, "Healthy", msg)
 	s.set(st, ConditionReady, metav1.ConditionTrue, "Ready", msg)
 	return true
