@@ -173,7 +173,7 @@ func waitApplied(ctx context.Context, bin, repo string) error {
 		case <-time.After(2 * time.Second):
 		}
 	}
-	return errors.New("the members did not report the revision applied within 2 minutes; see .demo/controller.log")
+	return errors.New("the members did not report the revision applied within 2 minutes; see the controller.log in .demo/<example>/")
 }
 
 func say(msg string) { fmt.Println("==> " + msg) }
