@@ -42,9 +42,11 @@ type Controller struct {
 
 	mu      sync.Mutex
 	members map[string]*member
-	state   State
-	last    *loaded // the last revision that loaded without error
-	wg      sync.WaitGroup
+	// worksGauge serializes recordWorks.
+	worksGauge sync.Mutex
+	state      State
+	last       *loaded // the last revision that loaded without error
+	wg         sync.WaitGroup
 }
 
 // loaded is a revision that loaded cleanly.

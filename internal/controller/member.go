@@ -155,8 +155,12 @@ func (m *member) reconcile(ctx context.Context) time.Duration {
 	again := m.syncer.Sync(ctx, w, ready(probe))
 	state := workState(m.syncer.Status(), w)
 	m.mu.Lock()
+	changed := m.state != state
 	m.state = state
 	m.mu.Unlock()
+	if changed {
+		m.c.recordWorks() // the gauge follows the members, not only the reconcile passes
+	}
 	return again
 }
 
@@ -181,6 +185,10 @@ func workState(st *workv1alpha1.WorkStatus, w *workv1alpha1.Work) string {
 
 // recordWorks sets the propagit_works gauge from the members' last states.
 func (c *Controller) recordWorks() {
+	// One snapshot and its publication at a time: two workers finishing
+	// together must not publish in the wrong order.
+	c.worksGauge.Lock()
+	defer c.worksGauge.Unlock()
 	counts := map[string]int{}
 	c.mu.Lock()
 	for _, m := range c.members {
