@@ -128,11 +128,16 @@ func clusterRow(in Input) ClusterRow {
 	if taints := in.Work.Annotations[workv1alpha1.AnnotationClusterTaints]; taints != "" {
 		row.Taints = strings.Split(taints, ",")
 	}
+	// Healthy counts the objects of this Work only: a member that has not
+	// answered since its Work changed still reports the objects it ran.
+	wanted := manifestRefs(in.Work)
 	for _, o := range st.Objects {
+		ref := o.ObjectRef
+		ref.Version = ""
 		switch {
 		case o.Action == "Failed":
 			row.Failed++
-		case o.Health == "Current":
+		case o.Health == "Current" && wanted[ref]:
 			row.Healthy++
 		}
 	}
@@ -149,6 +154,21 @@ func clusterRow(in Input) ClusterRow {
 		row.Message = st.Message // a source or format problem outranks the condition
 	}
 	return row
+}
+
+// manifestRefs returns the references, without version, of w's manifests;
+// manifests that do not decode are left out.
+func manifestRefs(w *workv1alpha1.Work) map[workv1alpha1.ObjectRef]bool {
+	out := make(map[workv1alpha1.ObjectRef]bool, len(w.Spec.Manifests))
+	for _, m := range w.Spec.Manifests {
+		obj := &unstructured.Unstructured{}
+		if obj.UnmarshalJSON(m.Raw) != nil {
+			continue
+		}
+		gvk := obj.GroupVersionKind()
+		out[workv1alpha1.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}] = true
+	}
+	return out
 }
 
 func driftRows(in Input) []DriftRow {

@@ -84,3 +84,20 @@ func TestBuildListsNewestDriftFirst(t *testing.T) {
 		t.Errorf("drift counts per cluster: %+v", rep.Clusters)
 	}
 }
+
+// TestBuildCountsHealthyObjectsOfTheWorkOnly: a member that has not answered
+// since its Work dropped an object still reports that object; it is not
+// counted as a healthy object of the Work.
+func TestBuildCountsHealthyObjectsOfTheWorkOnly(t *testing.T) {
+	st := status("Unknown", "abc", "Current")
+	old := st.Objects[0]
+	old.Name = "old"
+	st.Objects = append(st.Objects, old)
+	rep, err := Build([]Input{{Work: work("m1", "abc", deployment(t, "web", 1, 1)), Status: st}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Clusters[0]; got.Objects != 1 || got.Healthy != 1 {
+		t.Errorf("objects %d, healthy %d; want 1 and 1", got.Objects, got.Healthy)
+	}
+}
