@@ -218,18 +218,7 @@ func newSetup(t testing.TB, r *gitRemote, members ...*testenv.Member) setup {
 // kubeconfigDir copies each member's kubeconfig to <dir>/<name>.kubeconfig,
 // the layout of --kubeconfig-dir.
 func kubeconfigDir(t testing.TB, members ...*testenv.Member) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, m := range members {
-		data, err := os.ReadFile(m.KubeconfigPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, m.Name+".kubeconfig"), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return e2etest.KubeconfigDir(t, members...)
 }
 
 // controllerOptions are the controller's defaults with the waits shortened

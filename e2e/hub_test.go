@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -10,8 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/testenv"
 	"github.com/propagit/propagit/internal/works"
@@ -31,36 +30,11 @@ func startHub(t *testing.T, m *testenv.Member) client.Client {
 			t.Fatal(err)
 		}
 	}
-	data, err := os.ReadFile(workCRD)
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(data, crd); err != nil {
-		t.Fatalf("failed to decode %s: %v", workCRD, err)
-	}
 	c, err := client.New(m.Config, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := kubeCtx()
-	defer cancel()
-	if err := c.Create(ctx, crd); err != nil {
-		t.Fatalf("failed to create the Work CRD: %v", err)
-	}
-	eventually(t, converge, func() (bool, string) {
-		ctx, cancel := kubeCtx()
-		defer cancel()
-		if err := c.Get(ctx, client.ObjectKeyFromObject(crd), crd); err != nil {
-			return false, err.Error()
-		}
-		for _, cond := range crd.Status.Conditions {
-			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("Work CRD not established: %+v", crd.Status.Conditions)
-	})
+	e2etest.InstallCRD(t, c, workCRD, converge, pollEvery)
 	// A new client discovers the new group.
 	if c, err = client.New(m.Config, client.Options{Scheme: scheme}); err != nil {
 		t.Fatal(err)

@@ -257,18 +257,7 @@ func configMapOverrideYAML(ns, name string, clusters, values []string) string {
 // <dir>/<name>.kubeconfig, the layout of --kubeconfig-dir. Pull members are
 // left out: the hub holds no credentials for them.
 func kubeconfigDir(t testing.TB, members ...*testenv.Member) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, m := range members {
-		data, err := os.ReadFile(m.KubeconfigPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, m.Name+".kubeconfig"), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return e2etest.KubeconfigDir(t, members...)
 }
 
 // hubSetup is what the in-process controller is built from.

@@ -1,8 +1,6 @@
 package pull
 
 import (
-	"fmt"
-	"os"
 	"slices"
 	"testing"
 
@@ -13,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/agent"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/deliver"
@@ -50,33 +48,10 @@ func hubClient(t testing.TB, cfg *rest.Config) client.Client {
 // served, and creates namespace ns for the Works.
 func makeHub(t testing.TB, m *testenv.Member, ns string) {
 	t.Helper()
-	data, err := os.ReadFile(workCRD)
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(data, crd); err != nil {
-		t.Fatalf("failed to decode %s: %v", workCRD, err)
-	}
 	c := hubClient(t, m.Config)
+	e2etest.InstallCRD(t, c, workCRD, converge, pollEvery)
 	ctx, cancel := kubeCtx()
 	defer cancel()
-	if err := c.Create(ctx, crd); err != nil {
-		t.Fatalf("failed to create the Work CRD: %v", err)
-	}
-	eventually(t, converge, func() (bool, string) {
-		ctx, cancel := kubeCtx()
-		defer cancel()
-		if err := c.Get(ctx, client.ObjectKeyFromObject(crd), crd); err != nil {
-			return false, err.Error()
-		}
-		for _, cond := range crd.Status.Conditions {
-			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("Work CRD not established: %+v", crd.Status.Conditions)
-	})
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatalf("failed to create namespace %s on the hub: %v", ns, err)
 	}

@@ -164,18 +164,7 @@ data:
 // --- members -------------------------------------------------------------
 
 func kubeconfigDir(t testing.TB, members ...*testenv.Member) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, m := range members {
-		data, err := os.ReadFile(m.KubeconfigPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, m.Name+".kubeconfig"), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return e2etest.KubeconfigDir(t, members...)
 }
 
 // memberValue returns the value of ConfigMap ns/settings on m, or a

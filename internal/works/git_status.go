@@ -70,6 +70,9 @@ func (g *GitStore) GetStatus(ctx context.Context, cluster string) (*workv1alpha1
 		return nil, err
 	}
 	st := r.last.DeepCopy()
+	if st.Cluster == nil {
+		return st, nil // not written by a pull agent: no heartbeat ref to read
+	}
 	beat, err := g.heartbeat(ctx, cluster)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
@@ -85,7 +86,9 @@ func TestStatusHeartbeatRefresh(t *testing.T) {
 		{0, 0}, {30 * time.Second, 0}, {59 * time.Second, 0}, {61 * time.Second, 61 * time.Second},
 		{90 * time.Second, 61 * time.Second}, {125 * time.Second, 125 * time.Second},
 	} {
-		if err := g.PutStatus(ctx, "m", testStatus("rev1", metav1.ConditionTrue, t0.Add(step.at))); err != nil {
+		st := testStatus("rev1", metav1.ConditionTrue, t0.Add(step.at))
+		st.Cluster = &clusterv1alpha1.ClusterStatus{} // written by a pull agent, as heartbeats are
+		if err := g.PutStatus(ctx, "m", st); err != nil {
 			t.Fatalf("write %d: %v", i, err)
 		}
 		st, err := r.store(t).GetStatus(ctx, "m")
