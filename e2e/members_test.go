@@ -27,48 +27,36 @@ func kubeCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 10*time.Second)
 }
 
-// getDeployment returns a Deployment, nil when it does not exist.
-func getDeployment(m *testenv.Member, ns, name string) (*appsv1.Deployment, error) {
+// getOrNil calls a typed client's Get; nil, nil when the object does not
+// exist.
+func getOrNil[T any](get func(context.Context, string, metav1.GetOptions) (*T, error), name string) (*T, error) {
 	ctx, cancel := kubeCtx()
 	defer cancel()
-	d, err := m.Client().AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	obj, err := get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
-	return d, err
+	return obj, err
+}
+
+// getDeployment returns a Deployment, nil when it does not exist.
+func getDeployment(m *testenv.Member, ns, name string) (*appsv1.Deployment, error) {
+	return getOrNil(m.Client().AppsV1().Deployments(ns).Get, name)
 }
 
 // getService returns a Service, nil when it does not exist.
 func getService(m *testenv.Member, ns, name string) (*corev1.Service, error) {
-	ctx, cancel := kubeCtx()
-	defer cancel()
-	s, err := m.Client().CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	return s, err
+	return getOrNil(m.Client().CoreV1().Services(ns).Get, name)
 }
 
 // getConfigMap returns a ConfigMap, nil when it does not exist.
 func getConfigMap(m *testenv.Member, ns, name string) (*corev1.ConfigMap, error) {
-	ctx, cancel := kubeCtx()
-	defer cancel()
-	c, err := m.Client().CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	return c, err
+	return getOrNil(m.Client().CoreV1().ConfigMaps(ns).Get, name)
 }
 
 // getNamespace returns a Namespace, nil when it does not exist.
 func getNamespace(m *testenv.Member, name string) (*corev1.Namespace, error) {
-	ctx, cancel := kubeCtx()
-	defer cancel()
-	n, err := m.Client().CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	return n, err
+	return getOrNil(m.Client().CoreV1().Namespaces().Get, name)
 }
 
 // managedConfigMaps returns the names of the ConfigMaps in ns that carry
