@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/apply"
 	"github.com/propagit/propagit/internal/testenv"
 )
@@ -42,7 +43,7 @@ func applyDeploy(t *testing.T, dir string) {
 		if labels == nil {
 			labels = map[string]string{}
 		}
-		labels[apply.LabelManaged] = "true"
+		labels[workv1alpha1.LabelManaged] = "true"
 		u.SetLabels(labels)
 		objs = append(objs, u)
 	}
@@ -60,14 +61,14 @@ func applyDeploy(t *testing.T, dir string) {
 	if err != nil || first.Failed > 0 {
 		t.Fatalf("first apply: err=%v result=%s objects=%+v", err, first, first.Objects)
 	}
-	if got := first.Count(apply.ActionCreated); got != len(objs) {
+	if got := first.Count(workv1alpha1.ActionCreated); got != len(objs) {
 		t.Errorf("created %d of %d objects: %+v", got, len(objs), first.Objects)
 	}
 	second, err := mgr.Apply(ctx, objs, first.Inventory)
 	if err != nil || second.Failed > 0 {
 		t.Fatalf("second apply: err=%v result=%s objects=%+v", err, second, second.Objects)
 	}
-	if got := second.Count(apply.ActionUnchanged); got != len(objs) {
+	if got := second.Count(workv1alpha1.ActionUnchanged); got != len(objs) {
 		t.Errorf("re-apply changed objects: %+v", second.Objects)
 	}
 }

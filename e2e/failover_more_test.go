@@ -9,8 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/propagit/propagit/internal/deliver"
-	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/testenv"
 )
 
@@ -180,13 +179,13 @@ func evictedAt(t *testing.T, status *statusReader, cluster, ns string) (string, 
 		if w.Spec.Cluster != cluster {
 			continue
 		}
-		objs, err := deliver.Objects(w)
+		objs, err := workv1alpha1.Objects(w)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, o := range objs {
 			if o.GetKind() == "Deployment" && o.GetNamespace() == ns && o.GetName() == "web" {
-				return o.GetAnnotations()[render.AnnotationEvictedAt], true
+				return o.GetAnnotations()[workv1alpha1.AnnotationEvictedAt], true
 			}
 		}
 	}

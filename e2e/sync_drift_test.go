@@ -75,7 +75,7 @@ func TestSyncDriftCorrected(t *testing.T) {
 		}
 		found := map[string]string{}
 		for _, d := range st.Drift {
-			found[d.Name] = d.Action
+			found[d.Name] = string(d.Action)
 		}
 		return found["settings"] == "Corrected" && found["other"] == "Recreated", fmt.Sprintf("drift records %v", found)
 	})

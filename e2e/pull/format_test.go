@@ -14,7 +14,6 @@ import (
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-	"github.com/propagit/propagit/internal/deliver"
 	"github.com/propagit/propagit/internal/testenv"
 	"github.com/propagit/propagit/internal/works"
 )
@@ -96,7 +95,7 @@ func TestPullNewerFormatRefused(t *testing.T) {
 	})
 	// More polls of the same Work change nothing either.
 	src.waitPolls(t, 5)
-	ready := condition(st, deliver.ConditionReady)
+	ready := condition(st, workv1alpha1.ConditionReady)
 	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != "FormatTooNew" || !strings.Contains(ready.Message, want) {
 		t.Errorf("Ready condition %+v, want False/FormatTooNew saying %q", ready, want)
 	}

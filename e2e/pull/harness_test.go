@@ -362,7 +362,7 @@ func condition(st *workv1alpha1.WorkStatus, typ string) *metav1.Condition {
 
 // isReady reports whether st's Ready condition is True.
 func isReady(st *workv1alpha1.WorkStatus) bool {
-	c := condition(st, deliver.ConditionReady)
+	c := condition(st, workv1alpha1.ConditionReady)
 	return c != nil && c.Status == metav1.ConditionTrue
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/agent"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-	"github.com/propagit/propagit/internal/deliver"
 	"github.com/propagit/propagit/internal/testenv"
 )
 
@@ -66,7 +65,7 @@ func workObjects(store agent.Source, cluster string) ([]string, error) {
 	if err != nil || w == nil {
 		return nil, err
 	}
-	objs, err := deliver.Objects(w)
+	objs, err := workv1alpha1.Objects(w)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-	"github.com/propagit/propagit/internal/deliver"
 	"github.com/propagit/propagit/internal/works"
 )
 
@@ -83,7 +82,7 @@ func TestPullManyAgentsStatus(t *testing.T) {
 				st := &workv1alpha1.WorkStatus{
 					AppliedRevision: revision(round),
 					AgentVersion:    agentVersion,
-					Conditions: []metav1.Condition{{Type: deliver.ConditionReady, Status: metav1.ConditionTrue,
+					Conditions: []metav1.Condition{{Type: workv1alpha1.ConditionReady, Status: metav1.ConditionTrue,
 						Reason: "Ready", Message: fmt.Sprintf("revision %s applied", revision(round))}},
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -41,18 +41,18 @@ func (m *Manager) Apply(ctx context.Context, desired []*unstructured.Unstructure
 func (m *Manager) ApplyChanges(ctx context.Context, changed []*unstructured.Unstructured, removed,
 	inventory []workv1alpha1.ObjectRef) (*Result, error) {
 	p := newPartialPlan(changed, inventory)
-	gone := make(map[key]bool, len(removed))
+	gone := make(map[workv1alpha1.ObjectKey]bool, len(removed))
 	for _, r := range removed {
-		gone[keyOf(r)] = true
+		gone[r.ObjectKey] = true
 	}
-	p.kept = slices.DeleteFunc(p.kept, func(r workv1alpha1.ObjectRef) bool { return gone[keyOf(r)] })
+	p.kept = slices.DeleteFunc(p.kept, func(r workv1alpha1.ObjectRef) bool { return gone[r.ObjectKey] })
 	p.stale = removed
 	return m.run(ctx, p)
 }
 
 // Check compares desired, content propagit already applied, with the
 // member and reports every difference as drift (Result.Drift): objects in
-// the correct mode (AnnotationDrift) are put back, warn ones are only
+// the correct mode (workv1alpha1.AnnotationDrift) are put back, warn ones are only
 // reported (action Drifted), ignore ones are not read. Nothing is pruned;
 // inventory entries not in desired are kept.
 func (m *Manager) Check(ctx context.Context, desired []*unstructured.Unstructured,
@@ -60,8 +60,8 @@ func (m *Manager) Check(ctx context.Context, desired []*unstructured.Unstructure
 	p := newPartialPlan(desired, inventory)
 	p.check = true
 	for _, it := range p.items {
-		if !it.done && driftMode(it.obj) == DriftIgnore {
-			it.set(ActionUnchanged)
+		if !it.done && driftMode(it.obj) == workv1alpha1.DriftModeIgnore {
+			it.set(workv1alpha1.ActionUnchanged)
 		}
 	}
 	return m.run(ctx, p)
@@ -106,7 +106,7 @@ func (m *Manager) waitReady(ctx context.Context, items []*item) {
 	var set object.ObjMetadataSet
 	var waited []*item
 	for _, it := range items {
-		if it.action == ActionCreated || it.action == ActionConfigured {
+		if it.action == workv1alpha1.ActionCreated || it.action == workv1alpha1.ActionConfigured {
 			set = append(set, object.UnstructuredToObjMetadata(it.obj))
 			waited = append(waited, it)
 		}

@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 func TestApplyCreatesThenUnchangedThenConfigured(t *testing.T) {
@@ -16,8 +18,8 @@ func TestApplyCreatesThenUnchangedThenConfigured(t *testing.T) {
 	cm, dep, svc := configMap(t, ns, "conf", "one"), deployment(t, ns, "web", "nginx:1"), service(t, ns, "web")
 
 	res := mustApply(t, m, []*unstructured.Unstructured{cm, dep, svc}, nil)
-	assertActions(t, res, map[string]string{
-		"ConfigMap/" + ns + "/conf": ActionCreated, "Deployment/" + ns + "/web": ActionCreated, "Service/" + ns + "/web": ActionCreated,
+	assertActions(t, res, map[string]workv1alpha1.Action{
+		"ConfigMap/" + ns + "/conf": workv1alpha1.ActionCreated, "Deployment/" + ns + "/web": workv1alpha1.ActionCreated, "Service/" + ns + "/web": workv1alpha1.ActionCreated,
 	})
 	if diff := cmp.Diff(refs(cm, dep, svc), res.Inventory); diff != "" {
 		t.Fatalf("inventory (-want +got):\n%s", diff)
@@ -28,8 +30,8 @@ func TestApplyCreatesThenUnchangedThenConfigured(t *testing.T) {
 	rv := live(t, c, cm).GetResourceVersion()
 
 	res = mustApply(t, m, []*unstructured.Unstructured{cm, dep, svc}, res.Inventory)
-	assertActions(t, res, map[string]string{
-		"ConfigMap/" + ns + "/conf": ActionUnchanged, "Deployment/" + ns + "/web": ActionUnchanged, "Service/" + ns + "/web": ActionUnchanged,
+	assertActions(t, res, map[string]workv1alpha1.Action{
+		"ConfigMap/" + ns + "/conf": workv1alpha1.ActionUnchanged, "Deployment/" + ns + "/web": workv1alpha1.ActionUnchanged, "Service/" + ns + "/web": workv1alpha1.ActionUnchanged,
 	})
 	if got := live(t, c, cm).GetResourceVersion(); got != rv {
 		t.Fatalf("an unchanged re-apply wrote the ConfigMap: resourceVersion %s -> %s", rv, got)
@@ -37,8 +39,8 @@ func TestApplyCreatesThenUnchangedThenConfigured(t *testing.T) {
 
 	cm2 := configMap(t, ns, "conf", "two")
 	res = mustApply(t, m, []*unstructured.Unstructured{cm2, dep, svc}, res.Inventory)
-	assertActions(t, res, map[string]string{
-		"ConfigMap/" + ns + "/conf": ActionConfigured, "Deployment/" + ns + "/web": ActionUnchanged, "Service/" + ns + "/web": ActionUnchanged,
+	assertActions(t, res, map[string]workv1alpha1.Action{
+		"ConfigMap/" + ns + "/conf": workv1alpha1.ActionConfigured, "Deployment/" + ns + "/web": workv1alpha1.ActionUnchanged, "Service/" + ns + "/web": workv1alpha1.ActionUnchanged,
 	})
 	if got, _, _ := unstructured.NestedString(live(t, c, cm).Object, "data", "key"); got != "two" {
 		t.Fatalf("data.key = %q after the change, want two", got)
@@ -53,7 +55,7 @@ func TestApplyPrunesObjectRemovedFromDesired(t *testing.T) {
 	res := mustApply(t, m, []*unstructured.Unstructured{keep, gone}, nil)
 
 	res = mustApply(t, m, []*unstructured.Unstructured{keep}, res.Inventory)
-	assertActions(t, res, map[string]string{"ConfigMap/" + ns + "/keep": ActionUnchanged, "Deployment/" + ns + "/gone": ActionPruned})
+	assertActions(t, res, map[string]workv1alpha1.Action{"ConfigMap/" + ns + "/keep": workv1alpha1.ActionUnchanged, "Deployment/" + ns + "/gone": workv1alpha1.ActionPruned})
 	if diff := cmp.Diff(refs(keep), res.Inventory); diff != "" {
 		t.Fatalf("inventory (-want +got):\n%s", diff)
 	}
@@ -71,14 +73,14 @@ func TestApplyDoesNotPruneObjectThatLostManagedLabel(t *testing.T) {
 	// Someone else takes the object over: they drop propagit's label.
 	l := live(t, c, taken)
 	labels := l.GetLabels()
-	delete(labels, LabelManaged)
+	delete(labels, workv1alpha1.LabelManaged)
 	l.SetLabels(labels)
 	if err := c.Update(t.Context(), l, client.FieldOwner("someone")); err != nil {
 		t.Fatalf("update: %v", err)
 	}
 
 	res = mustApply(t, m, []*unstructured.Unstructured{keep}, res.Inventory)
-	assertActions(t, res, map[string]string{"ConfigMap/" + ns + "/keep": ActionUnchanged, "ConfigMap/" + ns + "/taken": ActionSkipped})
+	assertActions(t, res, map[string]workv1alpha1.Action{"ConfigMap/" + ns + "/keep": workv1alpha1.ActionUnchanged, "ConfigMap/" + ns + "/taken": workv1alpha1.ActionSkipped})
 	if msg := messageOf(res, "ConfigMap/"+ns+"/taken"); !strings.Contains(msg, "no longer carries propagit.io/managed=true") {
 		t.Fatalf("message = %q", msg)
 	}
@@ -103,7 +105,7 @@ func TestApplyLeavesUnrelatedObjectOfSameKindAlone(t *testing.T) {
 
 	res = mustApply(t, m, []*unstructured.Unstructured{configMap(t, ns, "ours", "2")}, res.Inventory)
 	res = mustApply(t, m, nil, res.Inventory) // prunes ours
-	assertActions(t, res, map[string]string{"ConfigMap/" + ns + "/ours": ActionPruned})
+	assertActions(t, res, map[string]workv1alpha1.Action{"ConfigMap/" + ns + "/ours": workv1alpha1.ActionPruned})
 	if got := live(t, c, theirs); got == nil || got.GetResourceVersion() != rv {
 		t.Fatalf("the unrelated ConfigMap was changed or deleted: %v", got)
 	}
@@ -117,13 +119,13 @@ func TestApplyCreatesMissingNamespaceWithoutManagedLabel(t *testing.T) {
 	ns := uniqueNS("missing")
 	cm := configMap(t, ns, "conf", "1")
 	res := mustApply(t, m, []*unstructured.Unstructured{cm}, nil)
-	assertActions(t, res, map[string]string{"ConfigMap/" + ns + "/conf": ActionCreated})
+	assertActions(t, res, map[string]workv1alpha1.Action{"ConfigMap/" + ns + "/conf": workv1alpha1.ActionCreated})
 	if diff := cmp.Diff([]string{ns}, res.Namespaces); diff != "" {
 		t.Fatalf("created namespaces (-want +got):\n%s", diff)
 	}
 	got := liveGVK(t, c, namespaceGVK, "", ns)
-	if got == nil || got.GetLabels()[LabelManaged] != "" {
-		t.Fatalf("namespace %s: want it created without %s, got %v", ns, LabelManaged, got)
+	if got == nil || got.GetLabels()[workv1alpha1.LabelManaged] != "" {
+		t.Fatalf("namespace %s: want it created without %s, got %v", ns, workv1alpha1.LabelManaged, got)
 	}
 
 	res = mustApply(t, m, nil, res.Inventory)
@@ -137,11 +139,11 @@ func TestApplyAppliesDesiredNamespaceFirst(t *testing.T) {
 	ns := uniqueNS("desiredns")
 	// The namespace comes last in desired; staging applies it first.
 	res := mustApply(t, m, []*unstructured.Unstructured{configMap(t, ns, "conf", "1"), namespace(t, ns)}, nil)
-	assertActions(t, res, map[string]string{"ConfigMap/" + ns + "/conf": ActionCreated, "Namespace/" + ns: ActionCreated})
+	assertActions(t, res, map[string]workv1alpha1.Action{"ConfigMap/" + ns + "/conf": workv1alpha1.ActionCreated, "Namespace/" + ns: workv1alpha1.ActionCreated})
 	if len(res.Namespaces) != 0 {
 		t.Fatalf("a desired namespace must be applied, not created bare: %v", res.Namespaces)
 	}
-	if got := liveGVK(t, c, namespaceGVK, "", ns); got.GetLabels()[LabelManaged] != "true" {
+	if got := liveGVK(t, c, namespaceGVK, "", ns); got.GetLabels()[workv1alpha1.LabelManaged] != "true" {
 		t.Fatalf("the desired namespace must carry the managed label: %v", got.GetLabels())
 	}
 }
@@ -158,7 +160,7 @@ func TestApplyStopsAtContextEndAndKeepsInventory(t *testing.T) {
 	if err == nil {
 		t.Fatalf("Apply with a cancelled context: want an error")
 	}
-	assertActions(t, res, map[string]string{"ConfigMap/" + ns + "/second": ActionFailed, "ConfigMap/" + ns + "/first": ActionFailed})
+	assertActions(t, res, map[string]workv1alpha1.Action{"ConfigMap/" + ns + "/second": workv1alpha1.ActionFailed, "ConfigMap/" + ns + "/first": workv1alpha1.ActionFailed})
 	if diff := cmp.Diff(refs(first), res.Inventory); diff != "" {
 		t.Fatalf("an interrupted prune must keep the entry (-want +got):\n%s", diff)
 	}
@@ -172,7 +174,7 @@ func assertFieldManager(t *testing.T, u *unstructured.Unstructured, manager stri
 			return
 		}
 	}
-	t.Fatalf("%s: no Apply entry of field manager %q in %v", fmtRef(refOf(u)), manager, u.GetManagedFields())
+	t.Fatalf("%s: no Apply entry of field manager %q in %v", fmtRef(workv1alpha1.RefOf(u)), manager, u.GetManagedFields())
 }
 
 func TestApplyStampsManagedLabelWhenMissing(t *testing.T) {
@@ -181,12 +183,12 @@ func TestApplyStampsManagedLabelWhenMissing(t *testing.T) {
 	cm := configMap(t, ns, "conf", "1")
 	cm.SetLabels(nil)
 	res := mustApply(t, m, []*unstructured.Unstructured{cm}, nil)
-	if got := live(t, c, cm).GetLabels()[LabelManaged]; got != "true" {
-		t.Fatalf("%s = %q on the member, want true", LabelManaged, got)
+	if got := live(t, c, cm).GetLabels()[workv1alpha1.LabelManaged]; got != "true" {
+		t.Fatalf("%s = %q on the member, want true", workv1alpha1.LabelManaged, got)
 	}
 	if cm.GetLabels() != nil {
 		t.Fatalf("Apply must not change the desired objects it is given: labels %v", cm.GetLabels())
 	}
 	res = mustApply(t, m, nil, res.Inventory)
-	assertActions(t, res, map[string]string{"ConfigMap/" + ns + "/conf": ActionPruned})
+	assertActions(t, res, map[string]workv1alpha1.Action{"ConfigMap/" + ns + "/conf": workv1alpha1.ActionPruned})
 }

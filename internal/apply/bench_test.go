@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // benchNamespaces × benchPerNamespace objects per apply.
@@ -130,7 +132,7 @@ func benchFirstApply(b *testing.B) {
 		b.StopTimer()
 		oursCPU += apiserverCPU(b) - cpu
 		reqs += requests.Load()
-		if err != nil || res.Failed != 0 || res.Count(ActionCreated) != len(objs) {
+		if err != nil || res.Failed != 0 || res.Count(workv1alpha1.ActionCreated) != len(objs) {
 			b.Fatalf("Apply: %v, %s", err, res)
 		}
 		cpu = apiserverCPU(b)
@@ -166,7 +168,7 @@ func benchUnchangedApply(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		res, err := m.Apply(ctx, objs, first.Inventory)
-		if err != nil || res.Count(ActionUnchanged) != len(objs) {
+		if err != nil || res.Count(workv1alpha1.ActionUnchanged) != len(objs) {
 			b.Fatalf("Apply: %v, %s", err, res)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // createUnmanaged creates u on the member as someone other than propagit,
@@ -17,7 +19,7 @@ func createUnmanaged(t *testing.T, c client.Client, u *unstructured.Unstructured
 	u.SetLabels(map[string]string{"owner": "someone"})
 	u.SetAnnotations(nil)
 	if err := c.Create(t.Context(), u, client.FieldOwner("someone")); err != nil {
-		t.Fatalf("create %s: %v", fmtRef(refOf(u)), err)
+		t.Fatalf("create %s: %v", fmtRef(workv1alpha1.RefOf(u)), err)
 	}
 	return live(t, c, u)
 }
@@ -31,12 +33,12 @@ func TestApplyAbortRefusesExistingUnmanagedObject(t *testing.T) {
 	// No conflict annotation at all means abort, as in Karmada.
 	web := deployment(t, ns, "web", "ours:2")
 	ann := web.GetAnnotations()
-	delete(ann, AnnotationConflict)
+	delete(ann, workv1alpha1.AnnotationConflict)
 	web.SetAnnotations(ann)
 	other := configMap(t, ns, "other", "1")
 	res := mustApply(t, m, []*unstructured.Unstructured{web, other}, nil)
 
-	assertActions(t, res, map[string]string{"Deployment/" + ns + "/web": ActionFailed, "ConfigMap/" + ns + "/other": ActionCreated})
+	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment/" + ns + "/web": workv1alpha1.ActionFailed, "ConfigMap/" + ns + "/other": workv1alpha1.ActionCreated})
 	want := "Deployment/" + ns + "/web already exists on the member and propagit did not create it; " +
 		"set conflictResolution: Overwrite in the policy to take it over"
 	if got := messageOf(res, "Deployment/"+ns+"/web"); got != want {
@@ -59,13 +61,13 @@ func TestApplyOverwriteTakesOverExistingUnmanagedObject(t *testing.T) {
 
 	web := managed(deployment(t, ns, "web", "ours:2"), "overwrite")
 	res := mustApply(t, m, []*unstructured.Unstructured{web}, nil)
-	assertActions(t, res, map[string]string{"Deployment/" + ns + "/web": ActionConfigured})
+	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment/" + ns + "/web": workv1alpha1.ActionConfigured})
 	after := live(t, c, web)
 	containers, _, _ := unstructured.NestedSlice(after.Object, "spec", "template", "spec", "containers")
 	if got := containers[0].(map[string]any)["image"]; got != "ours:2" {
 		t.Fatalf("image = %v, want ours:2 (the conflicting field must be taken)", got)
 	}
-	if after.GetLabels()[LabelManaged] != "true" {
+	if after.GetLabels()[workv1alpha1.LabelManaged] != "true" {
 		t.Fatalf("labels = %v: the taken-over object must carry the managed label", after.GetLabels())
 	}
 	assertFieldManager(t, after, "propagit")
@@ -75,7 +77,7 @@ func TestApplyOverwriteTakesOverExistingUnmanagedObject(t *testing.T) {
 
 	// From now on it is propagit's: removing it from desired prunes it.
 	res = mustApply(t, m, nil, res.Inventory)
-	assertActions(t, res, map[string]string{"Deployment/" + ns + "/web": ActionPruned})
+	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment/" + ns + "/web": workv1alpha1.ActionPruned})
 }
 
 func TestApplyUpdatesExistingManagedObjectNotInInventory(t *testing.T) {
@@ -87,7 +89,7 @@ func TestApplyUpdatesExistingManagedObjectNotInInventory(t *testing.T) {
 	mustApply(t, m, []*unstructured.Unstructured{cm}, nil)
 
 	res := mustApply(t, m, []*unstructured.Unstructured{configMap(t, ns, "conf", "two")}, nil)
-	assertActions(t, res, map[string]string{"ConfigMap/" + ns + "/conf": ActionConfigured})
+	assertActions(t, res, map[string]workv1alpha1.Action{"ConfigMap/" + ns + "/conf": workv1alpha1.ActionConfigured})
 	if got, _, _ := unstructured.NestedString(live(t, c, cm).Object, "data", "key"); got != "two" {
 		t.Fatalf("data.key = %q, want two", got)
 	}
@@ -109,7 +111,7 @@ func TestApplyAbortRefusesInventoryObjectThatLostManagedLabel(t *testing.T) {
 	}
 
 	res = mustApply(t, m, []*unstructured.Unstructured{configMap(t, ns, "conf", "two")}, res.Inventory)
-	assertActions(t, res, map[string]string{"ConfigMap/" + ns + "/conf": ActionFailed})
+	assertActions(t, res, map[string]workv1alpha1.Action{"ConfigMap/" + ns + "/conf": workv1alpha1.ActionFailed})
 	if msg := messageOf(res, "ConfigMap/"+ns+"/conf"); !strings.Contains(msg, "propagit did not create it") {
 		t.Fatalf("message = %q", msg)
 	}

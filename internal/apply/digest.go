@@ -6,20 +6,21 @@ import (
 	"encoding/json"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
-// AnnotationDigest holds a digest of the desired object propagit last
-// applied. With it an unchanged re-apply needs no request per object: an
-// object whose every desired field, this annotation included, is already on
-// the member is unchanged; one whose digest differs has changed. (Without it,
-// a field removed from the desired object could not be told from a field
-// that was never there, and every object would need a dry-run.)
-const AnnotationDigest = "propagit.io/applied-digest"
+// The digest annotation (workv1alpha1.AnnotationAppliedDigest) makes an
+// unchanged re-apply cost no request per object: an object whose every
+// desired field, this annotation included, is already on the member is
+// unchanged; one whose digest differs has changed. (Without it, a field
+// removed from the desired object could not be told from a field that was
+// never there, and every object would need a dry-run.)
 
-// stampDigest sets AnnotationDigest on obj to the digest of obj without it.
+// stampDigest sets workv1alpha1.AnnotationAppliedDigest on obj to the digest of obj without it.
 func stampDigest(obj *unstructured.Unstructured) error {
 	ann := obj.GetAnnotations()
-	delete(ann, AnnotationDigest)
+	delete(ann, workv1alpha1.AnnotationAppliedDigest)
 	if len(ann) == 0 {
 		unstructured.RemoveNestedField(obj.Object, "metadata", "annotations")
 	} else {
@@ -33,7 +34,7 @@ func stampDigest(obj *unstructured.Unstructured) error {
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann[AnnotationDigest] = "sha256:" + hex.EncodeToString(sum[:16])
+	ann[workv1alpha1.AnnotationAppliedDigest] = "sha256:" + hex.EncodeToString(sum[:16])
 	obj.SetAnnotations(ann)
 	return nil
 }

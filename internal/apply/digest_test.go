@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 func TestSubset(t *testing.T) {
@@ -78,7 +80,7 @@ func TestStampDigestIsStableAndIgnoresItself(t *testing.T) {
 	if err := stampDigest(b); err != nil { // stamping again must not change it
 		t.Fatal(err)
 	}
-	da, db := a.GetAnnotations()[AnnotationDigest], b.GetAnnotations()[AnnotationDigest]
+	da, db := a.GetAnnotations()[workv1alpha1.AnnotationAppliedDigest], b.GetAnnotations()[workv1alpha1.AnnotationAppliedDigest]
 	if da == "" || da != db {
 		t.Fatalf("digests %q and %q: want equal and set", da, db)
 	}
@@ -88,7 +90,7 @@ func TestStampDigestIsStableAndIgnoresItself(t *testing.T) {
 	if err := stampDigest(b); err != nil {
 		t.Fatal(err)
 	}
-	if b.GetAnnotations()[AnnotationDigest] == da {
+	if b.GetAnnotations()[workv1alpha1.AnnotationAppliedDigest] == da {
 		t.Fatalf("a changed object must get a different digest")
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // discoveryInterval is how often the client's REST mapper is asked for the
@@ -22,7 +24,7 @@ const discoveryInterval = 100 * time.Millisecond
 // whose kinds never appear within WaitTimeout says so in its message.
 func (m *Manager) waitDiscovery(ctx context.Context, items []*item) {
 	for _, it := range items {
-		if !utils.IsCRD(it.obj) || (it.action != ActionCreated && it.action != ActionConfigured) {
+		if !utils.IsCRD(it.obj) || (it.action != workv1alpha1.ActionCreated && it.action != workv1alpha1.ActionConfigured) {
 			continue
 		}
 		for _, gvk := range servedKinds(it.obj) {

@@ -6,7 +6,7 @@
 //
 //  1. plan: every desired object is checked for a kind, a version, a name
 //     and duplicates, copied, and stamped with the managed label (when
-//     render did not) and a digest of itself (AnnotationDigest); the
+//     render did not) and a digest of itself (workv1alpha1.AnnotationAppliedDigest); the
 //     previous inventory says which objects propagit already owns, and
 //     which of them are no longer desired.
 //  2. namespaces: every namespace a desired object lives in that is not

@@ -13,23 +13,6 @@ import (
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
-// AnnotationDrift chooses what propagit does when an object it applied is
-// changed on the member: "correct" (the default) re-applies it, "warn"
-// reports the drift and leaves the member as it is, "ignore" never looks.
-// Changes that come from Git are applied in every mode.
-const AnnotationDrift = "propagit.io/drift"
-
-// Drift modes, the values of AnnotationDrift.
-const (
-	DriftCorrect = "correct"
-	DriftWarn    = "warn"
-	DriftIgnore  = "ignore"
-)
-
-// LabelRetainReplicas is Karmada's label asking to keep the member's
-// spec.replicas (set by an HPA there) instead of the template's.
-const LabelRetainReplicas = "resourcetemplate.karmada.io/retain-replicas"
-
 // maxDriftFields bounds the field paths a Drift lists.
 const maxDriftFields = 10
 
@@ -50,14 +33,14 @@ type Drift struct {
 	Corrected bool
 }
 
-// driftMode returns obj's AnnotationDrift value, DriftCorrect when unset or
+// driftMode returns obj's workv1alpha1.AnnotationDrift value, workv1alpha1.DriftModeCorrect when unset or
 // unknown.
 func driftMode(obj *unstructured.Unstructured) string {
-	switch m := obj.GetAnnotations()[AnnotationDrift]; m {
-	case DriftWarn, DriftIgnore:
+	switch m := obj.GetAnnotations()[workv1alpha1.AnnotationDrift]; m {
+	case workv1alpha1.DriftModeWarn, workv1alpha1.DriftModeIgnore:
 		return m
 	}
-	return DriftCorrect
+	return workv1alpha1.DriftModeCorrect
 }
 
 // noteDrift records on it the drift between its desired and live copies.
@@ -81,7 +64,7 @@ func (it *item) noteDrift(fieldManager string, corrected bool) {
 func stripDigest(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	c := obj.DeepCopy()
 	ann := c.GetAnnotations()
-	delete(ann, AnnotationDigest)
+	delete(ann, workv1alpha1.AnnotationAppliedDigest)
 	c.SetAnnotations(ann)
 	return c
 }
@@ -233,7 +216,7 @@ func retainReplicas(desired, live *unstructured.Unstructured, own string) {
 	if _, wants, _ := unstructured.NestedFieldNoCopy(desired.Object, "spec", "replicas"); !wants {
 		return
 	}
-	if desired.GetLabels()[LabelRetainReplicas] != "true" && !scaledByOther(live, own) {
+	if desired.GetLabels()[workv1alpha1.LabelRetainReplicas] != "true" && !scaledByOther(live, own) {
 		return
 	}
 	_ = unstructured.SetNestedField(desired.Object, replicas, "spec", "replicas")

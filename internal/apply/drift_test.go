@@ -30,7 +30,7 @@ func TestApplyCorrectsDriftOnOwnedFields(t *testing.T) {
 		t.Fatalf("update: %v", err)
 	}
 	res = mustApply(t, m, []*unstructured.Unstructured{cm}, res.Inventory)
-	assertActions(t, res, map[string]string{"ConfigMap/" + ns + "/conf": ActionConfigured})
+	assertActions(t, res, map[string]workv1alpha1.Action{"ConfigMap/" + ns + "/conf": workv1alpha1.ActionConfigured})
 	if got, _, _ := unstructured.NestedString(live(t, c, cm).Object, "data", "key"); got != "ours" {
 		t.Fatalf("data.key = %q, want the drift corrected to ours", got)
 	}
@@ -46,7 +46,7 @@ func TestApplyRemovesFieldDroppedFromDesired(t *testing.T) {
 	res := mustApply(t, m, []*unstructured.Unstructured{cm}, nil)
 
 	res = mustApply(t, m, []*unstructured.Unstructured{configMap(t, ns, "conf", "1")}, res.Inventory)
-	assertActions(t, res, map[string]string{"ConfigMap/" + ns + "/conf": ActionConfigured})
+	assertActions(t, res, map[string]workv1alpha1.Action{"ConfigMap/" + ns + "/conf": workv1alpha1.ActionConfigured})
 	if _, found, _ := unstructured.NestedString(live(t, c, cm).Object, "data", "extra"); found {
 		t.Fatalf("data.extra is still on the member after it left the desired object")
 	}
@@ -76,7 +76,7 @@ func TestApplyLeavesFieldsOfOthersAndNormalisedValuesUnchanged(t *testing.T) {
 	// "0.5" is stored as "500m": the fast check sees a difference, the
 	// dry-run shows there is none.
 	res = mustApply(t, m, []*unstructured.Unstructured{dep}, res.Inventory)
-	assertActions(t, res, map[string]string{"Deployment/" + ns + "/web": ActionUnchanged})
+	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment/" + ns + "/web": workv1alpha1.ActionUnchanged})
 	after := live(t, c, dep)
 	if after.GetResourceVersion() != rv || after.GetLabels()["team"] != "web" {
 		t.Fatalf("an unchanged re-apply wrote the object or dropped the label of someone else: rv %s -> %s, labels %v",
@@ -133,7 +133,7 @@ func TestCheckCorrectsDriftAndNamesFieldAndManager(t *testing.T) {
 		t.Fatalf("image = %q after the check, want it put back to nginx:1", got)
 	}
 	res = mustCheck(t, m, []*unstructured.Unstructured{dep}, res.Inventory)
-	if len(res.Drift) != 0 || res.Count(ActionUnchanged) != 1 {
+	if len(res.Drift) != 0 || res.Count(workv1alpha1.ActionUnchanged) != 1 {
 		t.Fatalf("a second check found %+v (actions %v), want nothing", res.Drift, actions(res))
 	}
 }
@@ -145,7 +145,7 @@ func TestCheckWarnReportsWithoutCorrecting(t *testing.T) {
 	cm := configMap(t, ns, "conf", "ours")
 	for _, o := range []*unstructured.Unstructured{dep, cm} {
 		ann := o.GetAnnotations()
-		ann[AnnotationDrift] = DriftWarn
+		ann[workv1alpha1.AnnotationDrift] = workv1alpha1.DriftModeWarn
 		o.SetAnnotations(ann)
 	}
 	desired := []*unstructured.Unstructured{dep, cm}
@@ -156,7 +156,7 @@ func TestCheckWarnReportsWithoutCorrecting(t *testing.T) {
 		t.Fatal(err)
 	}
 	res = mustCheck(t, m, desired, res.Inventory)
-	assertActions(t, res, map[string]string{"Deployment/" + ns + "/web": ActionDrifted, "ConfigMap/" + ns + "/conf": ActionDrifted})
+	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment/" + ns + "/web": workv1alpha1.ActionDrifted, "ConfigMap/" + ns + "/conf": workv1alpha1.ActionDrifted})
 	if len(res.Drift) != 2 || res.Drift[0].Corrected || res.Drift[1].Corrected || !res.Drift[0].Deleted {
 		t.Fatalf("drift = %+v, want the deleted ConfigMap and the edited Deployment, neither corrected", res.Drift)
 	}
@@ -172,7 +172,7 @@ func TestCheckIgnoreNeverLooks(t *testing.T) {
 	m, c := newTestManager(t), plainClient(t)
 	dep := deployment(t, uniqueNS("ignore"), "web", "nginx:1")
 	ann := dep.GetAnnotations()
-	ann[AnnotationDrift] = DriftIgnore
+	ann[workv1alpha1.AnnotationDrift] = workv1alpha1.DriftModeIgnore
 	dep.SetAnnotations(ann)
 	res := mustApply(t, m, []*unstructured.Unstructured{dep}, nil)
 	editImage(t, c, dep, "nginx:hacked", "kubectl-edit")
@@ -236,7 +236,7 @@ func TestApplyChangesTouchesOnlyTheChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertActions(t, res2, map[string]string{"ConfigMap/" + ns + "/c3": ActionConfigured, "ConfigMap/" + ns + "/c9": ActionPruned})
+	assertActions(t, res2, map[string]workv1alpha1.Action{"ConfigMap/" + ns + "/c3": workv1alpha1.ActionConfigured, "ConfigMap/" + ns + "/c9": workv1alpha1.ActionPruned})
 	if n := requests.Load(); n > 5 { // namespace GET, GET + apply of c3, GET + DELETE of c9
 		t.Errorf("one change and one removal took %d requests, want at most 5", n)
 	}

@@ -38,23 +38,23 @@ func (m *Manager) Health(ctx context.Context, inventory []workv1alpha1.ObjectRef
 // healthOf computes the kstatus of one object read by readLive. ctxErr
 // explains an object that was never read.
 func healthOf(it *item, ctxErr error) workv1alpha1.ObjectResult {
-	res := workv1alpha1.ObjectResult{ObjectRef: it.ref, Health: HealthUnknown}
+	res := workv1alpha1.ObjectResult{ObjectRef: it.ref, Health: workv1alpha1.HealthUnknown}
 	switch {
 	case meta.IsNoMatchError(it.liveErr):
-		res.Health, res.Message = HealthNotFound, fmtRef(it.ref)+" is not on the member: its kind is not served"
+		res.Health, res.Message = workv1alpha1.HealthNotFound, fmtRef(it.ref)+" is not on the member: its kind is not served"
 	case it.liveErr != nil:
 		res.Message = fmt.Sprintf("%s could not be read: %v", fmtRef(it.ref), it.liveErr)
 	case !it.read:
 		res.Message = fmt.Sprintf("%s was not read: %v", fmtRef(it.ref), ctxErr)
 	case it.live == nil:
-		res.Health, res.Message = HealthNotFound, fmtRef(it.ref)+" is not on the member"
+		res.Health, res.Message = workv1alpha1.HealthNotFound, fmtRef(it.ref)+" is not on the member"
 	default:
 		st, err := status.Compute(it.live)
 		if err != nil {
 			res.Message = fmt.Sprintf("%s status could not be computed: %v", fmtRef(it.ref), err)
 			break
 		}
-		res.Health = st.Status.String()
+		res.Health = workv1alpha1.Health(st.Status.String())
 		if st.Status != status.CurrentStatus {
 			res.Message = fmtRef(it.ref) + ": " + st.Message
 		}

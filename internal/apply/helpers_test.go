@@ -61,15 +61,15 @@ func managed(u *unstructured.Unstructured, conflict string) *unstructured.Unstru
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[LabelManaged] = "true"
+	labels[workv1alpha1.LabelManaged] = "true"
 	u.SetLabels(labels)
 	ann := u.GetAnnotations()
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann[AnnotationTemplate] = strings.ToLower(u.GetKind()) + "/" + u.GetNamespace() + "/" + u.GetName()
+	ann[workv1alpha1.AnnotationTemplate] = strings.ToLower(u.GetKind()) + "/" + u.GetNamespace() + "/" + u.GetName()
 	if conflict != "" {
-		ann[AnnotationConflict] = conflict
+		ann[workv1alpha1.AnnotationConflict] = conflict
 	}
 	u.SetAnnotations(ann)
 	return u
@@ -132,8 +132,8 @@ func mustApply(t testing.TB, m *Manager, desired []*unstructured.Unstructured, i
 }
 
 // actions maps "Kind/namespace/name" to the action of every result.
-func actions(res *Result) map[string]string {
-	out := map[string]string{}
+func actions(res *Result) map[string]workv1alpha1.Action {
+	out := map[string]workv1alpha1.Action{}
 	for _, o := range res.Objects {
 		out[fmtRef(o.ObjectRef)] = o.Action
 	}
@@ -142,7 +142,7 @@ func actions(res *Result) map[string]string {
 
 // assertActions compares the actions of res with want, printing messages on
 // a mismatch.
-func assertActions(t testing.TB, res *Result, want map[string]string) {
+func assertActions(t testing.TB, res *Result, want map[string]workv1alpha1.Action) {
 	t.Helper()
 	if diff := cmp.Diff(want, actions(res)); diff != "" {
 		t.Fatalf("actions (-want +got):\n%s\nresults: %+v", diff, res.Objects)
@@ -153,7 +153,7 @@ func assertActions(t testing.TB, res *Result, want map[string]string) {
 func refs(objs ...*unstructured.Unstructured) []workv1alpha1.ObjectRef {
 	out := make([]workv1alpha1.ObjectRef, 0, len(objs))
 	for _, o := range objs {
-		out = append(out, refOf(o))
+		out = append(out, workv1alpha1.RefOf(o))
 	}
 	sortRefs(out)
 	return out

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // applyItem applies one desired object whose live copy readLive already
@@ -48,8 +50,8 @@ func (m *Manager) applyItem(ctx context.Context, it *item, check bool) {
 	case refuses(it.obj, it.live.GetLabels()):
 		it.failMsg(conflictMessage(it))
 	case contains(it.live, it.obj):
-		it.set(ActionUnchanged)
-	case it.live.GetAnnotations()[AnnotationDigest] != it.obj.GetAnnotations()[AnnotationDigest]:
+		it.set(workv1alpha1.ActionUnchanged)
+	case it.live.GetAnnotations()[workv1alpha1.AnnotationAppliedDigest] != it.obj.GetAnnotations()[workv1alpha1.AnnotationAppliedDigest]:
 		m.update(ctx, it)
 	default:
 		m.reconcile(ctx, it)
@@ -62,7 +64,7 @@ func (m *Manager) create(ctx context.Context, it *item) {
 		it.failMsg(apiMessage(it, "apply failed", err))
 		return
 	}
-	it.set(ActionCreated)
+	it.set(workv1alpha1.ActionCreated)
 }
 
 // update applies an object whose content changed.
@@ -71,7 +73,7 @@ func (m *Manager) update(ctx context.Context, it *item) {
 		it.failMsg(apiMessage(it, "apply failed", err))
 		return
 	}
-	it.set(ActionConfigured)
+	it.set(workv1alpha1.ActionConfigured)
 }
 
 // reconcile applies an object that is on the member, if a dry-run shows it
@@ -83,23 +85,23 @@ func (m *Manager) reconcile(ctx context.Context, it *item) {
 		return
 	}
 	if dryRun.GetResourceVersion() != "" && !drifted(it.live, dryRun) {
-		it.set(ActionUnchanged)
+		it.set(workv1alpha1.ActionUnchanged)
 		return
 	}
 	if dryRun.GetResourceVersion() == "" {
 		m.create(ctx, it) // deleted since it was read
 		return
 	}
-	if driftMode(it.obj) != DriftCorrect {
+	if driftMode(it.obj) != workv1alpha1.DriftModeCorrect {
 		it.noteDrift(m.opts.FieldManager, false)
-		it.set(ActionDrifted)
+		it.set(workv1alpha1.ActionDrifted)
 		it.message = fmt.Sprintf("%s differs on the member (%s); drift mode %s: not corrected",
 			fmtRef(it.ref), strings.Join(it.drift.Fields, ", "), driftMode(it.obj))
 		return
 	}
 	it.noteDrift(m.opts.FieldManager, true)
 	m.update(ctx, it)
-	if it.action != ActionConfigured {
+	if it.action != workv1alpha1.ActionConfigured {
 		it.drift.Corrected = false
 	}
 }
@@ -107,15 +109,15 @@ func (m *Manager) reconcile(ctx context.Context, it *item) {
 // recreate handles an object deleted on the member during a check: it is
 // created again, or in the warn mode reported missing.
 func (m *Manager) recreate(ctx context.Context, it *item) {
-	if driftMode(it.obj) != DriftCorrect {
+	if driftMode(it.obj) != workv1alpha1.DriftModeCorrect {
 		it.noteDrift(m.opts.FieldManager, false)
-		it.set(ActionDrifted)
+		it.set(workv1alpha1.ActionDrifted)
 		it.message = fmtRef(it.ref) + " was deleted on the member; drift mode " + driftMode(it.obj) + ": not recreated"
 		return
 	}
 	it.noteDrift(m.opts.FieldManager, true)
 	m.create(ctx, it)
-	if it.action != ActionCreated {
+	if it.action != workv1alpha1.ActionCreated {
 		it.drift.Corrected = false
 	}
 }
@@ -163,10 +165,10 @@ func comparable(u *unstructured.Unstructured) map[string]any {
 // object says conflict-resolution "overwrite"; a missing or other value
 // means abort.
 func refuses(obj *unstructured.Unstructured, liveLabels map[string]string) bool {
-	if liveLabels[LabelManaged] == "true" {
+	if liveLabels[workv1alpha1.LabelManaged] == "true" {
 		return false
 	}
-	return obj.GetAnnotations()[AnnotationConflict] != conflictOverwrite
+	return obj.GetAnnotations()[workv1alpha1.AnnotationConflict] != workv1alpha1.ConflictOverwrite
 }
 
 func conflictMessage(it *item) string {

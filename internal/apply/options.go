@@ -4,48 +4,6 @@ import (
 	"time"
 )
 
-// Keys propagit's renderer stamps on every object. They must match the
-// constants in internal/render/stamp.go (LabelManaged, AnnotationConflict,
-// AnnotationTemplate); apply may not import render, so they are declared
-// again here.
-const (
-	// LabelManaged marks an object propagit created. Only objects that still
-	// carry it are pruned, and an existing object without it is a conflict.
-	LabelManaged = "propagit.io/managed"
-	// AnnotationConflict is Karmada's conflict-resolution annotation:
-	// "overwrite" takes over an object propagit did not create, anything
-	// else (or none) refuses to.
-	AnnotationConflict = "work.karmada.io/conflict-resolution"
-	// AnnotationTemplate names the source template of an object.
-	AnnotationTemplate = "propagit.io/template"
-)
-
-// conflictOverwrite is the AnnotationConflict value that allows a take-over.
-const conflictOverwrite = "overwrite"
-
-// Actions reported in workv1alpha1.ObjectResult.Action.
-const (
-	ActionCreated    = "Created"
-	ActionConfigured = "Configured"
-	ActionUnchanged  = "Unchanged"
-	ActionPruned     = "Pruned"
-	ActionFailed     = "Failed"
-	ActionSkipped    = "Skipped"
-	// ActionDrifted: the object differs on the member and its drift mode
-	// (warn) says to report it only.
-	ActionDrifted = "Drifted"
-)
-
-// Health values reported in workv1alpha1.ObjectResult.Health. The first four
-// are kstatus statuses.
-const (
-	HealthCurrent    = "Current"
-	HealthInProgress = "InProgress"
-	HealthFailed     = "Failed"
-	HealthNotFound   = "NotFound"
-	HealthUnknown    = "Unknown"
-)
-
 // Options configures a Manager.
 type Options struct {
 	// FieldManager is the server-side apply field manager; propagit's

@@ -5,37 +5,9 @@ import (
 
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
-
-// key identifies an object across API versions: an inventory entry written
-// with apps/v1beta1 and a desired apps/v1 object are the same object.
-type key struct {
-	Group, Kind, Namespace, Name string
-}
-
-func keyOf(r workv1alpha1.ObjectRef) key {
-	return key{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
-}
-
-// refOf returns the reference of obj.
-func refOf(obj *unstructured.Unstructured) workv1alpha1.ObjectRef {
-	gvk := obj.GroupVersionKind()
-	return workv1alpha1.ObjectRef{
-		Group:     gvk.Group,
-		Version:   gvk.Version,
-		Kind:      gvk.Kind,
-		Namespace: obj.GetNamespace(),
-		Name:      obj.GetName(),
-	}
-}
-
-// gvkOf returns the group, version and kind of r.
-func gvkOf(r workv1alpha1.ObjectRef) schema.GroupVersionKind {
-	return schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
-}
 
 // fmtRef formats r as Kind/namespace/name (Kind/name when cluster-scoped),
 // the prefix of every message about an object.
@@ -61,7 +33,7 @@ type item struct {
 	read    bool
 	// done: action and message are final; the item is not applied.
 	done    bool
-	action  string
+	action  workv1alpha1.Action
 	message string
 	// drift is set when the member differed from content propagit applied
 	// before.
@@ -70,11 +42,11 @@ type item struct {
 
 func (it *item) fail(format string, args ...any) {
 	it.done = true
-	it.action = ActionFailed
+	it.action = workv1alpha1.ActionFailed
 	it.message = fmtRef(it.ref) + " " + fmt.Sprintf(format, args...)
 }
 
-func (it *item) set(action string) {
+func (it *item) set(action workv1alpha1.Action) {
 	it.done = true
 	it.action = action
 }
@@ -104,19 +76,19 @@ func newPlan(desired []*unstructured.Unstructured, inventory []workv1alpha1.Obje
 // newPartialPlan is newPlan for part of the inventory: the entries that are
 // not desired are kept, not pruned.
 func newPartialPlan(desired []*unstructured.Unstructured, inventory []workv1alpha1.ObjectRef) *plan {
-	inv := make(map[key]workv1alpha1.ObjectRef, len(inventory))
+	inv := make(map[workv1alpha1.ObjectKey]workv1alpha1.ObjectRef, len(inventory))
 	for _, r := range inventory {
-		inv[keyOf(r)] = r
+		inv[r.ObjectKey] = r
 	}
 	p := &plan{items: make([]*item, 0, len(desired))}
-	seen := make(map[key]bool, len(desired))
+	seen := make(map[workv1alpha1.ObjectKey]bool, len(desired))
 	for _, obj := range desired {
 		if obj == nil {
 			continue
 		}
-		it := &item{obj: obj.DeepCopy(), ref: refOf(obj)}
+		it := &item{obj: obj.DeepCopy(), ref: workv1alpha1.RefOf(obj)}
 		utils.RemoveCABundleFromCRD(it.obj) // an invalid caBundle is dropped, as ssa does
-		k := keyOf(it.ref)
+		k := it.ref.ObjectKey
 		it.prev, it.owned = inv[k]
 		p.items = append(p.items, it)
 		switch {
@@ -133,9 +105,9 @@ func newPartialPlan(desired []*unstructured.Unstructured, inventory []workv1alph
 		seen[k] = true
 	}
 	for _, r := range inventory {
-		if !seen[keyOf(r)] {
+		if !seen[r.ObjectKey] {
 			p.kept = append(p.kept, r)
-			seen[keyOf(r)] = true // an inventory listing an object twice is pruned once
+			seen[r.ObjectKey] = true // an inventory listing an object twice is pruned once
 		}
 	}
 	return p
@@ -146,13 +118,13 @@ func newPartialPlan(desired []*unstructured.Unstructured, inventory []workv1alph
 // again (it would read as someone else's).
 func stampManaged(obj *unstructured.Unstructured) {
 	labels := obj.GetLabels()
-	if labels[LabelManaged] == "true" {
+	if labels[workv1alpha1.LabelManaged] == "true" {
 		return
 	}
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[LabelManaged] = "true"
+	labels[workv1alpha1.LabelManaged] = "true"
 	obj.SetLabels(labels)
 }
 
@@ -188,6 +160,6 @@ func (p *plan) stages() []stage {
 // failMsg fails the item with a message that already names the object.
 func (it *item) failMsg(msg string) {
 	it.done = true
-	it.action = ActionFailed
+	it.action = workv1alpha1.ActionFailed
 	it.message = msg
 }

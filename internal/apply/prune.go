@@ -15,14 +15,14 @@ import (
 // pruned is the outcome of pruning one stale inventory entry.
 type pruned struct {
 	ref     workv1alpha1.ObjectRef
-	action  string // ActionPruned, ActionSkipped, ActionFailed; "" if not tried
+	action  workv1alpha1.Action // workv1alpha1.ActionPruned, workv1alpha1.ActionSkipped, workv1alpha1.ActionFailed; "" if not tried
 	message string
 }
 
 // keep reports whether the entry stays in the inventory: it does unless it
 // is gone or no longer propagit's.
 func (p pruned) keep() bool {
-	return p.action != ActionPruned && p.action != ActionSkipped
+	return p.action != workv1alpha1.ActionPruned && p.action != workv1alpha1.ActionSkipped
 }
 
 // prune deletes the stale inventory entries whose live copy still carries
@@ -56,26 +56,26 @@ func (m *Manager) prune(ctx context.Context, stale []workv1alpha1.ObjectRef) []p
 func (m *Manager) pruneOne(ctx context.Context, r workv1alpha1.ObjectRef) pruned {
 	opts := ssa.DeleteOptions{
 		PropagationPolicy: metav1.DeletePropagationBackground,
-		Inclusions:        map[string]string{LabelManaged: "true"},
+		Inclusions:        map[string]string{workv1alpha1.LabelManaged: "true"},
 	}
 	entry, err := m.ssa.Delete(ctx, stub(r), opts)
 	switch {
 	case err != nil && meta.IsNoMatchError(err):
 		// The kind is no longer served (its CRD is gone): so is the object.
-		return pruned{ref: r, action: ActionPruned, message: fmtRef(r) + " is gone: its kind is no longer served"}
+		return pruned{ref: r, action: workv1alpha1.ActionPruned, message: fmtRef(r) + " is gone: its kind is no longer served"}
 	case err != nil:
-		return pruned{ref: r, action: ActionFailed, message: err.Error()} // ssa's error leads with Kind/namespace/name
+		return pruned{ref: r, action: workv1alpha1.ActionFailed, message: err.Error()} // ssa's error leads with Kind/namespace/name
 	case entry.Action == ssa.SkippedAction:
-		return pruned{ref: r, action: ActionSkipped, message: fmtRef(r) +
-			" was not pruned: the live object no longer carries " + LabelManaged + "=true, so propagit no longer owns it"}
+		return pruned{ref: r, action: workv1alpha1.ActionSkipped, message: fmtRef(r) +
+			" was not pruned: the live object no longer carries " + workv1alpha1.LabelManaged + "=true, so propagit no longer owns it"}
 	}
-	return pruned{ref: r, action: ActionPruned}
+	return pruned{ref: r, action: workv1alpha1.ActionPruned}
 }
 
 // stub is an object carrying only the identity of r.
 func stub(r workv1alpha1.ObjectRef) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvkOf(r))
+	u.SetGroupVersionKind(r.GroupVersionKind())
 	u.SetNamespace(r.Namespace)
 	u.SetName(r.Name)
 	return u

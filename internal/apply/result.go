@@ -27,7 +27,7 @@ type Result struct {
 }
 
 // Count returns how many Objects have the given action.
-func (r *Result) Count(action string) int {
+func (r *Result) Count(action workv1alpha1.Action) int {
 	n := 0
 	for _, o := range r.Objects {
 		if o.Action == action {
@@ -40,9 +40,9 @@ func (r *Result) Count(action string) int {
 // String summarises the result, e.g. "3 created, 2 unchanged, 1 failed".
 func (r *Result) String() string {
 	var parts []string
-	for _, a := range []string{ActionCreated, ActionConfigured, ActionUnchanged, ActionDrifted, ActionPruned, ActionSkipped, ActionFailed} {
+	for _, a := range []workv1alpha1.Action{workv1alpha1.ActionCreated, workv1alpha1.ActionConfigured, workv1alpha1.ActionUnchanged, workv1alpha1.ActionDrifted, workv1alpha1.ActionPruned, workv1alpha1.ActionSkipped, workv1alpha1.ActionFailed} {
 		if n := r.Count(a); n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(a)))
+			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(string(a))))
 		}
 	}
 	if len(parts) == 0 {
@@ -56,7 +56,7 @@ func (r *Result) String() string {
 // they were in it.
 func newResult(p *plan, prunes []pruned, namespaces []string, ctxErr error) *Result {
 	res := &Result{Namespaces: namespaces}
-	inv := map[key]workv1alpha1.ObjectRef{}
+	inv := map[workv1alpha1.ObjectKey]workv1alpha1.ObjectRef{}
 	for _, it := range p.items {
 		if !it.done {
 			it.fail("was not applied: %v", ctxErr)
@@ -66,27 +66,27 @@ func newResult(p *plan, prunes []pruned, namespaces []string, ctxErr error) *Res
 			res.Drift = append(res.Drift, *it.drift)
 		}
 		switch {
-		case it.action == ActionCreated || it.action == ActionConfigured || it.action == ActionUnchanged || it.action == ActionDrifted:
-			inv[keyOf(it.ref)] = it.ref
+		case it.action == workv1alpha1.ActionCreated || it.action == workv1alpha1.ActionConfigured || it.action == workv1alpha1.ActionUnchanged || it.action == workv1alpha1.ActionDrifted:
+			inv[it.ref.ObjectKey] = it.ref
 		case it.owned:
-			if _, ok := inv[keyOf(it.prev)]; !ok {
-				inv[keyOf(it.prev)] = it.prev
+			if _, ok := inv[it.prev.ObjectKey]; !ok {
+				inv[it.prev.ObjectKey] = it.prev
 			}
 		}
 	}
 	for _, pr := range prunes {
 		if pr.action == "" {
-			pr.action = ActionFailed
+			pr.action = workv1alpha1.ActionFailed
 			pr.message = fmt.Sprintf("%s was not pruned: %v", fmtRef(pr.ref), ctxErr)
 		}
 		res.Objects = append(res.Objects, workv1alpha1.ObjectResult{ObjectRef: pr.ref, Action: pr.action, Message: pr.message})
 		if pr.keep() {
-			inv[keyOf(pr.ref)] = pr.ref
+			inv[pr.ref.ObjectKey] = pr.ref
 		}
 	}
 	for _, r := range p.kept {
-		if _, ok := inv[keyOf(r)]; !ok {
-			inv[keyOf(r)] = r
+		if _, ok := inv[r.ObjectKey]; !ok {
+			inv[r.ObjectKey] = r
 		}
 	}
 	for _, r := range inv {
@@ -95,24 +95,15 @@ func newResult(p *plan, prunes []pruned, namespaces []string, ctxErr error) *Res
 	sortResults(res.Objects)
 	sort.SliceStable(res.Drift, func(i, j int) bool { return lessRef(res.Drift[i].ObjectRef, res.Drift[j].ObjectRef) })
 	sortRefs(res.Inventory)
-	res.Failed = res.Count(ActionFailed)
+	res.Failed = res.Count(workv1alpha1.ActionFailed)
 	return res
 }
 
-// lessRef orders references by namespace, kind, group, name and version,
-// the order of a Work's manifests.
+// lessRef orders references by key, then version: the order of a Work's
+// manifests.
 func lessRef(a, b workv1alpha1.ObjectRef) bool {
-	if a.Namespace != b.Namespace {
-		return a.Namespace < b.Namespace
-	}
-	if a.Kind != b.Kind {
-		return a.Kind < b.Kind
-	}
-	if a.Group != b.Group {
-		return a.Group < b.Group
-	}
-	if a.Name != b.Name {
-		return a.Name < b.Name
+	if c := a.Compare(b.ObjectKey); c != 0 {
+		return c < 0
 	}
 	return a.Version < b.Version
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // widgetCRD returns a namespaced CRD of kind Widget in group g.
@@ -48,22 +50,22 @@ spec: {size: 3}
 
 	// The custom resource comes first in desired; staging reorders.
 	res := mustApply(t, m, []*unstructured.Unstructured{cr, crd}, nil)
-	assertActions(t, res, map[string]string{
-		"CustomResourceDefinition/widgets." + g: ActionCreated, "Widget/" + ns + "/w": ActionCreated,
+	assertActions(t, res, map[string]workv1alpha1.Action{
+		"CustomResourceDefinition/widgets." + g: workv1alpha1.ActionCreated, "Widget/" + ns + "/w": workv1alpha1.ActionCreated,
 	})
 	if got, _, _ := unstructured.NestedInt64(live(t, c, cr).Object, "spec", "size"); got != 3 {
 		t.Fatalf("spec.size = %d, want 3", got)
 	}
 
 	res = mustApply(t, m, []*unstructured.Unstructured{cr, crd}, res.Inventory)
-	assertActions(t, res, map[string]string{
-		"CustomResourceDefinition/widgets." + g: ActionUnchanged, "Widget/" + ns + "/w": ActionUnchanged,
+	assertActions(t, res, map[string]workv1alpha1.Action{
+		"CustomResourceDefinition/widgets." + g: workv1alpha1.ActionUnchanged, "Widget/" + ns + "/w": workv1alpha1.ActionUnchanged,
 	})
 
 	// Pruning both in one call deletes the custom resource, then the CRD.
 	res = mustApply(t, m, nil, res.Inventory)
-	assertActions(t, res, map[string]string{
-		"CustomResourceDefinition/widgets." + g: ActionPruned, "Widget/" + ns + "/w": ActionPruned,
+	assertActions(t, res, map[string]workv1alpha1.Action{
+		"CustomResourceDefinition/widgets." + g: workv1alpha1.ActionPruned, "Widget/" + ns + "/w": workv1alpha1.ActionPruned,
 	})
 	if len(res.Inventory) != 0 {
 		t.Fatalf("inventory = %v, want empty", res.Inventory)
@@ -85,7 +87,7 @@ func TestApplyInvalidObjectFailsAlone(t *testing.T) {
 	if res.Failed != 3 {
 		t.Fatalf("Failed = %d, want 3 (invalid, nameless, duplicate): %+v", res.Failed, res.Objects)
 	}
-	if got := actions(res)["Deployment/"+ns+"/bad"]; got != ActionFailed {
+	if got := actions(res)["Deployment/"+ns+"/bad"]; got != workv1alpha1.ActionFailed {
 		t.Fatalf("invalid Deployment: action %q", got)
 	}
 	if msg := messageOf(res, "Deployment/"+ns+"/bad"); !strings.HasPrefix(msg, "Deployment/"+ns+"/bad apply failed (Invalid): ") {
@@ -117,7 +119,7 @@ func TestApplyKeepsFailedOwnedObjectInInventory(t *testing.T) {
 		t.Fatal(err)
 	}
 	res = mustApply(t, m, []*unstructured.Unstructured{changed}, res.Inventory)
-	assertActions(t, res, map[string]string{"Deployment/" + ns + "/web": ActionFailed})
+	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment/" + ns + "/web": workv1alpha1.ActionFailed})
 	if msg := messageOf(res, "Deployment/"+ns+"/web"); !strings.Contains(msg, "immutable") {
 		t.Fatalf("message = %q, want the immutable-field error", msg)
 	}
@@ -126,7 +128,7 @@ func TestApplyKeepsFailedOwnedObjectInInventory(t *testing.T) {
 	}
 
 	res = mustApply(t, m, nil, res.Inventory)
-	assertActions(t, res, map[string]string{"Deployment/" + ns + "/web": ActionPruned})
+	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment/" + ns + "/web": workv1alpha1.ActionPruned})
 	if got := live(t, c, dep); got != nil && got.GetDeletionTimestamp() == nil {
 		t.Fatalf("the Deployment was not pruned")
 	}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
 )
@@ -160,7 +161,7 @@ func writeStream(w io.Writer, works []render.Work) error {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "---\n# %s/%s\n%s", work.Cluster, render.KeyOf(obj).Path(), b)
+			fmt.Fprintf(w, "---\n# %s/%s\n%s", work.Cluster, workv1alpha1.KeyOf(obj).Path(), b)
 		}
 	}
 	return nil
@@ -201,7 +202,7 @@ func writeFolder(out string, works []render.Work) error {
 }
 
 func writeObject(dir string, obj *unstructured.Unstructured) error {
-	path := filepath.Join(dir, filepath.FromSlash(render.KeyOf(obj).Path()))
+	path := filepath.Join(dir, filepath.FromSlash(workv1alpha1.KeyOf(obj).Path()))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

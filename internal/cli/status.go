@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/status"
 )
 
@@ -140,10 +141,7 @@ func shortRev(r string) string {
 	if r == "" {
 		return "-"
 	}
-	if len(r) > 7 {
-		return r[:7]
-	}
-	return r
+	return workv1alpha1.ShortRevision(r)
 }
 
 func orDash(s string) string {

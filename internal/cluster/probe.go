@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/podrequests"
 )
 
 // Probe reads the live state of one member: Ready from /readyz, the
@@ -24,19 +26,19 @@ func Probe(ctx context.Context, cfg *rest.Config, now time.Time) *clusterv1alpha
 	st := &clusterv1alpha1.ClusterStatus{}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		setReady(st, metav1.ConditionFalse, "ClientError", err.Error(), now)
+		setReady(st, metav1.ConditionFalse, workv1alpha1.ReasonClientError, err.Error(), now)
 		return st
 	}
 	body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Raw()
 	if err != nil {
-		setReady(st, metav1.ConditionUnknown, "ClusterUnreachable", fmt.Sprintf("readyz failed: %v", err), now)
+		setReady(st, metav1.ConditionUnknown, workv1alpha1.ReasonClusterUnreachable, fmt.Sprintf("readyz failed: %v", err), now)
 		return st
 	}
 	if string(body) != "ok" {
-		setReady(st, metav1.ConditionFalse, "ClusterNotReady", "readyz: "+string(body), now)
+		setReady(st, metav1.ConditionFalse, workv1alpha1.ReasonClusterNotReady, "readyz: "+string(body), now)
 		return st
 	}
-	setReady(st, metav1.ConditionTrue, "ClusterReady", "cluster is healthy and ready to accept workloads", now)
+	setReady(st, metav1.ConditionTrue, workv1alpha1.ReasonClusterReady, "cluster is healthy and ready to accept workloads", now)
 	if v, err := cs.Discovery().ServerVersion(); err == nil {
 		st.KubernetesVersion = v.GitVersion
 	}
@@ -101,7 +103,7 @@ func capacity(ctx context.Context, cs kubernetes.Interface) (*clusterv1alpha1.No
 	podCount := resource.NewQuantity(int64(len(pods.Items)), resource.DecimalSI)
 	for _, p := range pods.Items {
 		if p.Spec.NodeName != "" {
-			add(rs.Allocated, podRequests(&p))
+			add(rs.Allocated, podrequests.Of(&p.Spec))
 		}
 	}
 	rs.Allocated[corev1.ResourcePods] = *podCount
@@ -115,35 +117,6 @@ func nodeReady(n *corev1.Node) bool {
 		}
 	}
 	return false
-}
-
-// podRequests sums container requests (limits standing in for missing
-// requests), takes the max with each init container and adds the overhead.
-func podRequests(p *corev1.Pod) corev1.ResourceList {
-	sum := corev1.ResourceList{}
-	for _, c := range p.Spec.Containers {
-		add(sum, requestsOf(c))
-	}
-	for _, c := range p.Spec.InitContainers {
-		for name, q := range requestsOf(c) {
-			if cur, ok := sum[name]; !ok || q.Cmp(cur) > 0 {
-				sum[name] = q.DeepCopy()
-			}
-		}
-	}
-	add(sum, p.Spec.Overhead)
-	return sum
-}
-
-func requestsOf(c corev1.Container) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for name, q := range c.Resources.Limits {
-		out[name] = q.DeepCopy()
-	}
-	for name, q := range c.Resources.Requests {
-		out[name] = q.DeepCopy()
-	}
-	return out
 }
 
 func add(dst, src corev1.ResourceList) {

@@ -10,8 +10,10 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/cluster"
 	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/render"
 	"github.com/propagit/propagit/internal/works"
 )
@@ -150,10 +152,10 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 	}
 	changed, err := c.works.Put(ctx, cur.revision, ws)
 	if err != nil {
-		return fmt.Errorf("failed to record works of %s: %w", short(cur.revision), err)
+		return fmt.Errorf("failed to record works of %s: %w", workv1alpha1.ShortRevision(cur.revision), err)
 	}
 	if len(changed) > 0 {
-		c.log.Info("works recorded", "revision", short(cur.revision), "changed", changed,
+		c.log.Info("works recorded", logging.KeyRevision, workv1alpha1.ShortRevision(cur.revision), "changed", changed,
 			"filesParsed", c.files.Parsed, "templatesRendered", c.memo.Rendered, "templatesReused", c.memo.Reused)
 	}
 	c.recorded = placed
@@ -182,7 +184,7 @@ func (c *Controller) fetchAndLoad(ctx context.Context) (*loaded, error) {
 	}
 	set, err := c.files.Load(snap.FS, snap.Root)
 	if err != nil {
-		err = fmt.Errorf("revision %s does not load; %s stays in force: %w", short(snap.Revision), short(c.lastRevision()), err)
+		err = fmt.Errorf("revision %s does not load; %s stays in force: %w", workv1alpha1.ShortRevision(snap.Revision), workv1alpha1.ShortRevision(c.lastRevision()), err)
 		return c.keepLast(err), err
 	}
 	cur := &loaded{revision: snap.Revision, set: set}
@@ -198,7 +200,7 @@ func (c *Controller) keepLast(err error) *loaded {
 	defer c.mu.Unlock()
 	if c.state.SourceError != err.Error() {
 		// Logged once per new problem, not on every poll.
-		c.log.Error(err, "source problem; the last good revision stays in force", "revision", short(c.state.Revision))
+		c.log.Error(err, "source problem; the last good revision stays in force", logging.KeyRevision, workv1alpha1.ShortRevision(c.state.Revision))
 	}
 	c.state.SourceError = err.Error()
 	return c.last
@@ -208,7 +210,7 @@ func (c *Controller) setClean(rev string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state.SourceError != "" {
-		c.log.Info("source problem resolved", "revision", short(rev))
+		c.log.Info("source problem resolved", logging.KeyRevision, workv1alpha1.ShortRevision(rev))
 	}
 	c.state.Revision, c.state.SourceError, c.state.LastSync = rev, "", c.clock.Now()
 }
@@ -220,13 +222,6 @@ func (c *Controller) lastRevision() string {
 		return "no revision"
 	}
 	return c.last.revision
-}
-
-func short(rev string) string {
-	if len(rev) > 12 {
-		return rev[:12]
-	}
-	return rev
 }
 
 // pushClusters returns the clusters delivered by push.

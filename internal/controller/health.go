@@ -4,9 +4,11 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // readiness gives each member a Ready condition with hysteresis: a new probe
@@ -79,10 +81,8 @@ func readyStatus(st *clusterv1alpha1.ClusterStatus) metav1.ConditionStatus {
 	if st == nil {
 		return metav1.ConditionUnknown
 	}
-	for _, c := range st.Conditions {
-		if c.Type == clusterv1alpha1.ConditionReady {
-			return c.Status
-		}
+	if c := meta.FindStatusCondition(st.Conditions, clusterv1alpha1.ConditionReady); c != nil {
+		return c.Status
 	}
 	return metav1.ConditionUnknown
 }
@@ -90,10 +90,8 @@ func readyStatus(st *clusterv1alpha1.ClusterStatus) metav1.ConditionStatus {
 // readyReason is the reason and message of a probe's Ready condition.
 func readyReason(st *clusterv1alpha1.ClusterStatus) string {
 	if st != nil {
-		for _, c := range st.Conditions {
-			if c.Type == clusterv1alpha1.ConditionReady {
-				return c.Reason + ": " + c.Message
-			}
+		if c := meta.FindStatusCondition(st.Conditions, clusterv1alpha1.ConditionReady); c != nil {
+			return c.Reason + ": " + c.Message
 		}
 	}
 	return "no Ready condition"
@@ -103,21 +101,16 @@ func readyReason(st *clusterv1alpha1.ClusterStatus) string {
 // and message when they agree with it.
 func setReady(st *clusterv1alpha1.ClusterStatus, status metav1.ConditionStatus, since time.Time, probe *clusterv1alpha1.ClusterStatus) {
 	cond := metav1.Condition{Type: clusterv1alpha1.ConditionReady, Status: status, LastTransitionTime: metav1.NewTime(since),
-		Reason: "Probe", Message: "probe result"}
-	for _, c := range probe.Conditions {
-		if c.Type == clusterv1alpha1.ConditionReady {
-			cond.Reason, cond.Message = c.Reason, c.Message
-			if c.Status != status {
-				cond.Reason = "Pending" + c.Reason
-				cond.Message = "not confirmed yet: " + c.Message
-			}
+		Reason: workv1alpha1.ReasonProbed, Message: "probe result"}
+	if c := meta.FindStatusCondition(probe.Conditions, clusterv1alpha1.ConditionReady); c != nil {
+		cond.Reason, cond.Message = c.Reason, c.Message
+		if c.Status != status {
+			cond.Reason = "Pending" + c.Reason
+			cond.Message = "not confirmed yet: " + c.Message
 		}
 	}
-	for i, c := range st.Conditions {
-		if c.Type == clusterv1alpha1.ConditionReady {
-			st.Conditions[i] = cond
-			return
-		}
-	}
+	// The transition time is the hysteresis' own (since), not the time of
+	// this call, so the condition is replaced whole.
+	meta.RemoveStatusCondition(&st.Conditions, clusterv1alpha1.ConditionReady)
 	st.Conditions = append(st.Conditions, cond)
 }

@@ -6,12 +6,14 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/apply"
 	"github.com/propagit/propagit/internal/deliver"
 	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/metrics"
 )
 
@@ -55,7 +57,7 @@ func (c *Controller) syncMembers(ctx context.Context, clusters []load.Cluster) {
 		m := c.members[cl.Name]
 		if m == nil {
 			mctx, cancel := context.WithCancel(ctx)
-			m = &member{name: cl.Name, c: c, log: c.log.WithValues("cluster", cl.Name), wake: make(chan struct{}, 1), stop: cancel}
+			m = &member{name: cl.Name, c: c, log: c.log.WithValues(logging.KeyCluster, cl.Name), wake: make(chan struct{}, 1), stop: cancel}
 			m.syncer = deliver.New(cl.Name, c.opts.Deliver, c.status, m.manager, m.log)
 			c.members[cl.Name] = m
 			c.wg.Add(1)
@@ -74,7 +76,7 @@ func (c *Controller) syncMembers(ctx context.Context, clusters []load.Cluster) {
 			delete(c.members, name)
 			c.opts.Metrics.ForgetCluster(name)
 			c.readiness.forget(name)
-			c.log.Info("cluster removed from the source; its objects are left in place", "cluster", name)
+			c.log.Info("cluster removed from the source; its objects are left in place", logging.KeyCluster, name)
 		}
 	}
 }
@@ -110,15 +112,7 @@ func (m *member) setProbe(st *clusterv1alpha1.ClusterStatus) {
 }
 
 func ready(st *clusterv1alpha1.ClusterStatus) bool {
-	if st == nil {
-		return false
-	}
-	for _, c := range st.Conditions {
-		if c.Type == clusterv1alpha1.ConditionReady {
-			return c.Status == "True"
-		}
-	}
-	return false
+	return st != nil && meta.IsStatusConditionTrue(st.Conditions, clusterv1alpha1.ConditionReady)
 }
 
 // run is the worker loop: it applies on every wake-up and when the drift
@@ -172,13 +166,11 @@ func workState(st *workv1alpha1.WorkStatus, w *workv1alpha1.Work) string {
 	if st == nil {
 		return metrics.WorkProgressing
 	}
-	for _, c := range st.Conditions {
-		switch {
-		case c.Type == deliver.ConditionReady && c.Status == "True":
-			return metrics.WorkApplied
-		case c.Type == deliver.ConditionApplied && c.Status == "False":
-			return metrics.WorkFailed
-		}
+	switch {
+	case meta.IsStatusConditionTrue(st.Conditions, workv1alpha1.ConditionReady):
+		return metrics.WorkApplied
+	case meta.IsStatusConditionFalse(st.Conditions, workv1alpha1.ConditionApplied):
+		return metrics.WorkFailed
 	}
 	return metrics.WorkProgressing
 }

@@ -6,8 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-	"github.com/propagit/propagit/internal/apply"
-	"github.com/propagit/propagit/internal/deliver"
+	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -44,24 +43,20 @@ func (c *Controller) health(ctx context.Context, rec *recording) render.Health {
 		cluster := w.Spec.Cluster
 		st, err := c.status.GetStatus(ctx, cluster)
 		if err != nil {
-			c.log.Error(err, "failed to read a work status; its cluster counts as not healthy", "cluster", cluster)
+			c.log.Error(err, "failed to read a work status; its cluster counts as not healthy", logging.KeyCluster, cluster)
 			continue
 		}
-		if st == nil || st.AppliedDigest != deliver.Digest(w) {
+		if st == nil || st.AppliedDigest != workv1alpha1.Digest(w) {
 			continue
 		}
-		current := map[workv1alpha1.ObjectRef]bool{}
+		current := map[workv1alpha1.ObjectKey]bool{}
 		for _, o := range st.Objects {
-			ref := o.ObjectRef
-			ref.Version = ""
-			current[ref] = o.Health == apply.HealthCurrent
+			current[o.ObjectKey] = o.Health == workv1alpha1.HealthCurrent
 		}
-		healthy := map[render.Key]bool{}
+		healthy := map[workv1alpha1.ObjectKey]bool{}
 		for _, obj := range rec.objects[cluster] {
-			gvk := obj.GroupVersionKind()
-			ref := workv1alpha1.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-			key, err := render.ParseKey(obj.GetAnnotations()[render.AnnotationTemplate])
-			if err == nil && current[ref] {
+			key, err := workv1alpha1.ParseKey(obj.GetAnnotations()[workv1alpha1.AnnotationTemplate])
+			if err == nil && current[workv1alpha1.KeyOf(obj)] {
 				healthy[key] = true
 			}
 		}

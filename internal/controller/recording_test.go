@@ -14,7 +14,6 @@ import (
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-	"github.com/propagit/propagit/internal/deliver"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -30,12 +29,12 @@ func (statuses) PutStatus(context.Context, string, *workv1alpha1.WorkStatus) err
 // webCopy is Deployment demo/web as rendered for a cluster; evicted marks
 // it as the old copy of a Gracefully eviction.
 func webCopy(evicted bool) *unstructured.Unstructured {
-	ann := map[string]any{render.AnnotationTemplate: "Deployment.apps/demo/web", render.AnnotationPPName: "web",
-		render.AnnotationPPNamespace: "demo", render.AnnotationScheduledReplicas: "1"}
+	ann := map[string]any{workv1alpha1.AnnotationTemplate: "Deployment.apps/demo/web", workv1alpha1.AnnotationPPName: "web",
+		workv1alpha1.AnnotationPPNamespace: "demo", workv1alpha1.AnnotationScheduledReplicas: "1"}
 	if evicted {
-		ann[render.AnnotationEvictedAt] = "2026-01-01T00:00:00Z"
-		ann[render.AnnotationEvictedUntil] = "2026-01-01T00:10:00Z"
-		ann[render.AnnotationPurgeMode] = "Gracefully"
+		ann[workv1alpha1.AnnotationEvictedAt] = "2026-01-01T00:00:00Z"
+		ann[workv1alpha1.AnnotationEvictedUntil] = "2026-01-01T00:10:00Z"
+		ann[workv1alpha1.AnnotationPurgeMode] = "Gracefully"
 	}
 	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": "web", "namespace": "demo", "annotations": ann}}}
@@ -45,7 +44,7 @@ func webCopy(evicted bool) *unstructured.Unstructured {
 // template: its status names the recorded Work's digest and the object is
 // Current.
 func TestHealthReadsOnlyTheRecordedWork(t *testing.T) {
-	web := render.Key{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}
+	web := workv1alpha1.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}
 	rws := []render.Work{{Cluster: "m1", Objects: []*unstructured.Unstructured{webCopy(true)}},
 		{Cluster: "m2", Objects: []*unstructured.Unstructured{webCopy(false)}}}
 	var ws []*workv1alpha1.Work
@@ -57,9 +56,9 @@ func TestHealthReadsOnlyTheRecordedWork(t *testing.T) {
 		ws = append(ws, w)
 	}
 	rec := newRecording(ws, rws)
-	status := func(digest, health string) *workv1alpha1.WorkStatus {
+	status := func(digest string, health workv1alpha1.Health) *workv1alpha1.WorkStatus {
 		return &workv1alpha1.WorkStatus{AppliedDigest: digest, Objects: []workv1alpha1.ObjectResult{{
-			ObjectRef: workv1alpha1.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "demo", Name: "web"},
+			ObjectRef: workv1alpha1.ObjectRef{ObjectKey: workv1alpha1.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}, Version: "v1"},
 			Action:    "Created", Health: health}}}
 	}
 	for _, tc := range []struct {
@@ -67,8 +66,8 @@ func TestHealthReadsOnlyTheRecordedWork(t *testing.T) {
 		m2   *workv1alpha1.WorkStatus
 		want render.Health
 	}{
-		{"applied and Current", status(deliver.Digest(ws[1]), "Current"), render.Health{"m2": {web: true}}},
-		{"applied, still progressing", status(deliver.Digest(ws[1]), "InProgress"), render.Health{"m2": {}}},
+		{"applied and Current", status(workv1alpha1.Digest(ws[1]), "Current"), render.Health{"m2": {web: true}}},
+		{"applied, still progressing", status(workv1alpha1.Digest(ws[1]), "InProgress"), render.Health{"m2": {}}},
 		{"Current at an older Work", status("0ld", "Current"), render.Health{}},
 		{"never applied", nil, render.Health{}},
 	} {

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,13 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/cluster"
-	"github.com/propagit/propagit/internal/deliver"
 	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -41,7 +39,7 @@ func (c *Controller) probe(ctx context.Context, clusters []load.Cluster) map[str
 			defer cancel()
 			st := c.probeOne(pctx, cl)
 			if readyStatus(st) != metav1.ConditionTrue {
-				c.log.V(1).Info("member probe failed", "cluster", cl.Name, "reason", readyReason(st))
+				c.log.V(1).Info("member probe failed", logging.KeyCluster, cl.Name, "reason", readyReason(st))
 			}
 			eff := c.readiness.observe(cl.Name, st, c.clock.Now())
 			c.probes.keep(cl, eff, c.clock.Now())
@@ -82,7 +80,7 @@ func (c *Controller) pullState(ctx context.Context, name string) *clusterv1alpha
 			since = ws.Heartbeat.Add(timeout)
 		}
 		st.Conditions = []metav1.Condition{{Type: clusterv1alpha1.ConditionReady, Status: metav1.ConditionUnknown,
-			Reason: "AgentHeartbeatStale", Message: fmt.Sprintf("no heartbeat from the agent for more than %s", timeout),
+			Reason: workv1alpha1.ReasonAgentHeartbeatStale, Message: fmt.Sprintf("no heartbeat from the agent for more than %s", timeout),
 			LastTransitionTime: metav1.NewTime(since)}}
 	}
 	return st
@@ -93,7 +91,7 @@ func (c *Controller) probeOne(ctx context.Context, cl *clusterv1alpha1.Cluster) 
 	if err != nil {
 		st := &clusterv1alpha1.ClusterStatus{}
 		st.Conditions = []metav1.Condition{{Type: clusterv1alpha1.ConditionReady, Status: metav1.ConditionUnknown,
-			Reason: "NoCredentials", Message: err.Error(), LastTransitionTime: metav1.NewTime(c.clock.Now())}}
+			Reason: workv1alpha1.ReasonNoCredentials, Message: err.Error(), LastTransitionTime: metav1.NewTime(c.clock.Now())}}
 		return st
 	}
 	return cluster.Probe(ctx, cfg, c.clock.Now())
@@ -142,12 +140,12 @@ func toWork(cl *clusterv1alpha1.Cluster, revision string, objs []*unstructured.U
 		Spec: workv1alpha1.WorkSpec{Cluster: cl.Name, FormatVersion: workv1alpha1.FormatVersion,
 			SourceRevision: revision, SyncMode: mode},
 	}
-	for _, o := range objs {
-		raw, err := json.Marshal(o.Object)
-		if err != nil {
-			return nil, fmt.Errorf("failed to encode %s: %w", render.KeyOf(o), err)
-		}
-		w.Spec.Manifests = append(w.Spec.Manifests, runtime.RawExtension{Raw: raw})
+	var err error
+	if w.Spec.Manifests, err = workv1alpha1.EncodeManifests(objs); err != nil {
+		return nil, err
+	}
+	if len(w.Spec.Manifests) == 0 {
+		w.Spec.Manifests = nil
 	}
 	return w, nil
 }
@@ -187,7 +185,7 @@ func (c *Controller) previous(ctx context.Context) (*recording, error) {
 	}
 	rw := make([]render.Work, 0, len(stored))
 	for _, w := range stored {
-		objs, err := deliver.Objects(w)
+		objs, err := workv1alpha1.Objects(w)
 		if err != nil {
 			return nil, err
 		}
@@ -202,7 +200,7 @@ func (c *Controller) recordFailovers(res *render.Result, now time.Time) {
 	for _, b := range res.Bindings {
 		for _, e := range b.Evictions {
 			if e.Ended != "" {
-				c.log.Info("eviction ended", "template", b.Key.String(), "from", e.Cluster, "reason", e.Ended)
+				c.log.Info("eviction ended", logging.KeyTemplate, b.Key.String(), "from", e.Cluster, "reason", e.Ended)
 			}
 			if !e.Since.Equal(now) {
 				continue // decided by an earlier render
@@ -213,7 +211,7 @@ func (c *Controller) recordFailovers(res *render.Result, now time.Time) {
 					to = append(to, t.Cluster)
 				}
 			}
-			c.log.Info("failover", "template", b.Key.String(), "from", e.Cluster, "to", to, "reason", e.Reason, "purgeMode", e.PurgeMode)
+			c.log.Info("failover", logging.KeyTemplate, b.Key.String(), "from", e.Cluster, "to", to, "reason", e.Reason, "purgeMode", e.PurgeMode)
 			for _, t := range to {
 				c.opts.Metrics.Failover(e.Cluster, t)
 			}
@@ -254,15 +252,9 @@ func (c *Controller) recordRender(res *render.Result) {
 		m.PolicyMatches(kind, n)
 	}
 	for _, cl := range res.Clusters {
-		status := "Unknown"
+		status := string(metav1.ConditionTrue)
 		if cl.Status != nil {
-			for _, cond := range cl.Status.Conditions {
-				if cond.Type == clusterv1alpha1.ConditionReady {
-					status = string(cond.Status)
-				}
-			}
-		} else {
-			status = "True"
+			status = string(readyStatus(cl.Status))
 		}
 		m.ClusterReadyStatus(cl.Name, status)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/apply"
+	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/metrics"
 )
 
@@ -21,9 +22,9 @@ import (
 // cost no request, and the drift watch and periodic check keep them
 // honest.
 func (s *Syncer) apply(ctx context.Context, mgr *apply.Manager, w *workv1alpha1.Work, st *workv1alpha1.WorkStatus) bool {
-	objs, err := Objects(w)
+	objs, err := workv1alpha1.Objects(w)
 	if err != nil {
-		s.set(st, ConditionApplied, metav1.ConditionFalse, "InvalidWork", err.Error())
+		s.set(st, workv1alpha1.ConditionApplied, metav1.ConditionFalse, workv1alpha1.ReasonInvalidWork, err.Error())
 		return false
 	}
 	// Record first what this apply may create: a process killed mid-apply
@@ -31,7 +32,7 @@ func (s *Syncer) apply(ctx context.Context, mgr *apply.Manager, w *workv1alpha1.
 	st.Inventory = union(st.Inventory, objs)
 	s.write(ctx, st)
 	var res *apply.Result
-	if s.applied != nil && st.AppliedDigest == Digest(s.applied) {
+	if s.applied != nil && st.AppliedDigest == workv1alpha1.Digest(s.applied) {
 		changed, removed := changes(s.applied, w, objs, st.Inventory)
 		res, err = mgr.ApplyChanges(ctx, changed, removed, st.Inventory)
 		if res != nil {
@@ -48,22 +49,22 @@ func (s *Syncer) apply(ctx context.Context, mgr *apply.Manager, w *workv1alpha1.
 		s.recordDrift(st, res)
 	}
 	s.record(res, err)
-	rev := short(w.Spec.SourceRevision)
+	rev := workv1alpha1.ShortRevision(w.Spec.SourceRevision)
 	switch {
 	case err != nil:
-		s.set(st, ConditionApplied, metav1.ConditionFalse, "ApplyFailed", err.Error())
-		s.set(st, ConditionReady, metav1.ConditionFalse, "ApplyFailed", err.Error())
-		s.log.Error(err, "apply failed", "revision", rev)
+		s.set(st, workv1alpha1.ConditionApplied, metav1.ConditionFalse, workv1alpha1.ReasonApplyFailed, err.Error())
+		s.set(st, workv1alpha1.ConditionReady, metav1.ConditionFalse, workv1alpha1.ReasonApplyFailed, err.Error())
+		s.log.Error(err, "apply failed", logging.KeyRevision, rev)
 		return false
 	case res.Failed > 0:
 		msg := fmt.Sprintf("%d of %d objects failed: %s", res.Failed, len(res.Objects), firstFailure(res))
-		s.set(st, ConditionApplied, metav1.ConditionFalse, "ApplyFailed", msg)
-		s.set(st, ConditionReady, metav1.ConditionFalse, "ApplyFailed", msg)
-		s.log.Info("apply incomplete", "revision", rev, "failed", res.Failed, "first", firstFailure(res))
+		s.set(st, workv1alpha1.ConditionApplied, metav1.ConditionFalse, workv1alpha1.ReasonApplyFailed, msg)
+		s.set(st, workv1alpha1.ConditionReady, metav1.ConditionFalse, workv1alpha1.ReasonApplyFailed, msg)
+		s.log.Info("apply incomplete", logging.KeyRevision, rev, "failed", res.Failed, "first", firstFailure(res))
 		return false
 	}
-	s.set(st, ConditionApplied, metav1.ConditionTrue, "Applied", res.String())
-	s.log.Info("applied", "revision", rev, "result", res.String())
+	s.set(st, workv1alpha1.ConditionApplied, metav1.ConditionTrue, workv1alpha1.ReasonApplied, res.String())
+	s.log.Info("applied", logging.KeyRevision, rev, "result", res.String())
 	return true
 }
 
@@ -76,30 +77,20 @@ func changes(prev, next *workv1alpha1.Work, objs []*unstructured.Unstructured, i
 		before[string(m.Raw)] = true
 	}
 	var changed []*unstructured.Unstructured
-	wanted := make(map[workv1alpha1.ObjectRef]bool, len(objs))
+	wanted := make(map[workv1alpha1.ObjectKey]bool, len(objs))
 	for i, o := range objs {
-		r := refOf(o)
-		wanted[r] = true
+		wanted[workv1alpha1.KeyOf(o)] = true
 		if next.Spec.Manifests[i].Raw == nil || !before[string(next.Spec.Manifests[i].Raw)] {
 			changed = append(changed, o)
 		}
 	}
 	var removed []workv1alpha1.ObjectRef
 	for _, r := range inventory {
-		v := r
-		v.Version = ""
-		if !wanted[v] {
+		if !wanted[r.ObjectKey] {
 			removed = append(removed, r)
 		}
 	}
 	return changed, removed
-}
-
-// refOf is o's reference without the version: an object keeps its identity
-// across API versions.
-func refOf(o *unstructured.Unstructured) workv1alpha1.ObjectRef {
-	gvk := o.GroupVersionKind()
-	return workv1alpha1.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()}
 }
 
 // mergeResults folds the results of a partial apply into the previous
@@ -107,42 +98,30 @@ func refOf(o *unstructured.Unstructured) workv1alpha1.ObjectRef {
 // health, to be read again), the others keep theirs while they stay in the
 // inventory.
 func mergeResults(prev []workv1alpha1.ObjectResult, res *apply.Result) []workv1alpha1.ObjectResult {
-	touched := map[workv1alpha1.ObjectRef]bool{}
+	touched := map[workv1alpha1.ObjectKey]bool{}
 	out := make([]workv1alpha1.ObjectResult, 0, len(prev)+len(res.Objects))
 	for _, o := range res.Objects {
-		r := o.ObjectRef
-		r.Version = ""
-		touched[r] = true
-		if o.Action != apply.ActionPruned && o.Action != apply.ActionSkipped {
+		touched[o.ObjectKey] = true
+		if o.Action != workv1alpha1.ActionPruned && o.Action != workv1alpha1.ActionSkipped {
 			out = append(out, o)
 		}
 	}
-	inInventory := map[workv1alpha1.ObjectRef]bool{}
+	inInventory := map[workv1alpha1.ObjectKey]bool{}
 	for _, r := range res.Inventory {
-		r.Version = ""
-		inInventory[r] = true
+		inInventory[r.ObjectKey] = true
 	}
 	for _, o := range prev {
-		r := o.ObjectRef
-		r.Version = ""
-		if !touched[r] && inInventory[r] {
+		if !touched[o.ObjectKey] && inInventory[o.ObjectKey] {
 			out = append(out, o)
 		}
 	}
-	slices.SortFunc(out, func(a, b workv1alpha1.ObjectResult) int { return compareRefs(a.ObjectRef, b.ObjectRef) })
+	slices.SortFunc(out, func(a, b workv1alpha1.ObjectResult) int { return a.Compare(b.ObjectKey) })
 	return out
-}
-
-// compareRefs orders references like a Work's manifests: namespace, kind,
-// group, name.
-func compareRefs(a, b workv1alpha1.ObjectRef) int {
-	return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Kind, b.Kind),
-		strings.Compare(a.Group, b.Group), strings.Compare(a.Name, b.Name))
 }
 
 func firstFailure(res *apply.Result) string {
 	for _, o := range res.Objects {
-		if o.Action == apply.ActionFailed {
+		if o.Action == workv1alpha1.ActionFailed {
 			return o.Message
 		}
 	}
@@ -155,7 +134,7 @@ func firstFailure(res *apply.Result) string {
 func (s *Syncer) health(ctx context.Context, mgr *apply.Manager, st *workv1alpha1.WorkStatus, w *workv1alpha1.Work) bool {
 	current := map[workv1alpha1.ObjectRef]bool{}
 	for _, o := range st.Objects {
-		if o.Health == apply.HealthCurrent {
+		if o.Health == workv1alpha1.HealthCurrent {
 			current[o.ObjectRef] = true
 		}
 	}
@@ -167,11 +146,11 @@ func (s *Syncer) health(ctx context.Context, mgr *apply.Manager, st *workv1alpha
 	}
 	results, err := mgr.Health(ctx, unknown)
 	if err != nil {
-		s.set(st, ConditionHealthy, metav1.ConditionUnknown, "HealthUnknown", err.Error())
-		s.set(st, ConditionReady, metav1.ConditionFalse, "HealthUnknown", err.Error())
+		s.set(st, workv1alpha1.ConditionHealthy, metav1.ConditionUnknown, workv1alpha1.ReasonHealthUnknown, err.Error())
+		s.set(st, workv1alpha1.ConditionReady, metav1.ConditionFalse, workv1alpha1.ReasonHealthUnknown, err.Error())
 		return false
 	}
-	health := map[workv1alpha1.ObjectRef]string{}
+	health := map[workv1alpha1.ObjectRef]workv1alpha1.Health{}
 	for _, r := range results {
 		health[r.ObjectRef] = r.Health
 	}
@@ -182,37 +161,30 @@ func (s *Syncer) health(ctx context.Context, mgr *apply.Manager, st *workv1alpha
 			continue // known healthy, or not on the member (failed)
 		}
 		st.Objects[i].Health = h
-		if h == apply.HealthNotFound {
+		if h == workv1alpha1.HealthNotFound {
 			// Deleted on the member, or the member was rebuilt: apply again
 			// instead of waiting for it to appear.
 			st.AppliedDigest = ""
 		}
-		if h != apply.HealthCurrent {
+		if h != workv1alpha1.HealthCurrent {
 			waiting++
 		}
 	}
 	if waiting > 0 {
 		msg := fmt.Sprintf("%d of %d objects not healthy yet", waiting, len(st.Inventory))
-		s.set(st, ConditionHealthy, metav1.ConditionFalse, "Progressing", msg)
-		s.set(st, ConditionReady, metav1.ConditionFalse, "Progressing", msg)
+		s.set(st, workv1alpha1.ConditionHealthy, metav1.ConditionFalse, workv1alpha1.ReasonProgressing, msg)
+		s.set(st, workv1alpha1.ConditionReady, metav1.ConditionFalse, workv1alpha1.ReasonProgressing, msg)
 		return false
 	}
-	msg := fmt.Sprintf("revision %s applied; %d healthy", short(w.Spec.SourceRevision), len(st.Inventory))
+	msg := fmt.Sprintf("revision %s applied; %d healthy", workv1alpha1.ShortRevision(w.Spec.SourceRevision), len(st.Inventory))
 	if len(st.Inventory) == 1 {
 		msg += " object"
 	} else {
 		msg += " objects"
 	}
-	s.set(st, ConditionHealthy, metav1.ConditionTrue, "Healthy", msg)
-	s.set(st, ConditionReady, metav1.ConditionTrue, "Ready", msg)
+	s.set(st, workv1alpha1.ConditionHealthy, metav1.ConditionTrue, workv1alpha1.ReasonHealthy, msg)
+	s.set(st, workv1alpha1.ConditionReady, metav1.ConditionTrue, workv1alpha1.ReasonReady, msg)
 	return true
-}
-
-func short(rev string) string {
-	if len(rev) > 12 {
-		return rev[:12]
-	}
-	return rev
 }
 
 // record counts one apply in the metrics.
@@ -222,8 +194,8 @@ func (s *Syncer) record(res *apply.Result, err error) {
 		return
 	}
 	if res != nil {
-		for _, a := range []string{apply.ActionCreated, apply.ActionConfigured, apply.ActionPruned, apply.ActionFailed} {
-			m.ObjectsApplied(s.cluster, a, res.Count(a))
+		for _, a := range []workv1alpha1.Action{workv1alpha1.ActionCreated, workv1alpha1.ActionConfigured, workv1alpha1.ActionPruned, workv1alpha1.ActionFailed} {
+			m.ObjectsApplied(s.cluster, string(a), res.Count(a))
 		}
 	}
 	if err != nil || res == nil || res.Failed > 0 {
@@ -249,11 +221,10 @@ func union(inventory []workv1alpha1.ObjectRef, objs []*unstructured.Unstructured
 		add(r)
 	}
 	for _, o := range objs {
-		gvk := o.GroupVersionKind()
-		add(workv1alpha1.ObjectRef{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()})
+		add(workv1alpha1.RefOf(o))
 	}
 	slices.SortFunc(out, func(a, b workv1alpha1.ObjectRef) int {
-		return strings.Compare(a.Group+"/"+a.Kind+"/"+a.Namespace+"/"+a.Name, b.Group+"/"+b.Kind+"/"+b.Namespace+"/"+b.Name)
+		return cmp.Or(a.Compare(b.ObjectKey), strings.Compare(a.Version, b.Version))
 	})
 	return out
 }

@@ -25,13 +25,13 @@ func cm(name, value string) string {
 }
 
 func ref(name string) workv1alpha1.ObjectRef {
-	return workv1alpha1.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "ns", Name: name}
+	return workv1alpha1.ObjectRef{ObjectKey: workv1alpha1.ObjectKey{Kind: "ConfigMap", Namespace: "ns", Name: name}, Version: "v1"}
 }
 
 func TestChangesListsOnlyWhatDiffers(t *testing.T) {
 	prev := workOf(t, cm("a", "1"), cm("b", "1"), cm("c", "1"))
 	next := workOf(t, cm("a", "1"), cm("b", "2"), cm("d", "1"))
-	objs, err := Objects(next)
+	objs, err := workv1alpha1.Objects(next)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,23 +51,23 @@ func TestChangesListsOnlyWhatDiffers(t *testing.T) {
 
 func TestMergeResultsKeepsUntouchedHealth(t *testing.T) {
 	prev := []workv1alpha1.ObjectResult{
-		{ObjectRef: ref("a"), Action: apply.ActionUnchanged, Health: apply.HealthCurrent},
-		{ObjectRef: ref("b"), Action: apply.ActionUnchanged, Health: apply.HealthCurrent},
-		{ObjectRef: ref("c"), Action: apply.ActionUnchanged, Health: apply.HealthCurrent},
+		{ObjectRef: ref("a"), Action: workv1alpha1.ActionUnchanged, Health: workv1alpha1.HealthCurrent},
+		{ObjectRef: ref("b"), Action: workv1alpha1.ActionUnchanged, Health: workv1alpha1.HealthCurrent},
+		{ObjectRef: ref("c"), Action: workv1alpha1.ActionUnchanged, Health: workv1alpha1.HealthCurrent},
 	}
 	res := &apply.Result{
 		Objects: []workv1alpha1.ObjectResult{
-			{ObjectRef: ref("b"), Action: apply.ActionConfigured},
-			{ObjectRef: ref("c"), Action: apply.ActionPruned},
-			{ObjectRef: ref("d"), Action: apply.ActionFailed, Message: "denied"},
+			{ObjectRef: ref("b"), Action: workv1alpha1.ActionConfigured},
+			{ObjectRef: ref("c"), Action: workv1alpha1.ActionPruned},
+			{ObjectRef: ref("d"), Action: workv1alpha1.ActionFailed, Message: "denied"},
 		},
 		Inventory: []workv1alpha1.ObjectRef{ref("a"), ref("b")},
 	}
 	got := mergeResults(prev, res)
 	want := []workv1alpha1.ObjectResult{
-		{ObjectRef: ref("a"), Action: apply.ActionUnchanged, Health: apply.HealthCurrent},
-		{ObjectRef: ref("b"), Action: apply.ActionConfigured},
-		{ObjectRef: ref("d"), Action: apply.ActionFailed, Message: "denied"},
+		{ObjectRef: ref("a"), Action: workv1alpha1.ActionUnchanged, Health: workv1alpha1.HealthCurrent},
+		{ObjectRef: ref("b"), Action: workv1alpha1.ActionConfigured},
+		{ObjectRef: ref("d"), Action: workv1alpha1.ActionFailed, Message: "denied"},
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("merged:\n got %+v\nwant %+v", got, want)

@@ -15,13 +15,6 @@ import (
 // status does not grow without end.
 const maxDrift = 20
 
-// Drift record actions.
-const (
-	DriftCorrected = "Corrected"
-	DriftRecreated = "Recreated"
-	DriftReported  = "Reported"
-)
-
 // driftDue reports whether an unchanged Work should be compared with the
 // member again as a whole.
 func (s *Syncer) driftDue() bool {
@@ -33,16 +26,16 @@ func (s *Syncer) driftDue() bool {
 // check). Fields owned by other field managers and not set by the Work (an
 // HPA's replicas, admission defaults) are not compared, so they are never
 // drift.
-func (s *Syncer) correctDrift(ctx context.Context, mgr *apply.Manager, w *workv1alpha1.Work, st *workv1alpha1.WorkStatus, suspects map[workv1alpha1.ObjectRef]bool) {
+func (s *Syncer) correctDrift(ctx context.Context, mgr *apply.Manager, w *workv1alpha1.Work, st *workv1alpha1.WorkStatus, suspects map[workv1alpha1.ObjectKey]bool) {
 	if suspects == nil {
 		s.lastDriftCheck = s.clock.Now()
 	}
-	objs, err := Objects(w)
+	objs, err := workv1alpha1.Objects(w)
 	if err != nil {
 		return
 	}
 	if suspects != nil {
-		objs = slices.DeleteFunc(objs, func(o *unstructured.Unstructured) bool { return !suspects[refOf(o)] })
+		objs = slices.DeleteFunc(objs, func(o *unstructured.Unstructured) bool { return !suspects[workv1alpha1.KeyOf(o)] })
 		if len(objs) == 0 {
 			return
 		}
@@ -65,13 +58,13 @@ func (s *Syncer) recordDrift(st *workv1alpha1.WorkStatus, res *apply.Result) {
 		rec := workv1alpha1.DriftRecord{ObjectRef: d.ObjectRef, Fields: d.Fields, Manager: d.Manager, Deleted: d.Deleted, Time: now}
 		switch {
 		case !d.Corrected:
-			rec.Action = DriftReported
+			rec.Action = workv1alpha1.DriftReported
 		case d.Deleted:
-			rec.Action = DriftRecreated
+			rec.Action = workv1alpha1.DriftRecreated
 		default:
-			rec.Action = DriftCorrected
+			rec.Action = workv1alpha1.DriftCorrected
 		}
-		if rec.Action == DriftReported && repeated(st.Drift, rec) {
+		if rec.Action == workv1alpha1.DriftReported && repeated(st.Drift, rec) {
 			continue
 		}
 		object := d.Kind + "/" + d.Namespace + "/" + d.Name

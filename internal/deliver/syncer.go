@@ -6,16 +6,13 @@ package deliver
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/clock"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
@@ -23,13 +20,6 @@ import (
 	"github.com/propagit/propagit/internal/apply"
 	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/works"
-)
-
-// Condition types of a Work status.
-const (
-	ConditionApplied = "Applied"
-	ConditionHealthy = "Healthy"
-	ConditionReady   = "Ready"
 )
 
 // Options tune a Syncer.
@@ -86,7 +76,7 @@ type Syncer struct {
 	watch      *watcher
 	watchTried bool
 	mu         sync.Mutex
-	suspects   map[workv1alpha1.ObjectRef]bool
+	suspects   map[workv1alpha1.ObjectKey]bool
 	suspectC   chan struct{}
 }
 
@@ -112,10 +102,9 @@ func (s *Syncer) Close() {
 func (s *Syncer) suspect(r workv1alpha1.ObjectRef) {
 	s.mu.Lock()
 	if s.suspects == nil {
-		s.suspects = map[workv1alpha1.ObjectRef]bool{}
+		s.suspects = map[workv1alpha1.ObjectKey]bool{}
 	}
-	r.Version = ""
-	s.suspects[r] = true
+	s.suspects[r.ObjectKey] = true
 	s.mu.Unlock()
 	select {
 	case s.suspectC <- struct{}{}:
@@ -130,7 +119,7 @@ func (s *Syncer) hasSuspects() bool {
 }
 
 // takeSuspects returns and clears the queued suspects.
-func (s *Syncer) takeSuspects() map[workv1alpha1.ObjectRef]bool {
+func (s *Syncer) takeSuspects() map[workv1alpha1.ObjectKey]bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.suspects
@@ -150,36 +139,6 @@ func (s *Syncer) watchInventory(mgr *apply.Manager, inv []workv1alpha1.ObjectRef
 	if s.watch != nil {
 		s.watch.set(inv)
 	}
-}
-
-// Digest identifies the content of a Work.
-func Digest(w *workv1alpha1.Work) string {
-	h := sha256.New()
-	for _, m := range w.Spec.Manifests {
-		h.Write(m.Raw)
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-// Objects decodes the manifests of w.
-func Objects(w *workv1alpha1.Work) ([]*unstructured.Unstructured, error) {
-	out := make([]*unstructured.Unstructured, 0, len(w.Spec.Manifests))
-	for i, m := range w.Spec.Manifests {
-		raw := m.Raw
-		if raw == nil && m.Object != nil {
-			var err error
-			if raw, err = json.Marshal(m.Object); err != nil {
-				return nil, err
-			}
-		}
-		obj := &unstructured.Unstructured{}
-		if err := obj.UnmarshalJSON(raw); err != nil {
-			return nil, fmt.Errorf("work %s: manifest %d: %w", w.Spec.Cluster, i, err)
-		}
-		out = append(out, obj)
-	}
-	return out, nil
 }
 
 // Status returns the last status written (nil before the first Sync).
@@ -203,16 +162,16 @@ func (s *Syncer) Sync(ctx context.Context, w *workv1alpha1.Work, reachable bool)
 	switch {
 	case w.Spec.FormatVersion > workv1alpha1.FormatVersion:
 		msg := fmt.Sprintf("agent too old for Work format %d (it understands %d): nothing applied, what runs is kept; upgrade the agent", w.Spec.FormatVersion, workv1alpha1.FormatVersion)
-		s.set(st, ConditionReady, metav1.ConditionFalse, "FormatTooNew", msg)
+		s.set(st, workv1alpha1.ConditionReady, metav1.ConditionFalse, workv1alpha1.ReasonFormatTooNew, msg)
 		st.Message = msg
 		s.write(ctx, st)
 		return 0
 	case w.Spec.Suspended:
-		s.set(st, ConditionReady, metav1.ConditionFalse, "Suspended", "dispatching is suspended; the member is not touched")
+		s.set(st, workv1alpha1.ConditionReady, metav1.ConditionFalse, workv1alpha1.ReasonSuspended, "dispatching is suspended; the member is not touched")
 		s.write(ctx, st)
 		return 0
 	case !reachable:
-		s.set(st, ConditionReady, metav1.ConditionFalse, "MemberNotReady", "the member did not answer its last probe; applying waits")
+		s.set(st, workv1alpha1.ConditionReady, metav1.ConditionFalse, workv1alpha1.ReasonMemberNotReady, "the member did not answer its last probe; applying waits")
 		s.write(ctx, st)
 		return 0
 	}
@@ -220,7 +179,7 @@ func (s *Syncer) Sync(ctx context.Context, w *workv1alpha1.Work, reachable bool)
 }
 
 func (s *Syncer) syncReachable(ctx context.Context, w *workv1alpha1.Work, st *workv1alpha1.WorkStatus) time.Duration {
-	d := Digest(w)
+	d := workv1alpha1.Digest(w)
 	applied := st.AppliedDigest == d
 	if applied && ready(st) && !s.driftDue() && !s.hasSuspects() {
 		if s.state != nil || st.Message != s.last.Message {
@@ -230,7 +189,7 @@ func (s *Syncer) syncReachable(ctx context.Context, w *workv1alpha1.Work, st *wo
 	}
 	mgr, err := s.manager(ctx)
 	if err != nil {
-		s.set(st, ConditionReady, metav1.ConditionFalse, "NoClient", err.Error())
+		s.set(st, workv1alpha1.ConditionReady, metav1.ConditionFalse, workv1alpha1.ReasonNoClient, err.Error())
 		s.write(ctx, st)
 		return s.backoff()
 	}
@@ -270,12 +229,7 @@ func (s *Syncer) syncReachable(ctx context.Context, w *workv1alpha1.Work, st *wo
 }
 
 func ready(st *workv1alpha1.WorkStatus) bool {
-	for _, c := range st.Conditions {
-		if c.Type == ConditionReady {
-			return c.Status == metav1.ConditionTrue
-		}
-	}
-	return false
+	return meta.IsStatusConditionTrue(st.Conditions, workv1alpha1.ConditionReady)
 }
 
 // write stores st; the store skips writes that change nothing. A cancelled
@@ -309,17 +263,8 @@ func (s *Syncer) backoff() time.Duration {
 // set sets one condition, keeping the transition time when the status does
 // not change.
 func (s *Syncer) set(st *workv1alpha1.WorkStatus, typ string, status metav1.ConditionStatus, reason, msg string) {
-	now := metav1.NewTime(s.clock.Now())
-	for i, c := range st.Conditions {
-		if c.Type == typ {
-			if c.Status != status {
-				st.Conditions[i].LastTransitionTime = now
-			}
-			st.Conditions[i].Status, st.Conditions[i].Reason, st.Conditions[i].Message = status, reason, msg
-			return
-		}
-	}
-	st.Conditions = append(st.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, LastTransitionTime: now})
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg,
+		LastTransitionTime: metav1.NewTime(s.clock.Now())})
 }
 
 // SetCluster records the member's own state (pull agents measure it) and

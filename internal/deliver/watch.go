@@ -102,7 +102,7 @@ func (w *watcher) keyOf(r workv1alpha1.ObjectRef) (watchKey, bool) {
 
 func (w *watcher) start(k watchKey, refs map[string]workv1alpha1.ObjectRef) *informer {
 	inf := &informer{stop: make(chan struct{}), refs: refs}
-	selector := func(o *metav1.ListOptions) { o.LabelSelector = apply.LabelManaged + "=true" }
+	selector := func(o *metav1.ListOptions) { o.LabelSelector = workv1alpha1.LabelManaged + "=true" }
 	si := metadatainformer.NewFilteredMetadataInformer(w.client, k.gvr, k.namespace, 0, cache.Indexers{}, selector).Informer()
 	_, _ = si.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(oldObj, newObj any) {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -25,7 +26,7 @@ type Input struct {
 // entry is one object that differs on one cluster, before formatting.
 type entry struct {
 	cluster    string
-	key        render.Key
+	key        workv1alpha1.ObjectKey
 	change     Change
 	base, head *unstructured.Unstructured
 	// baseYAML and headYAML are the unredacted manifests.
@@ -37,7 +38,7 @@ type entry struct {
 }
 
 // placement maps a cluster to its objects by key.
-type placement map[string]map[render.Key]*unstructured.Unstructured
+type placement map[string]map[workv1alpha1.ObjectKey]*unstructured.Unstructured
 
 // Compare computes the difference between two renders: what each cluster
 // receives at head compared with base.
@@ -79,9 +80,9 @@ func index(res *render.Result) placement {
 		return p
 	}
 	for _, w := range res.Works {
-		objs := make(map[render.Key]*unstructured.Unstructured, len(w.Objects))
+		objs := make(map[workv1alpha1.ObjectKey]*unstructured.Unstructured, len(w.Objects))
 		for _, o := range w.Objects {
-			objs[render.KeyOf(o)] = o
+			objs[workv1alpha1.KeyOf(o)] = o
 		}
 		p[w.Cluster] = objs
 	}
@@ -104,8 +105,8 @@ func clusterNames(a, b placement) []string {
 
 // compareCluster lists the objects that differ on one cluster, in key
 // order.
-func compareCluster(cluster string, base, head map[render.Key]*unstructured.Unstructured) []*entry {
-	keys := make([]render.Key, 0, len(head))
+func compareCluster(cluster string, base, head map[workv1alpha1.ObjectKey]*unstructured.Unstructured) []*entry {
+	keys := make([]workv1alpha1.ObjectKey, 0, len(head))
 	for k := range base {
 		keys = append(keys, k)
 	}
@@ -184,7 +185,7 @@ func equalJSON(a, b any) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-func cmpKey(a, b render.Key) int {
+func cmpKey(a, b workv1alpha1.ObjectKey) int {
 	switch {
 	case a.Less(b):
 		return -1
@@ -206,7 +207,7 @@ func manifest(obj *unstructured.Unstructured) []byte {
 
 // sumReplicas adds up the workload replicas of a cluster on both sides; nil
 // when neither side runs a workload there.
-func sumReplicas(base, head map[render.Key]*unstructured.Unstructured) *Replicas {
+func sumReplicas(base, head map[workv1alpha1.ObjectKey]*unstructured.Unstructured) *Replicas {
 	before, okB := sum(base)
 	after, okA := sum(head)
 	if !okB && !okA {
@@ -215,7 +216,7 @@ func sumReplicas(base, head map[render.Key]*unstructured.Unstructured) *Replicas
 	return &Replicas{Before: before, After: after}
 }
 
-func sum(objs map[render.Key]*unstructured.Unstructured) (int64, bool) {
+func sum(objs map[workv1alpha1.ObjectKey]*unstructured.Unstructured) (int64, bool) {
 	var n int64
 	found := false
 	for _, o := range objs {
@@ -240,7 +241,7 @@ func replicas(obj *unstructured.Unstructured) (int64, bool) {
 			return int64(n), true
 		}
 	}
-	if s, ok := obj.GetAnnotations()[render.AnnotationScheduledReplicas]; ok {
+	if s, ok := obj.GetAnnotations()[workv1alpha1.AnnotationScheduledReplicas]; ok {
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return n, true
 		}

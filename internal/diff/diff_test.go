@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
 )
@@ -16,7 +17,7 @@ func deployment(name string, replicas int64, image string) *unstructured.Unstruc
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": name, "namespace": "demo",
-			"annotations": map[string]any{render.AnnotationTemplate: "Deployment.apps/demo/" + name}},
+			"annotations": map[string]any{workv1alpha1.AnnotationTemplate: "Deployment.apps/demo/" + name}},
 		"spec": map[string]any{"replicas": replicas, "template": map[string]any{"spec": map[string]any{
 			"containers": []any{map[string]any{"name": name, "image": image}}}}},
 	}}
@@ -263,7 +264,7 @@ func TestEqualJSON(t *testing.T) {
 }
 
 func TestWarnings(t *testing.T) {
-	web := render.Key{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}
+	web := workv1alpha1.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}
 	head := result(map[string][]*unstructured.Unstructured{"a": {configMap("cfg", "x")}})
 	head.Bindings = []*render.Binding{{
 		Key:           web,

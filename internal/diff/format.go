@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // Format is an output format of a Report.
@@ -60,10 +62,7 @@ func (r Revision) String() string {
 	if r.WorkingTree {
 		return "working tree"
 	}
-	short := r.Hash
-	if len(short) > 7 {
-		short = short[:7]
-	}
+	short := workv1alpha1.ShortRevision(r.Hash)
 	switch {
 	case short == "" && r.Name == "":
 		return "unknown revision"

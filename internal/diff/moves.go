@@ -5,15 +5,15 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // pairMoves pairs, per object, the clusters it is removed from with the
 // clusters it is added to, in cluster order: each pair is a move. The
 // removals left over are deletions, the additions left over plain adds.
 func pairMoves(all [][]*entry) []Move {
-	removed := map[render.Key][]*entry{}
-	added := map[render.Key][]*entry{}
+	removed := map[workv1alpha1.ObjectKey][]*entry{}
+	added := map[workv1alpha1.ObjectKey][]*entry{}
 	for _, entries := range all {
 		for _, e := range entries {
 			switch e.change {
@@ -44,7 +44,7 @@ func pairMoves(all [][]*entry) []Move {
 // deletions lists, per object, the clusters it is removed from without
 // moving elsewhere.
 func deletions(all [][]*entry) []Deletion {
-	by := map[render.Key][]string{}
+	by := map[workv1alpha1.ObjectKey][]string{}
 	for _, entries := range all {
 		for _, e := range entries {
 			if e.change == Removed && e.movedTo == "" {
@@ -88,7 +88,7 @@ func template(e *entry) string {
 	if obj == nil {
 		obj = e.base
 	}
-	return obj.GetAnnotations()[render.AnnotationTemplate]
+	return obj.GetAnnotations()[workv1alpha1.AnnotationTemplate]
 }
 
 // objectDiff renders the unified diff of one entry (see Object.Diff).

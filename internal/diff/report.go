@@ -1,10 +1,8 @@
 package diff
 
-import (
-	"github.com/propagit/propagit/internal/render"
-)
+import "github.com/propagit/propagit/internal/api/workv1alpha1"
 
-// Ref names an object the way render.Key does, without its String method
+// Ref names an object the way workv1alpha1.ObjectKey does, without its String method
 // (which, promoted, would make every report type print as a bare key).
 type Ref struct {
 	// Group is the API group, "core" for the core group.
@@ -15,13 +13,17 @@ type Ref struct {
 	Name      string `json:"name"`
 }
 
-func refOf(k render.Key) Ref {
-	return Ref{Group: k.Group, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name}
+func refOf(k workv1alpha1.ObjectKey) Ref {
+	return Ref{Group: k.GroupName(), Kind: k.Kind, Namespace: k.Namespace, Name: k.Name}
 }
 
-// Key returns the render.Key of r.
-func (r Ref) Key() render.Key {
-	return render.Key{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+// Key returns the workv1alpha1.ObjectKey of r.
+func (r Ref) Key() workv1alpha1.ObjectKey {
+	group := r.Group
+	if group == "core" {
+		group = ""
+	}
+	return workv1alpha1.ObjectKey{Group: group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
 }
 
 // SchemaVersion names the shape of the JSON report; it changes only when a

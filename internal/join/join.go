@@ -27,9 +27,7 @@ const (
 	// FieldManager is the server-side apply field manager of every object
 	// Join writes.
 	FieldManager = "propagit-join"
-	// LabelJoinedBy marks every object Join creates; Unjoin deletes by it.
-	LabelJoinedBy = "propagit.io/joined-by"
-	// LabelJoinedByValue is the value of LabelJoinedBy.
+	// LabelJoinedByValue is the value of workv1alpha1.LabelJoinedBy.
 	LabelJoinedByValue = "join"
 	// Namespace holds the ServiceAccount in the member and, on the hub,
 	// the credential Secret.

@@ -11,6 +11,8 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // Names of the RBAC objects Join creates.
@@ -29,7 +31,9 @@ const (
 
 var applyOpts = metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
 
-func joinLabels() map[string]string { return map[string]string{LabelJoinedBy: LabelJoinedByValue} }
+func joinLabels() map[string]string {
+	return map[string]string{workv1alpha1.LabelJoinedBy: LabelJoinedByValue}
+}
 
 // nonResourceRule is what health probes and discovery need.
 func nonResourceRule() *rbacv1ac.PolicyRuleApplyConfiguration {

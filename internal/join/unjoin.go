@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 const (
@@ -58,7 +60,7 @@ func (o joined) delete(ctx context.Context, cs kubernetes.Interface) error {
 
 // listJoined lists every object carrying the join label, namespaces last.
 func listJoined(ctx context.Context, cs kubernetes.Interface) ([]joined, error) {
-	lo := metav1.ListOptions{LabelSelector: LabelJoinedBy + "=" + LabelJoinedByValue}
+	lo := metav1.ListOptions{LabelSelector: workv1alpha1.LabelJoinedBy + "=" + LabelJoinedByValue}
 	var out []joined
 	rbs, err := cs.RbacV1().RoleBindings("").List(ctx, lo)
 	if err != nil {
@@ -170,7 +172,7 @@ func foreignObject(ctx context.Context, cfg *rest.Config, ns string) (string, er
 				return "", fmt.Errorf("failed to list %s in namespace %s: %w", r.Name, ns, err)
 			}
 			for _, it := range items.Items {
-				if it.GetLabels()[LabelJoinedBy] == LabelJoinedByValue || builtIn(r.Kind, it.GetName()) {
+				if it.GetLabels()[workv1alpha1.LabelJoinedBy] == LabelJoinedByValue || builtIn(r.Kind, it.GetName()) {
 					continue
 				}
 				return r.Kind + "/" + it.GetName(), nil

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/policyv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
 )
 
@@ -14,7 +15,7 @@ import (
 // follow it to its clusters. A dependency with its own policy keeps its own
 // placement and gains the referrers' clusters; one without becomes an
 // attached binding placed on the union of its referrers' clusters.
-func addDependencies(bindings []*Binding, byKey map[Key]*Binding, _ []load.Propagation) {
+func addDependencies(bindings []*Binding, byKey map[workv1alpha1.ObjectKey]*Binding, _ []load.Propagation) {
 	for _, b := range bindings {
 		if b.Choice.Winner == nil || !b.Choice.Winner.Policy.Policy.Spec.PropagateDeps || b.Key.Namespace == "" {
 			continue
@@ -57,7 +58,7 @@ func attach(dep, referrer *Binding, spec policyv1alpha1.PropagationSpec) {
 // detachDependencies drops the dependency targets no referrer targets any
 // more: the dependencies of an old copy whose eviction ended go with it.
 // Targets of a dependency's own placement stay.
-func detachDependencies(bindings []*Binding, byKey map[Key]*Binding) {
+func detachDependencies(bindings []*Binding, byKey map[workv1alpha1.ObjectKey]*Binding) {
 	for _, dep := range bindings {
 		if len(dep.DependencyOf) == 0 {
 			continue
@@ -69,9 +70,9 @@ func detachDependencies(bindings []*Binding, byKey map[Key]*Binding) {
 }
 
 // referred reports whether some referrer of dep targets cluster.
-func referred(dep *Binding, cluster string, byKey map[Key]*Binding) bool {
+func referred(dep *Binding, cluster string, byKey map[workv1alpha1.ObjectKey]*Binding) bool {
 	for _, name := range dep.DependencyOf {
-		k, err := ParseKey(name)
+		k, err := workv1alpha1.ParseKey(name)
 		if r := byKey[k]; err == nil && r != nil && slices.ContainsFunc(r.Targets, func(t *Target) bool { return t.Cluster == cluster }) {
 			return true
 		}
@@ -81,14 +82,14 @@ func referred(dep *Binding, cluster string, byKey map[Key]*Binding) bool {
 
 // dependencies lists the objects obj references through its pod spec (or,
 // for an Ingress, its TLS secrets), all in obj's namespace.
-func dependencies(obj *unstructured.Unstructured) []Key {
+func dependencies(obj *unstructured.Unstructured) []workv1alpha1.ObjectKey {
 	ns := obj.GetNamespace()
-	var keys []Key
+	var keys []workv1alpha1.ObjectKey
 	add := func(group, kind, name string) {
 		if name == "" {
 			return
 		}
-		k := Key{Group: group, Kind: kind, Namespace: ns, Name: name}
+		k := workv1alpha1.ObjectKey{Group: group, Kind: kind, Namespace: ns, Name: name}
 		if !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
@@ -98,7 +99,7 @@ func dependencies(obj *unstructured.Unstructured) []Key {
 		for _, t := range tls {
 			if m, ok := t.(map[string]any); ok {
 				s, _ := m["secretName"].(string)
-				add("core", "Secret", s)
+				add("", "Secret", s)
 			}
 		}
 		return keys
@@ -108,10 +109,10 @@ func dependencies(obj *unstructured.Unstructured) []Key {
 		return nil
 	}
 	if sa, _ := pod["serviceAccountName"].(string); sa != "default" {
-		add("core", "ServiceAccount", sa)
+		add("", "ServiceAccount", sa)
 	}
 	for _, ref := range list(pod, "imagePullSecrets") {
-		add("core", "Secret", str(ref, "name"))
+		add("", "Secret", str(ref, "name"))
 	}
 	for _, field := range []string{"initContainers", "containers", "ephemeralContainers"} {
 		for _, c := range list(pod, field) {
@@ -128,33 +129,33 @@ func dependencies(obj *unstructured.Unstructured) []Key {
 func containerDeps(c map[string]any, add func(group, kind, name string)) {
 	for _, env := range list(c, "env") {
 		from, _ := env["valueFrom"].(map[string]any)
-		add("core", "ConfigMap", str(from, "configMapKeyRef", "name"))
-		add("core", "Secret", str(from, "secretKeyRef", "name"))
+		add("", "ConfigMap", str(from, "configMapKeyRef", "name"))
+		add("", "Secret", str(from, "secretKeyRef", "name"))
 	}
 	for _, from := range list(c, "envFrom") {
-		add("core", "ConfigMap", str(from, "configMapRef", "name"))
-		add("core", "Secret", str(from, "secretRef", "name"))
+		add("", "ConfigMap", str(from, "configMapRef", "name"))
+		add("", "Secret", str(from, "secretRef", "name"))
 	}
 }
 
 func volumeDeps(v map[string]any, claimTemplates []string, add func(group, kind, name string)) {
-	add("core", "ConfigMap", str(v, "configMap", "name"))
-	add("core", "Secret", str(v, "secret", "secretName"))
+	add("", "ConfigMap", str(v, "configMap", "name"))
+	add("", "Secret", str(v, "secret", "secretName"))
 	if claim := str(v, "persistentVolumeClaim", "claimName"); !slices.Contains(claimTemplates, claim) {
-		add("core", "PersistentVolumeClaim", claim)
+		add("", "PersistentVolumeClaim", claim)
 	}
 	for _, src := range list(mapAt(v, "projected"), "sources") {
-		add("core", "ConfigMap", str(src, "configMap", "name"))
-		add("core", "Secret", str(src, "secret", "name"))
+		add("", "ConfigMap", str(src, "configMap", "name"))
+		add("", "Secret", str(src, "secret", "name"))
 	}
 	for _, plugin := range []string{"azureFile", "cephfs", "cinder", "flexVolume", "rbd", "scaleIO", "iscsi", "storageos"} {
 		if plugin == "azureFile" {
-			add("core", "Secret", str(v, plugin, "secretName"))
+			add("", "Secret", str(v, plugin, "secretName"))
 			continue
 		}
-		add("core", "Secret", str(v, plugin, "secretRef", "name"))
+		add("", "Secret", str(v, plugin, "secretRef", "name"))
 	}
-	add("core", "Secret", str(v, "csi", "nodePublishSecretRef", "name"))
+	add("", "Secret", str(v, "csi", "nodePublishSecretRef", "name"))
 }
 
 // podSpec returns the pod spec of the workload kinds Karmada knows.

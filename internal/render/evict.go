@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
@@ -212,10 +213,7 @@ func notReady(c *clusterv1alpha1.Cluster) (string, time.Time, bool) {
 	if c.Status == nil {
 		return "", time.Time{}, false
 	}
-	for _, cond := range c.Status.Conditions {
-		if cond.Type != clusterv1alpha1.ConditionReady {
-			continue
-		}
+	if cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ConditionReady); cond != nil {
 		switch cond.Status {
 		case "False":
 			return clusterv1alpha1.TaintNotReady, cond.LastTransitionTime.Time, true

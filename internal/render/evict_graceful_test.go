@@ -8,16 +8,17 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/render"
 )
 
-var nginxKey = render.Key{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "nginx"}
+var nginxKey = workv1alpha1.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "nginx"}
 
 // healthyOn reports nginx healthy on the given clusters.
 func healthyOn(clusters ...string) render.Health {
 	h := render.Health{}
 	for _, c := range clusters {
-		h[c] = map[render.Key]bool{nginxKey: true}
+		h[c] = map[workv1alpha1.ObjectKey]bool{nginxKey: true}
 	}
 	return h
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
 )
@@ -121,7 +122,7 @@ func TestFailoverGracefulCopyEndsAndNoFlapBack(t *testing.T) {
 	first := renderAt(t, t0, nil, files("True", t0.Add(-time.Hour)))
 	moved := renderAt(t, t0.Add(20*time.Second), render.PreviousFromWorks(first.Works), files("Unknown", t0))
 	old := object(t, moved, "m1", "Deployment.apps/demo/nginx")
-	if old.GetAnnotations()[render.AnnotationPurgeMode] != "Gracefully" || old.GetAnnotations()[render.AnnotationEvictedUntil] == "" {
+	if old.GetAnnotations()[workv1alpha1.AnnotationPurgeMode] != "Gracefully" || old.GetAnnotations()[workv1alpha1.AnnotationEvictedUntil] == "" {
 		t.Fatalf("the kept copy must carry the eviction: %v", old.GetAnnotations())
 	}
 	// The primary recovers before the grace period ends: the copy stays, and

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/propagit/propagit/internal/api/policyv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
 )
 
@@ -19,10 +20,10 @@ func Lint(set *load.Set, res *Result) []load.Finding {
 	}
 	out = append(out, lintClusterNames(set)...)
 	for _, p := range set.Propagations {
-		if m, ok := p.Policy.Annotations[AnnotationDrift]; ok && !validDriftMode(m) {
+		if m, ok := p.Policy.Annotations[workv1alpha1.AnnotationDrift]; ok && !validDriftMode(m) {
 			out = append(out, load.Finding{Source: p.Source, Message: fmt.Sprintf(
 				"%s: annotation %s=%q is not one of correct, warn, ignore; drift is corrected",
-				policyName(&PolicyRef{ClusterScoped: p.ClusterScoped, Namespace: p.Policy.Namespace, Name: p.Policy.Name}), AnnotationDrift, m)})
+				policyName(&PolicyRef{ClusterScoped: p.ClusterScoped, Namespace: p.Policy.Namespace, Name: p.Policy.Name}), workv1alpha1.AnnotationDrift, m)})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b load.Finding) int {
@@ -54,8 +55,8 @@ func lintBinding(b *Binding, res *Result) []load.Finding {
 	if b.ScheduleError != "" {
 		add("%s cannot be scheduled: %s", b.Key, b.ScheduleError)
 	}
-	if m, set := b.Template.Object.GetAnnotations()[AnnotationDrift]; set && !validDriftMode(m) {
-		add("%s: annotation %s=%q is not one of correct, warn, ignore; drift is corrected", b.Key, AnnotationDrift, m)
+	if m, set := b.Template.Object.GetAnnotations()[workv1alpha1.AnnotationDrift]; set && !validDriftMode(m) {
+		add("%s: annotation %s=%q is not one of correct, warn, ignore; drift is corrected", b.Key, workv1alpha1.AnnotationDrift, m)
 	}
 	if unknownCapacity(b, res) {
 		add("%s uses dynamic or aggregated division but some candidate clusters declare no status.resourceSummary: their capacity counts as 0 until the controller measures it", b.Key)

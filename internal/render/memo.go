@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/override"
 )
@@ -20,14 +21,14 @@ import (
 // run for every template: they are cheap, and they read live cluster state,
 // which must not be remembered. A Memo is for one Render at a time.
 type Memo struct {
-	entries map[Key]memoEntry
+	entries map[workv1alpha1.ObjectKey]memoEntry
 	// Rendered and Reused count the templates the last Render built and
 	// took from the memo.
 	Rendered, Reused int
 }
 
 // NewMemo returns an empty Memo.
-func NewMemo() *Memo { return &Memo{entries: map[Key]memoEntry{}} }
+func NewMemo() *Memo { return &Memo{entries: map[workv1alpha1.ObjectKey]memoEntry{}} }
 
 type memoEntry struct {
 	sum     [sha256.Size]byte
@@ -119,7 +120,7 @@ func (m *Memo) restore(b *Binding, sum [sha256.Size]byte) bool {
 }
 
 // keep records what b rendered to under sum.
-func (m *Memo) keep(b *Binding, sum [sha256.Size]byte, seen map[Key]memoEntry) {
+func (m *Memo) keep(b *Binding, sum [sha256.Size]byte, seen map[workv1alpha1.ObjectKey]memoEntry) {
 	e := memoEntry{sum: sum, targets: make(map[string]memoTarget, len(b.Targets))}
 	for _, t := range b.Targets {
 		e.targets[t.Cluster] = memoTarget{object: t.Object, overrides: t.Overrides, err: t.Error}
@@ -143,7 +144,7 @@ func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluste
 		ok  bool
 	}
 	overrideSums := map[string]nsSum{}
-	seen := make(map[Key]memoEntry, len(bindings))
+	seen := make(map[workv1alpha1.ObjectKey]memoEntry, len(bindings))
 	for _, b := range bindings {
 		ns := b.Key.Namespace
 		osum, known := overrideSums[ns]

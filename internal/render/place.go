@@ -11,14 +11,11 @@ import (
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/policyv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/match"
 	"github.com/propagit/propagit/internal/schedule"
 )
-
-// LabelSkipAutoPropagation on a Namespace stops Karmada's namespace
-// auto-propagation.
-const LabelSkipAutoPropagation = "namespace.karmada.io/skip-auto-propagation"
 
 // reservedNamespaces are never propagated by Karmada.
 var reservedNamespaces = []string{"karmada-system", "karmada-cluster"}
@@ -30,7 +27,7 @@ var skippedGroups = []string{"events.k8s.io", "coordination.k8s.io"}
 // place decides the policy and the clusters of one template.
 func place(t *load.Template, in Input, clusters []*clusterv1alpha1.Cluster) *Binding {
 	obj := t.Object
-	b := &Binding{Key: KeyOf(obj), Template: t}
+	b := &Binding{Key: workv1alpha1.KeyOf(obj), Template: t}
 	if reason := skipReason(obj, in.Options); reason != "" {
 		b.Skipped = reason
 		return b
@@ -54,7 +51,7 @@ func place(t *load.Template, in Input, clusters []*clusterv1alpha1.Cluster) *Bin
 		b.Policy.Namespace = ""
 	}
 	b.Overwrite = p.Policy.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite
-	b.DriftMode = p.Policy.Annotations[AnnotationDrift]
+	b.DriftMode = p.Policy.Annotations[workv1alpha1.AnnotationDrift]
 	schedulePolicy(b, p.Policy, prev, clusters, in.Now)
 	return b
 }
@@ -144,8 +141,8 @@ func placeNamespace(b *Binding, obj *unstructured.Unstructured, o Options, clust
 		b.Skipped = `namespace "default" is never auto-propagated`
 		return
 	}
-	if strings.EqualFold(obj.GetLabels()[LabelSkipAutoPropagation], "true") {
-		b.Skipped = fmt.Sprintf("namespace is labelled %s=true", LabelSkipAutoPropagation)
+	if strings.EqualFold(obj.GetLabels()[workv1alpha1.LabelSkipAutoPropagation], "true") {
+		b.Skipped = fmt.Sprintf("namespace is labelled %s=true", workv1alpha1.LabelSkipAutoPropagation)
 		return
 	}
 	b.Choice = match.Choice{Reason: "Namespaces propagate to every cluster without a policy (Karmada's namespace auto-propagation)"}

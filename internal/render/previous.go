@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/policyv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/match"
 	"github.com/propagit/propagit/internal/schedule"
 )
@@ -15,7 +16,7 @@ import (
 // Previous is the placement of an earlier render: the history Karmada's
 // results depend on (§0 of the semantics). The zero value is a first render.
 type Previous struct {
-	Templates map[Key]*PreviousTemplate `json:"templates,omitempty"`
+	Templates map[workv1alpha1.ObjectKey]*PreviousTemplate `json:"templates,omitempty"`
 }
 
 // PreviousTemplate is the earlier placement of one template.
@@ -46,7 +47,7 @@ func (p *Previous) PendingGraceful() bool {
 }
 
 // lookup returns the history of key, or nil.
-func (p *Previous) lookup(k Key) *PreviousTemplate {
+func (p *Previous) lookup(k workv1alpha1.ObjectKey) *PreviousTemplate {
 	if p == nil || p.Templates == nil {
 		return nil
 	}
@@ -57,7 +58,7 @@ func (p *Previous) lookup(k Key) *PreviousTemplate {
 // object names its template, its claiming policy and its scheduled replicas
 // in the annotations stamp writes. Dependencies are skipped.
 func PreviousFromWorks(works []Work) *Previous {
-	prev := &Previous{Templates: map[Key]*PreviousTemplate{}}
+	prev := &Previous{Templates: map[workv1alpha1.ObjectKey]*PreviousTemplate{}}
 	for _, w := range works {
 		for _, obj := range w.Objects {
 			addPrevious(prev, w.Cluster, obj)
@@ -79,10 +80,10 @@ func PreviousFromWorks(works []Work) *Previous {
 
 func addPrevious(prev *Previous, cluster string, obj *unstructured.Unstructured) {
 	ann := obj.GetAnnotations()
-	if ann[AnnotationDependencyOf] != "" && ann[AnnotationPPName] == "" && ann[AnnotationCPPName] == "" {
+	if ann[workv1alpha1.AnnotationDependencyOf] != "" && ann[workv1alpha1.AnnotationPPName] == "" && ann[workv1alpha1.AnnotationCPPName] == "" {
 		return
 	}
-	key, err := ParseKey(ann[AnnotationTemplate])
+	key, err := workv1alpha1.ParseKey(ann[workv1alpha1.AnnotationTemplate])
 	if err != nil {
 		return
 	}
@@ -92,7 +93,7 @@ func addPrevious(prev *Previous, cluster string, obj *unstructured.Unstructured)
 		prev.Templates[key] = t
 	}
 	t.Objects[cluster] = obj
-	replicas, _ := strconv.Atoi(ann[AnnotationScheduledReplicas])
+	replicas, _ := strconv.Atoi(ann[workv1alpha1.AnnotationScheduledReplicas])
 	if e, ok := parseEviction(cluster, ann, int32(replicas)); ok {
 		t.Evictions = append(t.Evictions, e)
 		return
@@ -100,31 +101,31 @@ func addPrevious(prev *Previous, cluster string, obj *unstructured.Unstructured)
 	// The placement's copies speak for the claim and the affinity term, not
 	// a frozen old copy.
 	t.Claim = claimOf(ann)
-	t.Placement.AffinityName = ann[AnnotationAffinityName]
+	t.Placement.AffinityName = ann[workv1alpha1.AnnotationAffinityName]
 	t.Placement.Clusters = append(t.Placement.Clusters, schedule.TargetCluster{Name: cluster, Replicas: int32(replicas)})
 }
 
 // claimOf is the policy claim an object's annotations record, or nil.
 func claimOf(ann map[string]string) *match.Claim {
 	switch {
-	case ann[AnnotationCPPName] != "":
-		return &match.Claim{ClusterScoped: true, Name: ann[AnnotationCPPName]}
-	case ann[AnnotationPPName] != "":
-		return &match.Claim{Namespace: ann[AnnotationPPNamespace], Name: ann[AnnotationPPName]}
+	case ann[workv1alpha1.AnnotationCPPName] != "":
+		return &match.Claim{ClusterScoped: true, Name: ann[workv1alpha1.AnnotationCPPName]}
+	case ann[workv1alpha1.AnnotationPPName] != "":
+		return &match.Claim{Namespace: ann[workv1alpha1.AnnotationPPNamespace], Name: ann[workv1alpha1.AnnotationPPName]}
 	}
 	return nil
 }
 
 // parseEviction reads the eviction annotations of a kept old copy.
 func parseEviction(cluster string, ann map[string]string, replicas int32) (Eviction, bool) {
-	since, err := time.Parse(time.RFC3339, ann[AnnotationEvictedAt])
+	since, err := time.Parse(time.RFC3339, ann[workv1alpha1.AnnotationEvictedAt])
 	if err != nil {
 		return Eviction{}, false
 	}
-	e := Eviction{Cluster: cluster, Since: since, PurgeMode: ann[AnnotationPurgeMode], Replicas: replicas}
-	if until, err := time.Parse(time.RFC3339, ann[AnnotationEvictedUntil]); err == nil {
+	e := Eviction{Cluster: cluster, Since: since, PurgeMode: ann[workv1alpha1.AnnotationPurgeMode], Replicas: replicas}
+	if until, err := time.Parse(time.RFC3339, ann[workv1alpha1.AnnotationEvictedUntil]); err == nil {
 		e.Until = until
 	}
-	e.Reason = ann[AnnotationEvictedReason]
+	e.Reason = ann[workv1alpha1.AnnotationEvictedReason]
 	return e, true
 }

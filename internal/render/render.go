@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/match"
 	"github.com/propagit/propagit/internal/override"
@@ -40,7 +41,7 @@ type Input struct {
 // eviction ends as soon as every cluster of its new placement runs, healthy,
 // the very copy this render gives it (Karmada ends the task when the new
 // placement reports Healthy).
-type Health map[string]map[Key]bool
+type Health map[string]map[workv1alpha1.ObjectKey]bool
 
 // Options tune what is never propagated.
 type Options struct {
@@ -81,7 +82,7 @@ type PolicyRef struct {
 
 // Binding is the record of how one template was placed and rendered.
 type Binding struct {
-	Key      Key
+	Key      workv1alpha1.ObjectKey
 	Template *load.Template
 	// Skipped says why the template is never propagated ("" when it is not).
 	Skipped string
@@ -98,7 +99,7 @@ type Binding struct {
 	// DependencyOf lists the templates whose propagateDeps pulled this one in.
 	DependencyOf []string
 	Overwrite    bool
-	// DriftMode is the policy's AnnotationDrift, given to objects whose
+	// DriftMode is the policy's workv1alpha1.AnnotationDrift, given to objects whose
 	// template does not choose.
 	DriftMode string
 	Targets   []*Target
@@ -129,9 +130,11 @@ type Target struct {
 func Render(in Input) *Result {
 	clusters := effectiveClusters(in.Set.Clusters, in.Status)
 	r := &Result{Clusters: clusters}
-	byKey := map[Key]*Binding{}
+	byKey := map[workv1alpha1.ObjectKey]*Binding{}
 	templates := slices.Clone(in.Set.Templates)
-	slices.SortStableFunc(templates, func(a, b load.Template) int { return cmpKey(KeyOf(a.Object), KeyOf(b.Object)) })
+	slices.SortStableFunc(templates, func(a, b load.Template) int {
+		return workv1alpha1.KeyOf(a.Object).Compare(workv1alpha1.KeyOf(b.Object))
+	})
 	for i := range templates {
 		b := place(&templates[i], in, clusters)
 		byKey[b.Key] = b
@@ -144,16 +147,6 @@ func Render(in Input) *Result {
 	}
 	r.Works = group(r.Bindings)
 	return r
-}
-
-func cmpKey(a, b Key) int {
-	switch {
-	case a.Less(b):
-		return -1
-	case b.Less(a):
-		return 1
-	}
-	return 0
 }
 
 // overridesByNamespace returns, per namespace, the override policies that
@@ -223,7 +216,7 @@ func group(bindings []*Binding) []Work {
 	works := make([]Work, 0, len(names))
 	for _, n := range names {
 		objs := per[n]
-		slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int { return cmpKey(KeyOf(a), KeyOf(b)) })
+		slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int { return workv1alpha1.KeyOf(a).Compare(workv1alpha1.KeyOf(b)) })
 		works = append(works, Work{Cluster: n, Objects: objs})
 	}
 	return works

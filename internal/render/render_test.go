@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -78,7 +79,7 @@ func placement(res *render.Result) map[string][]string {
 	out := map[string][]string{}
 	for _, w := range res.Works {
 		for _, o := range w.Objects {
-			s := render.KeyOf(o).String()
+			s := workv1alpha1.KeyOf(o).String()
 			if r, ok, _ := unstructured.NestedInt64(o.Object, "spec", "replicas"); ok {
 				s += fmt.Sprintf(" replicas=%d", r)
 			}
@@ -95,7 +96,7 @@ func object(t *testing.T, res *render.Result, cluster, key string) *unstructured
 			continue
 		}
 		for _, o := range w.Objects {
-			if render.KeyOf(o).String() == key {
+			if workv1alpha1.KeyOf(o).String() == key {
 				return o
 			}
 		}
@@ -149,18 +150,18 @@ spec:
 	}
 	ann := d.GetAnnotations()
 	for k, v := range map[string]string{
-		render.AnnotationTemplate: "Deployment.apps/demo/nginx", render.AnnotationPPName: "nginx",
-		render.AnnotationPPNamespace: "demo", render.AnnotationScheduledReplicas: "1", render.AnnotationConflict: "abort",
+		workv1alpha1.AnnotationTemplate: "Deployment.apps/demo/nginx", workv1alpha1.AnnotationPPName: "nginx",
+		workv1alpha1.AnnotationPPNamespace: "demo", workv1alpha1.AnnotationScheduledReplicas: "1", workv1alpha1.AnnotationConflict: "abort",
 	} {
 		if ann[k] != v {
 			t.Errorf("annotation %s = %q, want %q", k, ann[k], v)
 		}
 	}
-	if d.GetLabels()[render.LabelManaged] != "true" {
-		t.Errorf("missing %s label", render.LabelManaged)
+	if d.GetLabels()[workv1alpha1.LabelManaged] != "true" {
+		t.Errorf("missing %s label", workv1alpha1.LabelManaged)
 	}
 	cm := object(t, res, "m1", "ConfigMap.core/demo/nginx-env")
-	if got := cm.GetAnnotations()[render.AnnotationDependencyOf]; got != "Deployment.apps/demo/nginx" {
+	if got := cm.GetAnnotations()[workv1alpha1.AnnotationDependencyOf]; got != "Deployment.apps/demo/nginx" {
 		t.Errorf("dependency-of = %q", got)
 	}
 }
@@ -362,7 +363,7 @@ func TestDriftModeFromPolicyOrTemplate(t *testing.T) {
 		{strings.Replace(nginx, "  namespace: demo\n", "  namespace: demo\n  annotations: {propagit.io/drift: ignore}\n", 1), "ignore"},
 	} {
 		res := renderFiles(t, map[string]string{"clusters.yaml": clusters("m1"), "app.yaml": tc.template, "pp.yaml": policy}, nil)
-		got := object(t, res, "m1", "Deployment.apps/demo/nginx").GetAnnotations()[render.AnnotationDrift]
+		got := object(t, res, "m1", "Deployment.apps/demo/nginx").GetAnnotations()[workv1alpha1.AnnotationDrift]
 		if got != tc.want {
 			t.Errorf("drift annotation = %q, want %q", got, tc.want)
 		}

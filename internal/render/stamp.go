@@ -6,76 +6,40 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-)
 
-// Labels and annotations propagit stamps on every object it renders. The
-// Karmada claim annotations are kept under Karmada's own keys so tools that
-// read them keep working.
-const (
-	// LabelManaged marks an object propagit created; only such objects are
-	// ever pruned.
-	LabelManaged = "propagit.io/managed"
-	// AnnotationTemplate names the source template (Key.String()).
-	AnnotationTemplate = "propagit.io/template"
-	// AnnotationScheduledReplicas records the replicas the scheduler gave this
-	// cluster before overrides; it is the "previous placement" of the next
-	// render.
-	AnnotationScheduledReplicas = "propagit.io/scheduled-replicas"
-	// AnnotationAffinityName records the clusterAffinities term in use.
-	AnnotationAffinityName = "propagit.io/affinity-name"
-	// AnnotationDependencyOf names the templates that pulled in a dependency
-	// (propagateDeps), comma-separated.
-	AnnotationDependencyOf = "propagit.io/dependency-of"
-
-	// AnnotationEvictedAt, AnnotationEvictedUntil, AnnotationEvictedReason
-	// and AnnotationPurgeMode mark an old copy kept on a cluster the
-	// template was moved off; they persist the eviction across renders and
-	// restarts.
-	AnnotationEvictedAt     = "propagit.io/evicted-at"
-	AnnotationEvictedUntil  = "propagit.io/evicted-until"
-	AnnotationEvictedReason = "propagit.io/evicted-reason"
-	AnnotationPurgeMode     = "propagit.io/purge-mode"
-
-	AnnotationPPName      = "propagationpolicy.karmada.io/name"
-	AnnotationPPNamespace = "propagationpolicy.karmada.io/namespace"
-	AnnotationCPPName     = "clusterpropagationpolicy.karmada.io/name"
-	AnnotationConflict    = "work.karmada.io/conflict-resolution"
-	// AnnotationDrift on a template or its policy chooses what happens when
-	// the object is changed on a member: correct (default), warn, ignore.
-	// The template's choice wins.
-	AnnotationDrift = "propagit.io/drift"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // stamp adds propagit's labels and annotations to obj.
 func stamp(obj *unstructured.Unstructured, b *Binding, replicas *int32) {
-	metaMap(obj, "labels")[LabelManaged] = "true"
+	metaMap(obj, "labels")[workv1alpha1.LabelManaged] = "true"
 	conflict := conflictResolution(obj, b)
 	ann := metaMap(obj, "annotations")
-	ann[AnnotationTemplate] = b.Key.String()
+	ann[workv1alpha1.AnnotationTemplate] = b.Key.String()
 	if b.Policy != nil {
 		if b.Policy.ClusterScoped {
-			ann[AnnotationCPPName] = b.Policy.Name
+			ann[workv1alpha1.AnnotationCPPName] = b.Policy.Name
 		} else {
-			ann[AnnotationPPName] = b.Policy.Name
-			ann[AnnotationPPNamespace] = b.Policy.Namespace
+			ann[workv1alpha1.AnnotationPPName] = b.Policy.Name
+			ann[workv1alpha1.AnnotationPPNamespace] = b.Policy.Namespace
 		}
 	}
 	if replicas != nil {
-		ann[AnnotationScheduledReplicas] = strconv.Itoa(int(*replicas))
+		ann[workv1alpha1.AnnotationScheduledReplicas] = strconv.Itoa(int(*replicas))
 	}
 	if b.AffinityName != "" {
-		ann[AnnotationAffinityName] = b.AffinityName
+		ann[workv1alpha1.AnnotationAffinityName] = b.AffinityName
 	}
 	if len(b.DependencyOf) > 0 {
-		ann[AnnotationDependencyOf] = strings.Join(b.DependencyOf, ",")
+		ann[workv1alpha1.AnnotationDependencyOf] = strings.Join(b.DependencyOf, ",")
 	}
-	if _, set := ann[AnnotationDrift]; !set && b.DriftMode != "" {
-		ann[AnnotationDrift] = b.DriftMode
+	if _, set := ann[workv1alpha1.AnnotationDrift]; !set && b.DriftMode != "" {
+		ann[workv1alpha1.AnnotationDrift] = b.DriftMode
 	}
 	if !(b.Policy == nil && isNamespace(obj)) {
 		// Auto-propagated Namespaces carry no conflict resolution in Karmada:
 		// a namespace that already exists on a member is never adopted.
-		ann[AnnotationConflict] = conflict
+		ann[workv1alpha1.AnnotationConflict] = conflict
 	}
 }
 
@@ -83,13 +47,13 @@ func stamp(obj *unstructured.Unstructured, b *Binding, replicas *int32) {
 // was evicted from; the next render reads the eviction back from it.
 func stampEviction(obj *unstructured.Unstructured, e *Eviction) {
 	ann := metaMap(obj, "annotations")
-	ann[AnnotationEvictedAt] = e.Since.UTC().Format(time.RFC3339)
-	ann[AnnotationPurgeMode] = e.PurgeMode
+	ann[workv1alpha1.AnnotationEvictedAt] = e.Since.UTC().Format(time.RFC3339)
+	ann[workv1alpha1.AnnotationPurgeMode] = e.PurgeMode
 	if e.Reason != "" {
-		ann[AnnotationEvictedReason] = e.Reason
+		ann[workv1alpha1.AnnotationEvictedReason] = e.Reason
 	}
 	if !e.Until.IsZero() {
-		ann[AnnotationEvictedUntil] = e.Until.UTC().Format(time.RFC3339)
+		ann[workv1alpha1.AnnotationEvictedUntil] = e.Until.UTC().Format(time.RFC3339)
 	}
 }
 
@@ -115,7 +79,7 @@ func metaMap(obj *unstructured.Unstructured, field string) map[string]any {
 func conflictResolution(obj *unstructured.Unstructured, b *Binding) string {
 	field, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "metadata", "annotations")
 	ann, _ := field.(map[string]any)
-	v, _ := ann[AnnotationConflict].(string)
+	v, _ := ann[workv1alpha1.AnnotationConflict].(string)
 	switch v {
 	case "overwrite", "abort":
 		return v

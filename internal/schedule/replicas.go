@@ -6,6 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/propagit/propagit/internal/podrequests"
 )
 
 // Replicas reads a template's desired replicas and per-replica resource
@@ -46,7 +48,7 @@ func Replicas(obj *unstructured.Unstructured) (replicas int32, requests corev1.R
 		return 0, nil, false
 	}
 	spec := podSpec(obj.Object, podPath)
-	requests = podRequests(spec)
+	requests = podrequests.Of(spec)
 	workload = replicas > 0 || len(requests) > 0 || hasNodeClaim(spec)
 	return replicas, requests, workload
 }
@@ -97,52 +99,6 @@ func podSpec(obj map[string]any, path []string) *corev1.PodSpec {
 		return &corev1.PodSpec{}
 	}
 	return spec
-}
-
-// podRequests is Karmada's per-replica resource request of a pod spec.
-func podRequests(spec *corev1.PodSpec) corev1.ResourceList {
-	sum := corev1.ResourceList{}
-	for _, c := range spec.Containers {
-		for name, q := range containerRequests(c) {
-			total := sum[name]
-			total.Add(q)
-			sum[name] = total
-		}
-	}
-	for _, c := range spec.InitContainers {
-		for name, q := range containerRequests(c) {
-			if cur, ok := sum[name]; !ok || q.Cmp(cur) > 0 {
-				sum[name] = q
-			}
-		}
-	}
-	for name, q := range spec.Overhead {
-		total := sum[name]
-		total.Add(q)
-		sum[name] = total
-	}
-	for name, q := range sum {
-		if q.Sign() <= 0 {
-			delete(sum, name)
-		}
-	}
-	if len(sum) == 0 {
-		return nil
-	}
-	return sum
-}
-
-// containerRequests returns the container's requests, with a limit standing
-// in for each missing request (the apiserver's defaulting).
-func containerRequests(c corev1.Container) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for name, q := range c.Resources.Limits {
-		out[name] = q.DeepCopy()
-	}
-	for name, q := range c.Resources.Requests {
-		out[name] = q.DeepCopy()
-	}
-	return out
 }
 
 // hasNodeClaim reports whether the pod spec constrains nodes: a nodeSelector,

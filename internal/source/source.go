@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // WorkingTree is the revision name that stands for the files on disk,
@@ -34,12 +36,9 @@ type Revision struct {
 	WorkingTree bool
 }
 
-// Short returns the first seven characters of the hash.
+// Short returns the hash shortened for messages.
 func (r Revision) Short() string {
-	if len(r.Hash) > 7 {
-		return r.Hash[:7]
-	}
-	return r.Hash
+	return workv1alpha1.ShortRevision(r.Hash)
 }
 
 // String renders the short hash, or "working tree".

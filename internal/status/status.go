@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
@@ -132,16 +132,14 @@ func clusterRow(in Input) ClusterRow {
 	// answered since its Work changed still reports the objects it ran.
 	wanted := manifestRefs(in.Work)
 	for _, o := range st.Objects {
-		ref := o.ObjectRef
-		ref.Version = ""
 		switch {
-		case o.Action == "Failed":
+		case o.Action == workv1alpha1.ActionFailed:
 			row.Failed++
-		case o.Health == "Current" && wanted[ref]:
+		case o.Health == workv1alpha1.HealthCurrent && wanted[o.ObjectKey]:
 			row.Healthy++
 		}
 	}
-	if c := meta(st.Conditions, "Ready"); c != nil {
+	if c := meta.FindStatusCondition(st.Conditions, workv1alpha1.ConditionReady); c != nil {
 		row.Ready, row.Message = string(c.Status), c.Message
 		t := c.LastTransitionTime.Time
 		row.LastHeard = &t
@@ -156,17 +154,14 @@ func clusterRow(in Input) ClusterRow {
 	return row
 }
 
-// manifestRefs returns the references, without version, of w's manifests;
-// manifests that do not decode are left out.
-func manifestRefs(w *workv1alpha1.Work) map[workv1alpha1.ObjectRef]bool {
-	out := make(map[workv1alpha1.ObjectRef]bool, len(w.Spec.Manifests))
-	for _, m := range w.Spec.Manifests {
-		obj := &unstructured.Unstructured{}
-		if obj.UnmarshalJSON(m.Raw) != nil {
-			continue
+// manifestRefs returns the keys of w's manifests; manifests that do not
+// decode are left out.
+func manifestRefs(w *workv1alpha1.Work) map[workv1alpha1.ObjectKey]bool {
+	out := make(map[workv1alpha1.ObjectKey]bool, len(w.Spec.Manifests))
+	for i := range w.Spec.Manifests {
+		if obj, err := workv1alpha1.DecodeManifest(&w.Spec.Manifests[i]); err == nil {
+			out[workv1alpha1.KeyOf(obj)] = true
 		}
-		gvk := obj.GroupVersionKind()
-		out[workv1alpha1.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}] = true
 	}
 	return out
 }
@@ -182,26 +177,24 @@ func driftRows(in Input) []DriftRow {
 			object = d.Kind + "/" + d.Namespace + "/" + d.Name
 		}
 		out = append(out, DriftRow{Cluster: in.Work.Spec.Cluster, Object: object, Fields: d.Fields, Manager: d.Manager,
-			Deleted: d.Deleted, Action: d.Action, Time: d.Time.Time})
+			Deleted: d.Deleted, Action: string(d.Action), Time: d.Time.Time})
 	}
 	return out
 }
 
 func addTemplates(rows map[string]*TemplateRow, in Input) error {
-	health := map[workv1alpha1.ObjectRef]string{}
+	health := map[workv1alpha1.ObjectKey]workv1alpha1.Health{}
 	if in.Status != nil {
 		for _, o := range in.Status.Objects {
-			ref := o.ObjectRef
-			ref.Version = ""
-			health[ref] = o.Health
+			health[o.ObjectKey] = o.Health
 		}
 	}
-	for _, m := range in.Work.Spec.Manifests {
-		obj := &unstructured.Unstructured{}
-		if err := obj.UnmarshalJSON(m.Raw); err != nil {
-			return fmt.Errorf("work %s: %w", in.Work.Spec.Cluster, err)
-		}
-		name := obj.GetAnnotations()["propagit.io/template"]
+	objs, err := workv1alpha1.Objects(in.Work)
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		name := obj.GetAnnotations()[workv1alpha1.AnnotationTemplate]
 		if name == "" {
 			continue
 		}
@@ -213,26 +206,16 @@ func addTemplates(rows map[string]*TemplateRow, in Input) error {
 		if !slices.Contains(row.Clusters, in.Work.Spec.Cluster) {
 			row.Clusters = append(row.Clusters, in.Work.Spec.Cluster)
 		}
-		if r, ok := obj.GetAnnotations()["propagit.io/scheduled-replicas"]; ok {
+		if r, ok := obj.GetAnnotations()[workv1alpha1.AnnotationScheduledReplicas]; ok {
 			n, _ := strconv.ParseInt(r, 10, 64)
 			if v, found, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas"); found {
 				n = v
 			}
 			row.Workload = true
 			row.DesiredReplicas += n
-			gv := obj.GroupVersionKind()
-			if health[workv1alpha1.ObjectRef{Group: gv.Group, Kind: gv.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}] == "Current" {
+			if health[workv1alpha1.KeyOf(obj)] == workv1alpha1.HealthCurrent {
 				row.ReadyReplicas += n
 			}
-		}
-	}
-	return nil
-}
-
-func meta(conds []metav1.Condition, typ string) *metav1.Condition {
-	for i := range conds {
-		if conds[i].Type == typ {
-			return &conds[i]
 		}
 	}
 	return nil
@@ -259,11 +242,8 @@ func cmpStr(a, b string) int {
 }
 
 func short(rev string) string {
-	if len(rev) > 7 {
-		return rev[:7]
-	}
 	if rev == "" {
 		return "(no revision)"
 	}
-	return rev
+	return workv1alpha1.ShortRevision(rev)
 }

@@ -32,10 +32,10 @@ func work(cluster, rev string, manifests ...runtime.RawExtension) *workv1alpha1.
 	return &workv1alpha1.Work{Spec: workv1alpha1.WorkSpec{Cluster: cluster, SourceRevision: rev, Manifests: manifests}}
 }
 
-func status(ready metav1.ConditionStatus, applied string, health string) *workv1alpha1.WorkStatus {
+func status(ready metav1.ConditionStatus, applied string, health workv1alpha1.Health) *workv1alpha1.WorkStatus {
 	return &workv1alpha1.WorkStatus{AppliedRevision: applied,
 		Conditions: []metav1.Condition{{Type: "Ready", Status: ready, Message: "m"}},
-		Objects:    []workv1alpha1.ObjectResult{{ObjectRef: workv1alpha1.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "demo", Name: "web"}, Action: "Created", Health: health}}}
+		Objects:    []workv1alpha1.ObjectResult{{ObjectRef: workv1alpha1.ObjectRef{ObjectKey: workv1alpha1.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}, Version: "v1"}, Action: "Created", Health: health}}}
 }
 
 // TestBuildCountsOnlyAppliedAndHealthy pins that "merged" never reads as
@@ -65,7 +65,7 @@ func TestBuildCountsOnlyAppliedAndHealthy(t *testing.T) {
 // with what changed and who changed it.
 func TestBuildListsNewestDriftFirst(t *testing.T) {
 	at := func(min int) metav1.Time { return metav1.Date(2026, 11, 29, 12, min, 0, 0, time.UTC) }
-	web := workv1alpha1.ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}
+	web := workv1alpha1.ObjectRef{ObjectKey: workv1alpha1.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}}
 	st1, st2 := status("True", "abc", "Current"), status("True", "abc", "Current")
 	st1.Drift = []workv1alpha1.DriftRecord{{ObjectRef: web, Fields: []string{"spec.replicas"}, Manager: "kubectl-edit", Action: "Corrected", Time: at(1)}}
 	st2.Drift = []workv1alpha1.DriftRecord{{ObjectRef: web, Deleted: true, Action: "Recreated", Time: at(2)}}

@@ -12,10 +12,6 @@ import (
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
-// ClusterLabel is on every Work the CR store manages; its value is the
-// cluster. The store never changes or deletes a Work without it.
-const ClusterLabel = "propagit.io/cluster"
-
 // CRStore keeps one Work custom resource per cluster, named after the
 // cluster, in one namespace of a hub; status goes to the status
 // subresource. The client's scheme must know workv1alpha1.
@@ -80,7 +76,7 @@ func (s *CRStore) ListCluster(ctx context.Context, cluster string) (*workv1alpha
 
 func (s *CRStore) list(ctx context.Context) ([]workv1alpha1.Work, error) {
 	var l workv1alpha1.WorkList
-	if err := s.c.List(ctx, &l, client.InNamespace(s.namespace), client.HasLabels{ClusterLabel}); err != nil {
+	if err := s.c.List(ctx, &l, client.InNamespace(s.namespace), client.HasLabels{workv1alpha1.LabelCluster}); err != nil {
 		return nil, fmt.Errorf("failed to list Works in %s: %w", s.namespace, err)
 	}
 	return l.Items, nil

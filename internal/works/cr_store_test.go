@@ -77,7 +77,7 @@ func TestCRStorePut(t *testing.T) {
 		gotRev := map[string]string{}
 		for _, w := range got {
 			gotRev[w.Name] = w.Spec.SourceRevision
-			if w.Labels[ClusterLabel] != w.Name {
+			if w.Labels[workv1alpha1.LabelCluster] != w.Name {
 				t.Errorf("%s: Work %s labels = %v", st.name, w.Name, w.Labels)
 			}
 		}

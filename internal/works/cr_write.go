@@ -56,7 +56,7 @@ func (s *CRStore) putOne(ctx context.Context, revision string, w, old *workv1alp
 func withOwnAnnotations(all, own map[string]string) map[string]string {
 	out := maps.Clone(own)
 	for k, v := range all {
-		if !strings.HasPrefix(k, ownAnnotationPrefix) {
+		if !strings.HasPrefix(k, workv1alpha1.AnnotationPrefix) {
 			if out == nil {
 				out = map[string]string{}
 			}
@@ -69,13 +69,13 @@ func withOwnAnnotations(all, own map[string]string) map[string]string {
 func (s *CRStore) create(ctx context.Context, spec workv1alpha1.WorkSpec, ann map[string]string) error {
 	w := &workv1alpha1.Work{
 		ObjectMeta: metav1.ObjectMeta{Name: spec.Cluster, Namespace: s.namespace,
-			Labels: map[string]string{ClusterLabel: spec.Cluster}, Annotations: ann},
+			Labels: map[string]string{workv1alpha1.LabelCluster: spec.Cluster}, Annotations: ann},
 		Spec: spec,
 	}
 	err := s.c.Create(ctx, w)
 	if apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("failed to create Work %s/%s: a Work without the %s label exists; propagit does not take it over",
-			s.namespace, spec.Cluster, ClusterLabel)
+			s.namespace, spec.Cluster, workv1alpha1.LabelCluster)
 	}
 	if err != nil {
 		return fmt.Errorf("failed to create Work %s/%s: %w", s.namespace, spec.Cluster, err)

@@ -220,13 +220,10 @@ func attempts(n int) string {
 	return fmt.Sprintf(" after %d attempts", n)
 }
 
-// shortRev returns the first 12 characters of a revision.
+// shortRev shortens a revision for a commit message.
 func shortRev(rev string) string {
-	if len(rev) > 12 {
-		return rev[:12]
-	}
 	if rev == "" {
 		return "(no revision)"
 	}
-	return rev
+	return workv1alpha1.ShortRevision(rev)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/memory"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -217,10 +218,8 @@ func statusMessage(cluster string, st *workv1alpha1.WorkStatus) string {
 	if st.AppliedRevision != "" {
 		fmt.Fprintf(&b, "Applied-Revision: %s\n", st.AppliedRevision)
 	}
-	for _, c := range st.Conditions {
-		if c.Type == "Ready" {
-			fmt.Fprintf(&b, "Ready: %s%s\n", c.Status, readyReason(c))
-		}
+	if c := meta.FindStatusCondition(st.Conditions, workv1alpha1.ConditionReady); c != nil {
+		fmt.Fprintf(&b, "Ready: %s%s\n", c.Status, readyReason(*c))
 	}
 	return b.String()
 }

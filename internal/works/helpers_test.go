@@ -198,8 +198,8 @@ func testStatus(rev string, ready metav1.ConditionStatus, at time.Time) *workv1a
 			{Type: "Ready", Status: ready, Reason: "Applied", Message: "applied", LastTransitionTime: metav1.Time{Time: at}},
 		},
 		Inventory: []workv1alpha1.ObjectRef{
-			{Version: "v1", Kind: "ConfigMap", Namespace: "app", Name: "a"},
-			{Version: "v1", Kind: "ConfigMap", Namespace: "app", Name: "b"},
+			{ObjectKey: workv1alpha1.ObjectKey{Kind: "ConfigMap", Namespace: "app", Name: "a"}, Version: "v1"},
+			{ObjectKey: workv1alpha1.ObjectKey{Kind: "ConfigMap", Namespace: "app", Name: "b"}, Version: "v1"},
 		},
 	}
 }

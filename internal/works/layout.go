@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
@@ -21,23 +20,10 @@ import (
 // the Work without its manifests.
 const WorkFile = "work.yaml"
 
-// clusterScopedDir is the folder of cluster-scoped objects.
-const clusterScopedDir = "_cluster"
-
-// ObjectPath returns where obj goes inside its cluster's folder:
-// "<namespace or _cluster>/<kind, lower case>.<group or core>_<name>.yaml",
-// the layout `propagit render` writes.
+// ObjectPath returns where obj goes inside its cluster's folder, the
+// layout `propagit render` writes (see workv1alpha1.ObjectKey.Path).
 func ObjectPath(obj *unstructured.Unstructured) string {
-	gv, _ := schema.ParseGroupVersion(obj.GetAPIVersion())
-	group := gv.Group
-	if group == "" {
-		group = "core"
-	}
-	ns := obj.GetNamespace()
-	if ns == "" {
-		ns = clusterScopedDir
-	}
-	return fmt.Sprintf("%s/%s.%s_%s.yaml", ns, strings.ToLower(obj.GetKind()), group, obj.GetName())
+	return workv1alpha1.KeyOf(obj).Path()
 }
 
 // workFile is the content of WorkFile: the Work's identity, annotations
@@ -245,22 +231,8 @@ func newWork(cluster string, spec workv1alpha1.WorkSpec) *workv1alpha1.Work {
 // sortObjects orders objects by namespace, kind, group and name, the
 // order of Work manifests.
 func sortObjects(objs []*unstructured.Unstructured) {
-	key := func(o *unstructured.Unstructured) [4]string {
-		gv, _ := schema.ParseGroupVersion(o.GetAPIVersion())
-		g := gv.Group
-		if g == "" {
-			g = "core"
-		}
-		return [4]string{o.GetNamespace(), o.GetKind(), g, o.GetName()}
-	}
-	sort.SliceStable(objs, func(i, j int) bool {
-		a, b := key(objs[i]), key(objs[j])
-		for k := range a {
-			if a[k] != b[k] {
-				return a[k] < b[k]
-			}
-		}
-		return false
+	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
+		return workv1alpha1.KeyOf(a).Compare(workv1alpha1.KeyOf(b))
 	})
 }
 
@@ -295,7 +267,7 @@ func sameContent(a, b *workv1alpha1.Work) (bool, error) {
 func ownAnnotations(ann map[string]string) map[string]string {
 	var out map[string]string
 	for k, v := range ann {
-		if strings.HasPrefix(k, ownAnnotationPrefix) {
+		if strings.HasPrefix(k, workv1alpha1.AnnotationPrefix) {
 			if out == nil {
 				out = map[string]string{}
 			}
@@ -304,9 +276,6 @@ func ownAnnotations(ann map[string]string) map[string]string {
 	}
 	return out
 }
-
-// ownAnnotationPrefix marks the Work annotations a store records.
-const ownAnnotationPrefix = "propagit.io/"
 
 // canonicalJSON re-encodes a manifest with sorted keys and no spacing.
 func canonicalJSON(m *runtime.RawExtension) (string, error) {

@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/works"
 )
 
@@ -23,7 +23,7 @@ func TestObjectPathMatchesRender(t *testing.T) {
 		{"apiVersion": "", "kind": "", "metadata": map[string]any{"name": "empty"}},
 	} {
 		u := &unstructured.Unstructured{Object: o}
-		if got, want := works.ObjectPath(u), render.KeyOf(u).Path(); got != want {
+		if got, want := works.ObjectPath(u), workv1alpha1.KeyOf(u).Path(); got != want {
 			t.Errorf("ObjectPath(%s) = %q, render writes %q", u.GetName(), got, want)
 		}
 	}

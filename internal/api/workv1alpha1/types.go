@@ -93,23 +93,15 @@ type WorkStatus struct {
 	Message string `json:"message,omitempty"`
 }
 
-// ObjectRef identifies an object on a member.
-type ObjectRef struct {
-	Group     string `json:"group"`
-	Version   string `json:"version,omitempty"`
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-}
-
 // ObjectResult is the outcome of applying one object.
 type ObjectResult struct {
 	ObjectRef `json:",inline"`
-	// Action: Created, Configured, Unchanged, Pruned, Failed, Skipped.
-	Action string `json:"action"`
-	// Health from kstatus: Current, InProgress, Failed, Unknown.
+	// Action: Created, Configured, Unchanged, Pruned, Failed, Skipped,
+	// Drifted.
+	Action Action `json:"action"`
+	// Health from kstatus: Current, InProgress, Failed, NotFound, Unknown.
 	// +optional
-	Health string `json:"health,omitempty"`
+	Health Health `json:"health,omitempty"`
 	// +optional
 	Message string `json:"message,omitempty"`
 }
@@ -128,7 +120,7 @@ type DriftRecord struct {
 	Deleted bool `json:"deleted,omitempty"`
 	// Action: Corrected, Recreated (after a deletion) or Reported (the
 	// warn mode: not corrected).
-	Action string      `json:"action"`
+	Action DriftAction `json:"action"`
 	Time   metav1.Time `json:"time"`
 }
 

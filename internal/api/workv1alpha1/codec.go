@@ -1,0 +1,77 @@
+package workv1alpha1
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// The Work codec: how rendered objects become a Work's manifests and back,
+// and the digest that names a Work's content. The controller encodes, the
+// pull agent and the controller (after a restart) decode, and both compare
+// digests, so they share one implementation.
+
+// EncodeManifests returns objs as Work manifests (JSON, in order).
+func EncodeManifests(objs []*unstructured.Unstructured) ([]runtime.RawExtension, error) {
+	out := make([]runtime.RawExtension, 0, len(objs))
+	for _, o := range objs {
+		raw, err := json.Marshal(o.Object)
+		if err != nil {
+			return nil, fmt.Errorf("failed to encode %s: %w", KeyOf(o), err)
+		}
+		out = append(out, runtime.RawExtension{Raw: raw})
+	}
+	return out, nil
+}
+
+// Objects decodes the manifests of w.
+func Objects(w *Work) ([]*unstructured.Unstructured, error) {
+	out := make([]*unstructured.Unstructured, 0, len(w.Spec.Manifests))
+	for i := range w.Spec.Manifests {
+		obj, err := DecodeManifest(&w.Spec.Manifests[i])
+		if err != nil {
+			return nil, fmt.Errorf("work %s: manifest %d: %w", w.Spec.Cluster, i, err)
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}
+
+// DecodeManifest decodes one manifest, raw or as an object.
+func DecodeManifest(m *runtime.RawExtension) (*unstructured.Unstructured, error) {
+	raw := m.Raw
+	if raw == nil && m.Object != nil {
+		var err error
+		if raw, err = json.Marshal(m.Object); err != nil {
+			return nil, err
+		}
+	}
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(raw); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// Digest identifies the content of a Work: its manifests' bytes.
+func Digest(w *Work) string {
+	h := sha256.New()
+	for _, m := range w.Spec.Manifests {
+		h.Write(m.Raw)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// ShortRevision shortens a Git revision to 7 characters, as Git hosts show
+// it, for messages and tables; records keep the full revision.
+func ShortRevision(rev string) string {
+	if len(rev) > 7 {
+		return rev[:7]
+	}
+	return rev
+}

@@ -1,0 +1,78 @@
+package workv1alpha1
+
+// Condition types of a Work status.
+const (
+	// ConditionApplied: the Work's manifests were applied completely.
+	ConditionApplied = "Applied"
+	// ConditionHealthy: every applied object is healthy (kstatus Current).
+	ConditionHealthy = "Healthy"
+	// ConditionReady: applied and healthy; the summary people read.
+	ConditionReady = "Ready"
+)
+
+// Reasons of the Work conditions, as `propagit status` and alerts read
+// them.
+const (
+	ReasonApplied        = "Applied"
+	ReasonApplyFailed    = "ApplyFailed"
+	ReasonInvalidWork    = "InvalidWork"
+	ReasonHealthy        = "Healthy"
+	ReasonHealthUnknown  = "HealthUnknown"
+	ReasonProgressing    = "Progressing"
+	ReasonReady          = "Ready"
+	ReasonFormatTooNew   = "FormatTooNew"
+	ReasonSuspended      = "Suspended"
+	ReasonMemberNotReady = "MemberNotReady"
+	ReasonNoClient       = "NoClient"
+)
+
+// Reasons of a member's Ready condition as propagit observes it (the
+// cluster status fed to the scheduler).
+const (
+	ReasonClientError         = "ClientError"
+	ReasonClusterUnreachable  = "ClusterUnreachable"
+	ReasonNoCredentials       = "NoCredentials"
+	ReasonAgentHeartbeatStale = "AgentHeartbeatStale"
+	ReasonClusterReady        = "ClusterReady"
+	ReasonClusterNotReady     = "ClusterNotReady"
+	ReasonProbed              = "Probed"
+)
+
+// Action is what applying did to one object.
+type Action string
+
+// Actions reported in ObjectResult.Action.
+const (
+	ActionCreated    Action = "Created"
+	ActionConfigured Action = "Configured"
+	ActionUnchanged  Action = "Unchanged"
+	ActionPruned     Action = "Pruned"
+	ActionFailed     Action = "Failed"
+	ActionSkipped    Action = "Skipped"
+	// ActionDrifted: the object differs on the member and its drift mode
+	// (warn) says to report it only.
+	ActionDrifted Action = "Drifted"
+)
+
+// Health is an object's health on its member. The first four are kstatus
+// statuses.
+type Health string
+
+// Health values reported in ObjectResult.Health.
+const (
+	HealthCurrent    Health = "Current"
+	HealthInProgress Health = "InProgress"
+	HealthFailed     Health = "Failed"
+	HealthNotFound   Health = "NotFound"
+	HealthUnknown    Health = "Unknown"
+)
+
+// DriftAction is what propagit did about one drift.
+type DriftAction string
+
+// Drift actions reported in DriftRecord.Action.
+const (
+	DriftCorrected DriftAction = "Corrected"
+	DriftRecreated DriftAction = "Recreated"
+	DriftReported  DriftAction = "Reported"
+)

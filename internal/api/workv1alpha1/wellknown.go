@@ -1,0 +1,92 @@
+package workv1alpha1
+
+// The wire vocabulary: every label and annotation propagit writes or reads
+// on the objects it renders and applies, and on Works. Declared once here,
+// the one package every stage may import, so the renderer that stamps a key
+// and the applier that reads it can never disagree. Karmada's keys are kept
+// under Karmada's names so tools that read them keep working.
+const (
+	// LabelManaged marks an object propagit created. Only objects that still
+	// carry it are ever pruned, and an existing object without it is a
+	// conflict.
+	LabelManaged = "propagit.io/managed"
+	// LabelCluster names the member a Work custom resource belongs to.
+	LabelCluster = "propagit.io/cluster"
+	// LabelJoinedBy marks the objects `propagit join` created in a member.
+	LabelJoinedBy = "propagit.io/joined-by"
+
+	// AnnotationTemplate names the source template of an object
+	// (ObjectKey.String()).
+	AnnotationTemplate = "propagit.io/template"
+	// AnnotationScheduledReplicas records the replicas the scheduler gave a
+	// cluster before overrides; it is the "previous placement" of the next
+	// render.
+	AnnotationScheduledReplicas = "propagit.io/scheduled-replicas"
+	// AnnotationAffinityName records the clusterAffinities term in use.
+	AnnotationAffinityName = "propagit.io/affinity-name"
+	// AnnotationDependencyOf names the templates that pulled in a dependency
+	// (propagateDeps), comma-separated.
+	AnnotationDependencyOf = "propagit.io/dependency-of"
+	// AnnotationDrift on a template or its policy chooses what happens when
+	// the object is changed on a member: correct (default), warn, ignore.
+	// The template's choice wins.
+	AnnotationDrift = "propagit.io/drift"
+	// AnnotationAppliedDigest is the digest of what propagit last applied,
+	// set on the live object so drift is told from a new Work.
+	AnnotationAppliedDigest = "propagit.io/applied-digest"
+
+	// AnnotationEvictedAt, AnnotationEvictedUntil, AnnotationEvictedReason
+	// and AnnotationPurgeMode mark an old copy kept on a cluster the
+	// template was moved off; they persist the eviction across renders and
+	// restarts.
+	AnnotationEvictedAt     = "propagit.io/evicted-at"
+	AnnotationEvictedUntil  = "propagit.io/evicted-until"
+	AnnotationEvictedReason = "propagit.io/evicted-reason"
+	AnnotationPurgeMode     = "propagit.io/purge-mode"
+
+	// AnnotationClusterReady, on a Work, is the cluster's Ready condition
+	// status as the render that produced the Work saw it: True, False or
+	// Unknown. `propagit status` shows why a cluster receives nothing, or
+	// lost an application, without the controller at hand (Karmada shows
+	// the same on the Cluster object).
+	AnnotationClusterReady = "propagit.io/cluster-ready"
+	// AnnotationClusterTaints, on a Work, lists the cluster's taints,
+	// comma-separated, each as kubectl writes it: key[=value]:Effect.
+	AnnotationClusterTaints = "propagit.io/cluster-taints"
+
+	// AnnotationPrefix is the prefix of propagit's own annotations: a Work
+	// store records those with a Work, never what other tools set.
+	AnnotationPrefix = "propagit.io/"
+)
+
+// Karmada's keys, read and written as Karmada does.
+const (
+	AnnotationPPName      = "propagationpolicy.karmada.io/name"
+	AnnotationPPNamespace = "propagationpolicy.karmada.io/namespace"
+	AnnotationCPPName     = "clusterpropagationpolicy.karmada.io/name"
+	// AnnotationConflict is Karmada's conflict-resolution annotation:
+	// ConflictOverwrite takes over an object propagit did not create,
+	// anything else (or none) refuses to.
+	AnnotationConflict = "work.karmada.io/conflict-resolution"
+	// LabelRetainReplicas keeps spec.replicas as the member has it (an HPA
+	// owns it), as Karmada's label of the same name does.
+	LabelRetainReplicas = "resourcetemplate.karmada.io/retain-replicas"
+	// LabelSkipAutoPropagation on a Namespace stops its auto-propagation.
+	LabelSkipAutoPropagation = "namespace.karmada.io/skip-auto-propagation"
+)
+
+// Drift modes, the values of AnnotationDrift: correct (the default)
+// re-applies an object changed on the member, warn reports the drift and
+// leaves the member as it is, ignore never looks. Changes that come from
+// Git are applied in every mode.
+const (
+	DriftModeCorrect = "correct"
+	DriftModeWarn    = "warn"
+	DriftModeIgnore  = "ignore"
+)
+
+// Values of AnnotationConflict.
+const (
+	ConflictOverwrite = "overwrite"
+	ConflictAbort     = "abort"
+)
