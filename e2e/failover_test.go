@@ -125,7 +125,7 @@ func checkClusterRow(t *testing.T, reader *statusReader, member, ready string, t
 			}
 			inputs = append(inputs, status.Input{Work: w, Status: st, Mode: w.Spec.SyncMode})
 		}
-		rep, err := status.Build(inputs)
+		rep, err := status.Build(inputs, "")
 		if err != nil {
 			return false, err.Error()
 		}

@@ -77,7 +77,11 @@ func (o *statusOptions) run(ctx context.Context, w io.Writer) error {
 		}
 		inputs = append(inputs, status.Input{Work: wk, Status: s, Mode: mode})
 	}
-	rep, err := status.Build(inputs)
+	newest, err := st.works.NewestRevision(ctx)
+	if err != nil {
+		return err
+	}
+	rep, err := status.Build(inputs, newest)
 	if err != nil {
 		return err
 	}

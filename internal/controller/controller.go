@@ -14,6 +14,7 @@ import (
 	"github.com/propagit/propagit/internal/cluster"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/logging"
+	"github.com/propagit/propagit/internal/observe"
 	"github.com/propagit/propagit/internal/render"
 	"github.com/propagit/propagit/internal/works"
 )
@@ -34,10 +35,8 @@ type Controller struct {
 	// memo keeps each template's rendering: a commit renders only the
 	// templates whose inputs changed.
 	memo *render.Memo
-	// readiness adds hysteresis to member probes.
-	readiness *readiness
-	// probes keeps the last probe of each member for ProbeInterval.
-	probes probeCache
+	// observer measures the members' state: probes and pull reports.
+	observer *observe.Observer
 	// recorded is what the Works last recorded hold (nil until the first
 	// Put); Run and Reconcile are its only users.
 	recorded *recording
@@ -72,9 +71,13 @@ type State struct {
 
 // New builds a controller.
 func New(opts Options, src Fetcher, ws works.Store, ss works.StatusStore, creds *cluster.Credentials, log logr.Logger) *Controller {
+	clk := clock.RealClock{}
+	observer := observe.New(observe.Options{Timeout: opts.ProbeTimeout, Interval: opts.ProbeInterval,
+		FailureThreshold: opts.ClusterFailureThreshold, SuccessThreshold: opts.ClusterSuccessThreshold,
+		PullHeartbeatTimeout: opts.PullHeartbeatTimeout}, observe.CredentialProber{Credentials: creds, Clock: clk}, ss, log)
 	return &Controller{opts: opts, source: src, works: ws, status: ss, creds: creds, log: log,
-		clock: clock.RealClock{}, trigger: make(chan struct{}, 1), files: load.NewCache(), memo: render.NewMemo(), members: map[string]*member{},
-		readiness: newReadiness(opts.ClusterFailureThreshold, opts.ClusterSuccessThreshold)}
+		clock: clk, trigger: make(chan struct{}, 1), files: load.NewCache(), memo: render.NewMemo(), members: map[string]*member{},
+		observer: observer}
 }
 
 // Trigger asks for a fetch now (webhooks call it); it never blocks.
@@ -125,7 +128,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 }
 
-// Reconcile runs one pass: fetch, load, probe, render, record, dispatch.
+// Reconcile runs one pass: fetch, load, observe, render, record, dispatch.
 // A fetch or load error keeps the last good revision in force.
 func (c *Controller) Reconcile(ctx context.Context) (err error) {
 	start := c.clock.Now()
@@ -145,7 +148,7 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 		sourceErr = err.Error()
 	}
 	c.syncMembers(ctx, cur.set.Clusters)
-	status := c.probe(ctx, cur.set.Clusters)
+	status := c.observe(ctx, cur.set.Clusters)
 	ws, placed, err := c.renderWorks(ctx, cur, status)
 	if err != nil {
 		return err
@@ -222,6 +225,22 @@ func (c *Controller) lastRevision() string {
 		return "no revision"
 	}
 	return c.last.revision
+}
+
+// observe measures every member and hands each push worker its member's
+// fresh probe; it returns the state the scheduler sees.
+func (c *Controller) observe(ctx context.Context, clusters []load.Cluster) map[string]*clusterv1alpha1.ClusterStatus {
+	all := make([]*clusterv1alpha1.Cluster, 0, len(clusters))
+	for _, cl := range clusters {
+		all = append(all, cl.Cluster)
+	}
+	obs := c.observer.Observe(ctx, all)
+	for name, probe := range obs.Probes {
+		if m := c.member(name); m != nil {
+			m.setProbe(probe)
+		}
+	}
+	return obs.Status
 }
 
 // pushClusters returns the clusters delivered by push.

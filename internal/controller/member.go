@@ -14,7 +14,6 @@ import (
 	"github.com/propagit/propagit/internal/deliver"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/logging"
-	"github.com/propagit/propagit/internal/metrics"
 )
 
 // member is one push member: its latest desired Work and the worker that
@@ -75,7 +74,6 @@ func (c *Controller) syncMembers(ctx context.Context, clusters []load.Cluster) {
 			m.stop()
 			delete(c.members, name)
 			c.opts.Metrics.ForgetCluster(name)
-			c.readiness.forget(name)
 			c.log.Info("cluster removed from the source; its objects are left in place", logging.KeyCluster, name)
 		}
 	}
@@ -156,42 +154,6 @@ func (m *member) reconcile(ctx context.Context) time.Duration {
 		m.c.recordWorks() // the gauge follows the members, not only the reconcile passes
 	}
 	return again
-}
-
-// workState classifies a Work for the propagit_works metric.
-func workState(st *workv1alpha1.WorkStatus, w *workv1alpha1.Work) string {
-	if w.Spec.Suspended {
-		return metrics.WorkSuspended
-	}
-	if st == nil {
-		return metrics.WorkProgressing
-	}
-	switch {
-	case meta.IsStatusConditionTrue(st.Conditions, workv1alpha1.ConditionReady):
-		return metrics.WorkApplied
-	case meta.IsStatusConditionFalse(st.Conditions, workv1alpha1.ConditionApplied):
-		return metrics.WorkFailed
-	}
-	return metrics.WorkProgressing
-}
-
-// recordWorks sets the propagit_works gauge from the members' last states.
-func (c *Controller) recordWorks() {
-	// One snapshot and its publication at a time: two workers finishing
-	// together must not publish in the wrong order.
-	c.worksGauge.Lock()
-	defer c.worksGauge.Unlock()
-	counts := map[string]int{}
-	c.mu.Lock()
-	for _, m := range c.members {
-		m.mu.Lock()
-		if m.state != "" {
-			counts[m.state]++
-		}
-		m.mu.Unlock()
-	}
-	c.mu.Unlock()
-	c.opts.Metrics.SetWorks(counts)
 }
 
 // manager returns the member's apply.Manager, built on first use and again

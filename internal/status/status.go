@@ -84,8 +84,11 @@ type TemplateRow struct {
 }
 
 // Build folds the inputs into a Report, sorted by cluster and template.
-func Build(inputs []Input) (*Report, error) {
-	r := &Report{}
+// newest is the newest source revision the Work store recorded (a Work
+// keeps the revision that last changed it, so the Works alone cannot tell
+// which of their revisions is newest); "" falls back to the first Work's.
+func Build(inputs []Input, newest string) (*Report, error) {
+	r := &Report{Revision: newest}
 	templates := map[string]*TemplateRow{}
 	running := 0
 	for _, in := range inputs {

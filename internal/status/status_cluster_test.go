@@ -22,7 +22,7 @@ func TestBuildShowsClusterReadinessAndTaints(t *testing.T) {
 		{Work: down, Status: status("False", "0ld0000000", "Current"), Mode: "Push"},
 		{Work: up, Status: status("True", "abc1234567", "Current"), Mode: "Push"},
 		{Work: old, Status: status("True", "abc1234567", "Current"), Mode: "Pull"},
-	})
+	}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func TestBuildCountsOnlyAppliedAndHealthy(t *testing.T) {
 		{Work: work("m1", "abc1234567", deployment(t, "web", 2, 2)), Status: status("True", "abc1234567", "Current"), Mode: "Push"},
 		{Work: work("m2", "abc1234567", deployment(t, "web", 2, 3)), Status: status("True", "0ld0000000", "Current"), Mode: "Pull"},
 		{Work: work("m3", "abc1234567", deployment(t, "web", 2, 2)), Status: status("Unknown", "abc1234567", "InProgress"), Mode: "Push"},
-	})
+	}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestBuildListsNewestDriftFirst(t *testing.T) {
 	st1, st2 := status("True", "abc", "Current"), status("True", "abc", "Current")
 	st1.Drift = []workv1alpha1.DriftRecord{{ObjectRef: web, Fields: []string{"spec.replicas"}, Manager: "kubectl-edit", Action: "Corrected", Time: at(1)}}
 	st2.Drift = []workv1alpha1.DriftRecord{{ObjectRef: web, Deleted: true, Action: "Recreated", Time: at(2)}}
-	rep, err := Build([]Input{{Work: work("m1", "abc"), Status: st1}, {Work: work("m2", "abc"), Status: st2}})
+	rep, err := Build([]Input{{Work: work("m1", "abc"), Status: st1}, {Work: work("m2", "abc"), Status: st2}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestBuildCountsHealthyObjectsOfTheWorkOnly(t *testing.T) {
 	old := st.Objects[0]
 	old.Name = "old"
 	st.Objects = append(st.Objects, old)
-	rep, err := Build([]Input{{Work: work("m1", "abc", deployment(t, "web", 1, 1)), Status: st}})
+	rep, err := Build([]Input{{Work: work("m1", "abc", deployment(t, "web", 1, 1)), Status: st}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,9 +102,12 @@ func (s *CRStore) Put(ctx context.Context, revision string, ws []*workv1alpha1.W
 		return nil, err
 	}
 	byName := make(map[string]*workv1alpha1.Work, len(existing))
+	seq := int64(0)
 	for i := range existing {
 		byName[existing[i].Name] = &existing[i]
+		seq = max(seq, recordedSequence(&existing[i]))
 	}
+	seq++ // this Put's number, on every Work it writes
 	var changed []string
 	seen := map[string]bool{}
 	for _, w := range ws {
@@ -116,7 +119,7 @@ func (s *CRStore) Put(ctx context.Context, revision string, ws []*workv1alpha1.W
 			return nil, fmt.Errorf("two works for cluster %s", cluster)
 		}
 		seen[cluster] = true
-		wrote, err := s.putOne(ctx, revision, w, byName[cluster])
+		wrote, err := s.putOne(ctx, revision, seq, w, byName[cluster])
 		if err != nil {
 			return nil, err
 		}

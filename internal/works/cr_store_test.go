@@ -58,6 +58,17 @@ func TestCRStorePut(t *testing.T) {
 	for _, st := range steps {
 		before := resourceVersions(t, c, ns)
 		changed, err := s.Put(ctx, st.rev, st.works)
+		wroteOne := false
+		for _, w := range st.works {
+			wroteOne = wroteOne || contains(st.wantChanged, w.Spec.Cluster)
+		}
+		if err == nil && wroteOne {
+			// The newest revision is this Put's whenever it wrote a Work,
+			// although the Works keep older revisions (stale summary fix).
+			if newest, nerr := s.NewestRevision(ctx); nerr != nil || newest != st.rev {
+				t.Errorf("%s: NewestRevision = %q, %v; want %s", st.name, newest, nerr, st.rev)
+			}
+		}
 		if err != nil {
 			t.Fatalf("%s: %v", st.name, err)
 		}

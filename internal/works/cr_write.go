@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,14 +18,19 @@ import (
 // putOne creates w when old is nil, or updates old's spec and propagit's
 // annotations when its content differs, and reports whether it wrote. A
 // conflict rereads the Work and compares again.
-func (s *CRStore) putOne(ctx context.Context, revision string, w, old *workv1alpha1.Work) (bool, error) {
+func (s *CRStore) putOne(ctx context.Context, revision string, seq int64, w, old *workv1alpha1.Work) (bool, error) {
 	spec := *w.Spec.DeepCopy()
 	if spec.SourceRevision == "" {
 		spec.SourceRevision = revision
 	}
 	ann := ownAnnotations(w.Annotations)
+	stamped := maps.Clone(ann)
+	if stamped == nil {
+		stamped = map[string]string{}
+	}
+	stamped[workv1alpha1.AnnotationRecordedSequence] = strconv.FormatInt(seq, 10)
 	if old == nil {
-		return true, s.create(ctx, spec, ann)
+		return true, s.create(ctx, spec, stamped)
 	}
 	wrote := false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -33,7 +39,7 @@ func (s *CRStore) putOne(ctx context.Context, revision string, w, old *workv1alp
 		}
 		upd := old.DeepCopy()
 		upd.Spec = spec
-		upd.Annotations = withOwnAnnotations(upd.Annotations, ann)
+		upd.Annotations = withOwnAnnotations(upd.Annotations, stamped)
 		err := s.c.Update(ctx, upd)
 		if apierrors.IsConflict(err) {
 			fresh := &workv1alpha1.Work{}

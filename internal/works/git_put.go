@@ -208,7 +208,7 @@ func renderMessage(revision string, changed []string) string {
 	if len(changed) > 0 {
 		fmt.Fprintf(&b, "Changed clusters: %s\n\n", strings.Join(changed, ", "))
 	}
-	fmt.Fprintf(&b, "Source-Revision: %s\n", revision)
+	fmt.Fprintf(&b, "%s%s\n", sourceRevisionTrailer, revision)
 	return b.String()
 }
 

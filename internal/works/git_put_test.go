@@ -225,3 +225,35 @@ var sortStrings = cmp.Transformer("sort", func(in []string) []string {
 	}
 	return out
 })
+
+// TestNewestRevisionIsTheLastPutThatChangedAWork pins the fix for a stale
+// summary: Works keep the revision that last changed them, so after rev2
+// changes c1 only, c0 still says rev1 and the first Work's revision is not
+// the newest. The store knows the newest from the tip commit.
+func TestNewestRevisionIsTheLastPutThatChangedAWork(t *testing.T) {
+	eachRemote(t, func(t *testing.T, r *remote) {
+		g := r.store(t)
+		ctx := ctxT(t)
+		if rev, err := g.NewestRevision(ctx); err != nil || rev != "" {
+			t.Fatalf("empty store: NewestRevision = %q, %v; want \"\"", rev, err)
+		}
+		if _, err := g.Put(ctx, "rev1", fleet(2, 1, "rev1", "a")); err != nil {
+			t.Fatal(err)
+		}
+		ws := fleet(2, 1, "rev2", "a")
+		ws[1] = fleet(2, 1, "rev2", "b")[1]
+		if _, err := g.Put(ctx, "rev2", ws); err != nil {
+			t.Fatal(err)
+		}
+		listed, err := g.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if listed[0].Spec.SourceRevision != "rev1" {
+			t.Fatalf("c0 keeps rev1 (its content did not change), got %q", listed[0].Spec.SourceRevision)
+		}
+		if rev, err := g.NewestRevision(ctx); err != nil || rev != "rev2" {
+			t.Errorf("NewestRevision = %q, %v; want rev2", rev, err)
+		}
+	})
+}

@@ -263,11 +263,12 @@ func sameContent(a, b *workv1alpha1.Work) (bool, error) {
 
 // ownAnnotations returns the annotations a store records with a Work:
 // propagit's own (propagit.io/), never those other tools set on a Work
-// custom resource. nil when there are none.
+// custom resource, and not the store's own bookkeeping
+// (AnnotationRecordedSequence). nil when there are none.
 func ownAnnotations(ann map[string]string) map[string]string {
 	var out map[string]string
 	for k, v := range ann {
-		if strings.HasPrefix(k, workv1alpha1.AnnotationPrefix) {
+		if strings.HasPrefix(k, workv1alpha1.AnnotationPrefix) && k != workv1alpha1.AnnotationRecordedSequence {
 			if out == nil {
 				out = map[string]string{}
 			}

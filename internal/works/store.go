@@ -18,6 +18,10 @@ type Store interface {
 	// clusters absent from works are removed. A Work whose manifests did not
 	// change is not rewritten. It returns the clusters whose Work changed.
 	Put(ctx context.Context, revision string, works []*workv1alpha1.Work) ([]string, error)
+	// NewestRevision returns the source revision of the newest Put that
+	// changed any Work ("" when none): Works keep the revision that last
+	// changed them, so they carry several.
+	NewestRevision(ctx context.Context) (string, error)
 }
 
 // StatusStore knows how to read and write the status of one cluster's Work.

@@ -54,6 +54,11 @@ const (
 	// comma-separated, each as kubectl writes it: key[=value]:Effect.
 	AnnotationClusterTaints = "propagit.io/cluster-taints"
 
+	// AnnotationRecordedSequence numbers the Put that last wrote a Work
+	// custom resource, so the newest of the revisions the Works carry is
+	// known.
+	AnnotationRecordedSequence = "propagit.io/recorded-sequence"
+
 	// AnnotationPrefix is the prefix of propagit's own annotations: a Work
 	// store records those with a Work, never what other tools set.
 	AnnotationPrefix = "propagit.io/"

@@ -1,4 +1,4 @@
-package controller
+package observe
 
 import (
 	"sync"
@@ -71,10 +71,15 @@ func (r *readiness) observe(name string, probe *clusterv1alpha1.ClusterStatus, n
 	return out
 }
 
-func (r *readiness) forget(name string) {
+// forgetAllBut drops the state of members not in keep.
+func (r *readiness) forgetAllBut(keep map[string]bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.members, name)
+	for name := range r.members {
+		if !keep[name] {
+			delete(r.members, name)
+		}
+	}
 }
 
 func readyStatus(st *clusterv1alpha1.ClusterStatus) metav1.ConditionStatus {

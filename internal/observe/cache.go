@@ -1,4 +1,4 @@
-package controller
+package observe
 
 import (
 	"sync"
@@ -30,6 +30,18 @@ func (p *probeCache) recent(cl *clusterv1alpha1.Cluster, now time.Time, interval
 		return nil, false
 	}
 	return r.status, true
+}
+
+// forgetAllBut drops the results of members not in keep: a member removed
+// and added again is probed afresh.
+func (p *probeCache) forgetAllBut(keep map[string]bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for name := range p.results {
+		if !keep[name] {
+			delete(p.results, name)
+		}
+	}
 }
 
 func (p *probeCache) keep(cl *clusterv1alpha1.Cluster, st *clusterv1alpha1.ClusterStatus, now time.Time) {

@@ -1,0 +1,112 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/render"
+)
+
+// renderWorks renders cur with the live status, the previous placement
+// recorded in the Works and, while a Gracefully eviction waits on it, the
+// health the clusters report. Every declared cluster gets a Work, an empty
+// one when it receives nothing, so what it ran before is pruned.
+// It also returns what the Works hold, the history of the next render once
+// they are recorded.
+func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[string]*clusterv1alpha1.ClusterStatus) ([]*workv1alpha1.Work, *recording, error) {
+	rec, err := c.previous(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := c.clock.Now()
+	res := render.Render(render.Input{Set: cur.set, Status: status, Previous: rec.previous, Options: c.opts.Render, Now: now,
+		Health: c.health(ctx, rec), Memo: c.memo})
+	c.recordRender(res)
+	c.recordFailovers(res, now)
+	byCluster := map[string]render.Work{}
+	for _, w := range res.Works {
+		byCluster[w.Cluster] = w
+	}
+	var out []*workv1alpha1.Work
+	for _, cl := range res.Clusters {
+		w, err := toWork(cl, cur.revision, byCluster[cl.Name].Objects)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, w)
+	}
+	return out, newRecording(out, res.Works), nil
+}
+
+// toWork converts rendered objects to a Work record.
+func toWork(cl *clusterv1alpha1.Cluster, revision string, objs []*unstructured.Unstructured) (*workv1alpha1.Work, error) {
+	mode := cl.Spec.SyncMode
+	if mode == "" {
+		mode = clusterv1alpha1.SyncModePush
+	}
+	w := &workv1alpha1.Work{
+		TypeMeta:   metav1.TypeMeta{APIVersion: workv1alpha1.GroupVersion.String(), Kind: "Work"},
+		ObjectMeta: metav1.ObjectMeta{Name: cl.Name, Annotations: clusterAnnotations(cl)},
+		Spec: workv1alpha1.WorkSpec{Cluster: cl.Name, FormatVersion: workv1alpha1.FormatVersion,
+			SourceRevision: revision, SyncMode: mode},
+	}
+	var err error
+	if w.Spec.Manifests, err = workv1alpha1.EncodeManifests(objs); err != nil {
+		return nil, err
+	}
+	if len(w.Spec.Manifests) == 0 {
+		w.Spec.Manifests = nil
+	}
+	return w, nil
+}
+
+// clusterAnnotations record on a Work the cluster as the render saw it: its
+// Ready status (a cluster without status counts as Ready) and its taints.
+// Nothing that changes on every probe (a pull agent stamps Ready with the
+// probe time), so the Work is rewritten only on a real transition.
+func clusterAnnotations(cl *clusterv1alpha1.Cluster) map[string]string {
+	ann := map[string]string{workv1alpha1.AnnotationClusterReady: string(metav1.ConditionTrue)}
+	if cl.Status != nil {
+		ann[workv1alpha1.AnnotationClusterReady] = string(metav1.ConditionUnknown)
+		if c := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ConditionReady); c != nil {
+			ann[workv1alpha1.AnnotationClusterReady] = string(c.Status)
+		}
+	}
+	var taints []string
+	for _, t := range render.Taints(cl) {
+		taints = append(taints, t.ToString())
+	}
+	if len(taints) > 0 {
+		ann[workv1alpha1.AnnotationClusterTaints] = strings.Join(taints, ",")
+	}
+	return ann
+}
+
+// previous is what the Works last recorded hold. The store is read once,
+// at start (a restart resumes from it); after that the controller, the
+// store's only writer, remembers what it recorded.
+func (c *Controller) previous(ctx context.Context) (*recording, error) {
+	if c.recorded != nil {
+		return c.recorded, nil
+	}
+	stored, err := c.works.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the recorded works: %w", err)
+	}
+	rw := make([]render.Work, 0, len(stored))
+	for _, w := range stored {
+		objs, err := workv1alpha1.Objects(w)
+		if err != nil {
+			return nil, err
+		}
+		rw = append(rw, render.Work{Cluster: w.Spec.Cluster, Objects: objs})
+	}
+	return newRecording(stored, rw), nil
+}
