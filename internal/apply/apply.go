@@ -29,7 +29,7 @@ import (
 // still complete and its inventory still safe to store.
 func (m *Manager) Apply(ctx context.Context, desired []*unstructured.Unstructured,
 	inventory []workv1alpha1.ObjectRef) (*Result, error) {
-	return m.run(ctx, newPlan(desired, inventory))
+	return m.run(ctx, newPlan(desired, inventory, m.opts.Owner))
 }
 
 // ApplyChanges is Apply for a change: it applies changed, prunes removed
@@ -40,7 +40,7 @@ func (m *Manager) Apply(ctx context.Context, desired []*unstructured.Unstructure
 // request.
 func (m *Manager) ApplyChanges(ctx context.Context, changed []*unstructured.Unstructured, removed,
 	inventory []workv1alpha1.ObjectRef) (*Result, error) {
-	p := newPartialPlan(changed, inventory)
+	p := newPartialPlan(changed, inventory, m.opts.Owner)
 	gone := make(map[workv1alpha1.ObjectKey]bool, len(removed))
 	for _, r := range removed {
 		gone[r.ObjectKey] = true
@@ -57,7 +57,7 @@ func (m *Manager) ApplyChanges(ctx context.Context, changed []*unstructured.Unst
 // inventory entries not in desired are kept.
 func (m *Manager) Check(ctx context.Context, desired []*unstructured.Unstructured,
 	inventory []workv1alpha1.ObjectRef) (*Result, error) {
-	p := newPartialPlan(desired, inventory)
+	p := newPartialPlan(desired, inventory, m.opts.Owner)
 	p.check = true
 	for _, it := range p.items {
 		if !it.done && driftMode(it.obj) == workv1alpha1.DriftModeIgnore {

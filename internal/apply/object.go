@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/fluxcd/pkg/ssa/normalize"
@@ -47,8 +48,8 @@ func (m *Manager) applyItem(ctx context.Context, it *item, check bool) {
 		m.recreate(ctx, it)
 	case it.live == nil:
 		m.create(ctx, it)
-	case refuses(it.obj, it.live.GetLabels()):
-		it.failMsg(conflictMessage(it))
+	case refuses(it.obj, it.live.GetLabels(), m.opts.Owner):
+		it.failMsg(conflictMessage(it, it.live.GetLabels()))
 	case contains(it.live, it.obj):
 		it.set(workv1alpha1.ActionUnchanged)
 	case it.live.GetAnnotations()[workv1alpha1.AnnotationAppliedDigest] != it.obj.GetAnnotations()[workv1alpha1.AnnotationAppliedDigest]:
@@ -160,27 +161,49 @@ func comparable(u *unstructured.Unstructured) map[string]any {
 	return c.Object
 }
 
-// refuses applies Karmada's conflict rule (§10.2): an existing object
-// without propagit's managed label is taken over only when the desired
-// object says conflict-resolution "overwrite"; a missing or other value
-// means abort.
-func refuses(obj *unstructured.Unstructured, liveLabels map[string]string) bool {
-	if liveLabels[workv1alpha1.LabelManaged] == "true" {
+// refuses applies Karmada's conflict rule (§10.2): an existing object that
+// is not this installation's — without propagit's managed label, or
+// labelled by another propagit installation (owner) — is taken over only
+// when the desired object says conflict-resolution "overwrite"; a missing
+// or other value means abort. An object with the managed label and no
+// owner label predates owner labels and counts as this installation's.
+func refuses(obj *unstructured.Unstructured, liveLabels map[string]string, owner string) bool {
+	if ownedBy(liveLabels, owner) {
 		return false
 	}
 	return obj.GetAnnotations()[workv1alpha1.AnnotationConflict] != workv1alpha1.ConflictOverwrite
 }
 
-func conflictMessage(it *item) string {
+// ownedBy reports whether live labels say the object belongs to the
+// installation owner.
+func ownedBy(liveLabels map[string]string, owner string) bool {
+	if liveLabels[workv1alpha1.LabelManaged] != "true" {
+		return false
+	}
+	liveOwner := liveLabels[workv1alpha1.LabelOwner]
+	return liveOwner == "" || owner == "" || liveOwner == owner
+}
+
+func conflictMessage(it *item, liveLabels map[string]string) string {
+	if other := liveLabels[workv1alpha1.LabelOwner]; liveLabels[workv1alpha1.LabelManaged] == "true" && other != "" {
+		return fmtRef(it.ref) + " already exists on the member and belongs to the propagit installation " + strconv.Quote(other) +
+			"; set conflictResolution: Overwrite in the policy to take it over"
+	}
 	return fmtRef(it.ref) + " already exists on the member and propagit did not create it; " +
 		"set conflictResolution: Overwrite in the policy to take it over"
 }
 
 // apiMessage formats an API error as "Kind/namespace/name <what> (Reason): error".
 func apiMessage(it *item, what string, err error) string {
+	return apiRefMessage(it.ref, what, err)
+}
+
+// apiRefMessage formats an API error about r as "Kind/namespace/name <what>
+// (Reason): error".
+func apiRefMessage(r workv1alpha1.ObjectRef, what string, err error) string {
 	reason := ""
 	if r := apierrors.ReasonForError(err); r != metav1.StatusReasonUnknown {
 		reason = fmt.Sprintf(" (%s)", r)
 	}
-	return fmt.Sprintf("%s %s%s: %v", fmtRef(it.ref), what, reason, err)
+	return fmt.Sprintf("%s %s%s: %v", fmtRef(r), what, reason, err)
 }

@@ -4,11 +4,18 @@ import (
 	"time"
 )
 
+// DefaultOwner is the installation name when none is given.
+const DefaultOwner = "propagit"
+
 // Options configures a Manager.
 type Options struct {
 	// FieldManager is the server-side apply field manager; propagit's
 	// contract is "propagit".
 	FieldManager string
+	// Owner names this propagit installation; it labels every object
+	// applied (workv1alpha1.LabelOwner), and objects labelled by another
+	// installation are neither adopted nor pruned.
+	Owner string
 	// Concurrency is how many objects are read, applied or deleted at once.
 	Concurrency int
 	// WaitTimeout bounds the wait for applied CRDs (and other definitions)
@@ -27,6 +34,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		FieldManager: "propagit",
+		Owner:        DefaultOwner,
 		Concurrency:  32,
 		WaitTimeout:  time.Minute,
 		WaitInterval: 500 * time.Millisecond,
@@ -40,6 +48,9 @@ func (o Options) withDefaults() Options {
 	d := DefaultOptions()
 	if o.FieldManager == "" {
 		o.FieldManager = d.FieldManager
+	}
+	if o.Owner == "" {
+		o.Owner = d.Owner
 	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = d.Concurrency

@@ -67,15 +67,15 @@ type plan struct {
 // newPlan pairs desired objects with the inventory. Objects without a kind,
 // version or name, and second copies of an object, fail at once; the others
 // are copied and stamped with the managed label and their digest.
-func newPlan(desired []*unstructured.Unstructured, inventory []workv1alpha1.ObjectRef) *plan {
-	p := newPartialPlan(desired, inventory)
+func newPlan(desired []*unstructured.Unstructured, inventory []workv1alpha1.ObjectRef, owner string) *plan {
+	p := newPartialPlan(desired, inventory, owner)
 	p.stale, p.kept = p.kept, nil
 	return p
 }
 
 // newPartialPlan is newPlan for part of the inventory: the entries that are
 // not desired are kept, not pruned.
-func newPartialPlan(desired []*unstructured.Unstructured, inventory []workv1alpha1.ObjectRef) *plan {
+func newPartialPlan(desired []*unstructured.Unstructured, inventory []workv1alpha1.ObjectRef, owner string) *plan {
 	inv := make(map[workv1alpha1.ObjectKey]workv1alpha1.ObjectRef, len(inventory))
 	for _, r := range inventory {
 		inv[r.ObjectKey] = r
@@ -97,7 +97,7 @@ func newPartialPlan(desired []*unstructured.Unstructured, inventory []workv1alph
 		case seen[k]:
 			it.fail("is desired more than once; only the first copy is applied")
 		default:
-			stampManaged(it.obj)
+			stampManaged(it.obj, owner)
 			if err := stampDigest(it.obj); err != nil {
 				it.fail("could not be encoded: %v", err)
 			}
@@ -113,18 +113,20 @@ func newPartialPlan(desired []*unstructured.Unstructured, inventory []workv1alph
 	return p
 }
 
-// stampManaged sets propagit's managed label on obj. Render stamps it
-// already; an object applied without it could never be pruned nor updated
-// again (it would read as someone else's).
-func stampManaged(obj *unstructured.Unstructured) {
+// stampManaged sets propagit's managed label and the owner label naming
+// this installation on obj. Render stamps the managed label already; an
+// object applied without it could never be pruned nor updated again (it
+// would read as someone else's). The owner label keeps two installations
+// that share a member from adopting or pruning each other's objects.
+func stampManaged(obj *unstructured.Unstructured, owner string) {
 	labels := obj.GetLabels()
-	if labels[workv1alpha1.LabelManaged] == "true" {
-		return
-	}
 	if labels == nil {
 		labels = map[string]string{}
 	}
 	labels[workv1alpha1.LabelManaged] = "true"
+	if owner != "" {
+		labels[workv1alpha1.LabelOwner] = owner
+	}
 	obj.SetLabels(labels)
 }
 

@@ -2,12 +2,14 @@ package apply
 
 import (
 	"context"
+	"strconv"
 
-	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
@@ -51,23 +53,33 @@ func (m *Manager) prune(ctx context.Context, stale []workv1alpha1.ObjectRef) []p
 	return out
 }
 
-// pruneOne deletes one stale object through ssa, which reads it first and
-// skips it unless it matches the managed label.
+// pruneOne deletes one stale object if its live copy is still this
+// installation's: it carries the managed label and no other installation's
+// owner label (one read of its metadata, then a delete preconditioned on
+// that copy's UID, with background propagation).
 func (m *Manager) pruneOne(ctx context.Context, r workv1alpha1.ObjectRef) pruned {
-	opts := ssa.DeleteOptions{
-		PropagationPolicy: metav1.DeletePropagationBackground,
-		Inclusions:        map[string]string{workv1alpha1.LabelManaged: "true"},
-	}
-	entry, err := m.ssa.Delete(ctx, stub(r), opts)
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(r.GroupVersionKind())
+	err := m.client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: r.Name}, live)
 	switch {
+	case apierrors.IsNotFound(err):
+		return pruned{ref: r, action: workv1alpha1.ActionPruned}
 	case err != nil && meta.IsNoMatchError(err):
 		// The kind is no longer served (its CRD is gone): so is the object.
 		return pruned{ref: r, action: workv1alpha1.ActionPruned, message: fmtRef(r) + " is gone: its kind is no longer served"}
 	case err != nil:
-		return pruned{ref: r, action: workv1alpha1.ActionFailed, message: err.Error()} // ssa's error leads with Kind/namespace/name
-	case entry.Action == ssa.SkippedAction:
+		return pruned{ref: r, action: workv1alpha1.ActionFailed, message: apiRefMessage(r, "could not be read for pruning", err)}
+	case live.GetLabels()[workv1alpha1.LabelManaged] != "true":
 		return pruned{ref: r, action: workv1alpha1.ActionSkipped, message: fmtRef(r) +
 			" was not pruned: the live object no longer carries " + workv1alpha1.LabelManaged + "=true, so propagit no longer owns it"}
+	case !ownedBy(live.GetLabels(), m.opts.Owner):
+		return pruned{ref: r, action: workv1alpha1.ActionSkipped, message: fmtRef(r) +
+			" was not pruned: it belongs to the propagit installation " + strconv.Quote(live.GetLabels()[workv1alpha1.LabelOwner])}
+	}
+	uid := live.GetUID()
+	err = m.client.Delete(ctx, stub(r), client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return pruned{ref: r, action: workv1alpha1.ActionFailed, message: apiRefMessage(r, "delete failed", err)}
 	}
 	return pruned{ref: r, action: workv1alpha1.ActionPruned}
 }

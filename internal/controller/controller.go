@@ -12,6 +12,7 @@ import (
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/cluster"
+	"github.com/propagit/propagit/internal/guard"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/observe"
@@ -54,6 +55,8 @@ type Controller struct {
 type loaded struct {
 	revision string
 	set      *load.Set
+	// allowPrune: the commit acknowledges a large deletion.
+	allowPrune bool
 }
 
 // State is what the controller knows about the source, for status and
@@ -190,7 +193,7 @@ func (c *Controller) fetchAndLoad(ctx context.Context) (*loaded, error) {
 		err = fmt.Errorf("revision %s does not load; %s stays in force: %w", workv1alpha1.ShortRevision(snap.Revision), workv1alpha1.ShortRevision(c.lastRevision()), err)
 		return c.keepLast(err), err
 	}
-	cur := &loaded{revision: snap.Revision, set: set}
+	cur := &loaded{revision: snap.Revision, set: set, allowPrune: guard.Allowed(snap.Message)}
 	c.mu.Lock()
 	c.last = cur
 	c.mu.Unlock()

@@ -29,6 +29,6 @@ func (g *gitFetcher) Fetch(ctx context.Context) (Snapshot, error) {
 	if err := g.f.Read(rev, fs); err != nil {
 		return Snapshot{}, err
 	}
-	g.last = Snapshot{Revision: rev.Hash, FS: fs, Root: "/"}
+	g.last = Snapshot{Revision: rev.Hash, Message: rev.Message, FS: fs, Root: "/"}
 	return g.last, nil
 }

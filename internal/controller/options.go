@@ -8,6 +8,7 @@ import (
 
 	"github.com/propagit/propagit/internal/apply"
 	"github.com/propagit/propagit/internal/deliver"
+	"github.com/propagit/propagit/internal/guard"
 	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/render"
 )
@@ -15,8 +16,11 @@ import (
 // Snapshot is one revision of the source tree.
 type Snapshot struct {
 	Revision string
-	FS       filesys.FileSystem
-	Root     string
+	// Message is the commit message; its trailers carry acknowledgements
+	// (guard.AllowTrailer).
+	Message string
+	FS      filesys.FileSystem
+	Root    string
 }
 
 // Fetcher knows how to bring the source to its latest revision.
@@ -50,6 +54,8 @@ type Options struct {
 	// Deliver tunes each member's syncer (health re-checks, retry backoff,
 	// the version written into status).
 	Deliver deliver.Options
+	// Guard holds back a revision that would delete too much of a member.
+	Guard guard.Options
 }
 
 // DefaultOptions returns the defaults of `propagit controller`.
@@ -63,5 +69,6 @@ func DefaultOptions() Options {
 		Render:                  render.DefaultOptions(),
 		Apply:                   apply.DefaultOptions(),
 		Deliver:                 deliver.DefaultOptions(),
+		Guard:                   guard.DefaultOptions(),
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/guard"
+	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -34,15 +36,66 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 	for _, w := range res.Works {
 		byCluster[w.Cluster] = w
 	}
-	var out []*workv1alpha1.Work
+	out := make([]*workv1alpha1.Work, 0, len(res.Clusters))
+	recorded := make([]render.Work, 0, len(res.Clusters))
 	for _, cl := range res.Clusters {
-		w, err := toWork(cl, cur.revision, byCluster[cl.Name].Objects)
+		objs := byCluster[cl.Name].Objects
+		w, err := toWork(cl, cur.revision, objs)
 		if err != nil {
 			return nil, nil, err
 		}
+		if held := c.guard(cur, rec, cl, objs); held != nil {
+			w, objs = held, rec.objects[cl.Name]
+		}
 		out = append(out, w)
+		recorded = append(recorded, render.Work{Cluster: cl.Name, Objects: objs})
 	}
-	return out, newRecording(out, res.Works), nil
+	return out, newRecording(out, recorded), nil
+}
+
+// guard returns the Work to record instead of the new one when the new one
+// would delete more of a Ready member than the prune guard allows and the
+// commit does not acknowledge it: the recorded Work again, with the reason
+// in an annotation. nil lets the new Work go ahead. A member that is not
+// Ready is not guarded: moving its applications away is failover.
+func (c *Controller) guard(cur *loaded, rec *recording, cl *clusterv1alpha1.Cluster, objs []*unstructured.Unstructured) *workv1alpha1.Work {
+	prev := rec.work(cl.Name)
+	if prev == nil || !clusterReady(cl) {
+		c.opts.Metrics.PruneHeld(cl.Name, false)
+		return nil
+	}
+	before := make([]workv1alpha1.ObjectKey, 0, len(rec.objects[cl.Name]))
+	for _, o := range rec.objects[cl.Name] {
+		before = append(before, workv1alpha1.KeyOf(o))
+	}
+	after := make([]workv1alpha1.ObjectKey, 0, len(objs))
+	for _, o := range objs {
+		after = append(after, workv1alpha1.KeyOf(o))
+	}
+	hold := guard.Check(before, after, c.opts.Guard)
+	if hold != nil && cur.allowPrune {
+		c.log.Info("large prune acknowledged by the commit", logging.KeyCluster, cl.Name, logging.KeyRevision,
+			workv1alpha1.ShortRevision(cur.revision), "removed", hold.Removed, "of", hold.Total)
+		hold = nil
+	}
+	c.opts.Metrics.PruneHeld(cl.Name, hold != nil)
+	if hold == nil {
+		return nil
+	}
+	held := prev.DeepCopy()
+	held.Annotations = clusterAnnotations(cl)
+	held.Annotations[workv1alpha1.AnnotationPruneHeld] = "revision " + workv1alpha1.ShortRevision(cur.revision) + " " + hold.String()
+	if prev.Annotations[workv1alpha1.AnnotationPruneHeld] != held.Annotations[workv1alpha1.AnnotationPruneHeld] {
+		c.log.Info("revision held by the prune guard", logging.KeyCluster, cl.Name, logging.KeyRevision,
+			workv1alpha1.ShortRevision(cur.revision), "removed", hold.Removed, "of", hold.Total)
+	}
+	return held
+}
+
+// clusterReady reports whether the render saw cl Ready (a Cluster without
+// status counts as Ready).
+func clusterReady(cl *clusterv1alpha1.Cluster) bool {
+	return cl.Status == nil || meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ConditionReady)
 }
 
 // toWork converts rendered objects to a Work record.

@@ -29,6 +29,16 @@ func newRecording(ws []*workv1alpha1.Work, rws []render.Work) *recording {
 	return rec
 }
 
+// work returns the recorded Work of cluster, nil when there is none.
+func (rec *recording) work(cluster string) *workv1alpha1.Work {
+	for _, w := range rec.works {
+		if w.Spec.Cluster == cluster {
+			return w
+		}
+	}
+	return nil
+}
+
 // health reads, when a Gracefully eviction waits on it, which templates run
 // healthy on each cluster: the objects of the recorded Work whose health is
 // Current, once the cluster's status says it applied that very Work (an

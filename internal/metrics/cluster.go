@@ -115,6 +115,18 @@ func (r *Recorder) Failover(from, to string) {
 	r.failover.WithLabelValues(from, to).Inc()
 }
 
+// PruneHeld records whether a member is held by the prune guard.
+func (r *Recorder) PruneHeld(cluster string, held bool) {
+	if r == nil {
+		return
+	}
+	v := 0.0
+	if held {
+		v = 1
+	}
+	r.pruneHeld.WithLabelValues(cluster).Set(v)
+}
+
 // ForgetCluster deletes every series of a member that left Git, including
 // failovers from or to it.
 func (r *Recorder) ForgetCluster(cluster string) {
@@ -124,7 +136,7 @@ func (r *Recorder) ForgetCluster(cluster string) {
 	byCluster := prometheus.Labels{LabelCluster: cluster}
 	for _, v := range []interface {
 		DeletePartialMatch(prometheus.Labels) int
-	}{r.clusterReady, r.apply, r.appliedObjects, r.driftDetected, r.driftCorrected} {
+	}{r.clusterReady, r.apply, r.appliedObjects, r.driftDetected, r.driftCorrected, r.pruneHeld} {
 		v.DeletePartialMatch(byCluster)
 	}
 	r.failover.DeletePartialMatch(prometheus.Labels{LabelFromCluster: cluster})

@@ -59,7 +59,11 @@ func (f *Follower) Fetch(ctx context.Context) (Revision, error) {
 	if err != nil {
 		return Revision{}, fmt.Errorf("branch %s not found in %s: %w", f.opts.Branch, f.safe, err)
 	}
-	return Revision{Name: f.opts.Branch, Hash: tip.Hash().String()}, nil
+	rev := Revision{Name: f.opts.Branch, Hash: tip.Hash().String()}
+	if c, err := f.repo.CommitObject(tip.Hash()); err == nil {
+		rev.Message = c.Message
+	}
+	return rev, nil
 }
 
 // Read copies the files under Path of rev (as returned by Fetch) into dst,

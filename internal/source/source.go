@@ -34,6 +34,9 @@ type Revision struct {
 	Hash string
 	// WorkingTree is true when the files were read from disk.
 	WorkingTree bool
+	// Message is the commit message (set by Follower.Fetch): its trailers
+	// carry the author's acknowledgements, such as a large prune.
+	Message string
 }
 
 // Short returns the hash shortened for messages.

@@ -72,6 +72,9 @@ type ClusterRow struct {
 	LastHeard       *time.Time `json:"lastHeard,omitempty"`
 	AgentVersion    string     `json:"agentVersion,omitempty"`
 	Message         string     `json:"message,omitempty"`
+	// PruneHeld is why the member is held on an earlier revision by the
+	// prune guard ("" when it is not).
+	PruneHeld string `json:"pruneHeld,omitempty"`
 }
 
 // TemplateRow is one template across clusters.
@@ -153,6 +156,10 @@ func clusterRow(in Input) ClusterRow {
 	}
 	if st.Message != "" {
 		row.Message = st.Message // a source or format problem outranks the condition
+	}
+	if held := in.Work.Annotations[workv1alpha1.AnnotationPruneHeld]; held != "" {
+		row.PruneHeld = held
+		row.Message = "prune held: " + held // what the member waits for outranks how it runs
 	}
 	return row
 }

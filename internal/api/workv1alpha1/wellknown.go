@@ -10,6 +10,11 @@ const (
 	// carry it are ever pruned, and an existing object without it is a
 	// conflict.
 	LabelManaged = "propagit.io/managed"
+	// LabelOwner names the propagit installation (the controller's
+	// --name) that applied an object. Inventory and prune act only on
+	// objects with their own installation's name, so two installations
+	// sharing a member neither adopt nor delete each other's objects.
+	LabelOwner = "propagit.io/owner"
 	// LabelCluster names the member a Work custom resource belongs to.
 	LabelCluster = "propagit.io/cluster"
 	// LabelJoinedBy marks the objects `propagit join` created in a member.
@@ -58,6 +63,11 @@ const (
 	// custom resource, so the newest of the revisions the Works carry is
 	// known.
 	AnnotationRecordedSequence = "propagit.io/recorded-sequence"
+
+	// AnnotationPruneHeld, on a Work, says that the newest revision would
+	// delete more of the member than the prune guard allows, so the Work
+	// holds the previous revision; its value is the reason.
+	AnnotationPruneHeld = "propagit.io/prune-held"
 
 	// AnnotationPrefix is the prefix of propagit's own annotations: a Work
 	// store records those with a Work, never what other tools set.

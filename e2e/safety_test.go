@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/guard"
+	"github.com/propagit/propagit/internal/status"
+	"github.com/propagit/propagit/internal/testenv"
+)
+
+// TestSafetyPruneGuardHoldsALargeDeletion commits a change that deletes
+// four of a member's five ConfigMaps (80%, more than the default 50%). The
+// member must keep running the previous revision untouched (same UIDs),
+// `propagit status` must say why, and the commit that acknowledges the
+// deletion through Git (the Propagit-Allow-Prune trailer) applies it.
+func TestSafetyPruneGuardHoldsALargeDeletion(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{Members: 1})
+	m1 := env.Members[0]
+	ns := randomNamespace("guard")
+	remote := httpRemote(t)
+	reader := newStatusReader(t, remote)
+	co := newCheckout(t, remote)
+	configMapFleet(co, ns, m1.Name)
+	names := []string{"a", "b", "c", "d", "e"}
+	for _, n := range names {
+		co.write(fleetDir+"/cm-"+n+".yaml", configMapYAML(ns, n, "v1"))
+	}
+	rev1, _ := co.commitPush("five ConfigMaps")
+	ctrl := startController(t, newSetup(t, remote, env.Members...))
+	before := waitConfigMaps(t, env, ns, names)
+	reader.waitApplied(rev1, m1.Name)
+
+	for _, n := range names[1:] {
+		co.remove(fleetDir + "/cm-" + n + ".yaml")
+	}
+	rev2, _ := co.commitPush("drop four ConfigMaps")
+	ctrl.waitRevision(rev2)
+	// The hold is visible where people look: the status row of the member.
+	eventually(t, converge, func() (bool, string) {
+		ws, err := reader.works()
+		if err != nil {
+			return false, err.Error()
+		}
+		var inputs []status.Input
+		for _, w := range ws {
+			st, err := reader.get(w.Spec.Cluster)
+			if err != nil {
+				return false, err.Error()
+			}
+			inputs = append(inputs, status.Input{Work: w, Status: st, Mode: "Push"})
+		}
+		rep, err := status.Build(inputs, "")
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, row := range rep.Clusters {
+			if row.Name == m1.Name {
+				ok := strings.Contains(row.PruneHeld, "4 of 5") && strings.Contains(row.PruneHeld, guard.AllowTrailer) &&
+					strings.Contains(row.Message, "prune held")
+				return ok, fmt.Sprintf("status row: held %q, message %q", row.PruneHeld, row.Message)
+			}
+		}
+		return false, "no status row for " + m1.Name
+	})
+	// Nothing was deleted or recreated, and the member still reports rev1.
+	held := waitConfigMaps(t, env, ns, names)
+	checkSameUIDs(t, "while held", before, held, names)
+	if st, err := reader.get(m1.Name); err != nil || st.AppliedRevision != rev1 {
+		t.Fatalf("while held: applied %v (err %v), want %s", st, err, short(rev1))
+	}
+
+	// The author acknowledges it through Git.
+	co.write("ACKNOWLEDGED.md", "the four ConfigMaps go\n")
+	rev3, _ := co.commitPush("acknowledge the prune\n\n" + guard.AllowTrailer + ": true\n")
+	ctrl.waitRevision(rev3)
+	after := waitConfigMaps(t, env, ns, names[:1])
+	checkSameUIDs(t, "after the acknowledgement", before, after, names[:1])
+	ws, err := reader.works()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range ws {
+		if h := w.Annotations[workv1alpha1.AnnotationPruneHeld]; h != "" {
+			t.Errorf("after the acknowledgement the Work of %s still says held: %q", w.Spec.Cluster, h)
+		}
+	}
+}
