@@ -170,10 +170,14 @@ func (c *collector) template(di docInfo, n *yaml.Node, gvk schema.GroupVersionKi
 	}
 	v, _ := valueOf(n, nil, &d.strict, nil).(map[string]any)
 	obj := &unstructured.Unstructured{Object: v}
+	for _, f := range []string{"apiVersion", "kind"} {
+		d.lines[f] = lookup(n, f).Line
+	}
 	var semantic []issue
 	if obj.GetName() == "" {
 		semantic = append(semantic, issue{field: "metadata.name", msg: "required: an object without a name cannot be applied", sev: sevSkip})
 	}
+	semantic = append(semantic, identityIssues(gvk, obj.GetName(), obj.GetNamespace())...)
 	if !c.apply(d.judge(di.src, semantic, di.excerpt, describe(gvk.Kind, obj.GetName()))) {
 		return
 	}

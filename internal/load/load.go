@@ -197,13 +197,24 @@ func duplicates(s *Set) []Problem {
 		return cmp.Or(cmp.Compare(a.src.Path, b.src.Path), cmp.Compare(a.src.Line, b.src.Line))
 	})
 	first := map[objectKey]Source{}
+	// folded finds kinds that differ only in case: render and the work
+	// branch write both to one lower-cased file name.
+	folded := map[objectKey]objectKey{}
 	var out []Problem
 	for _, e := range all {
 		if f, dup := first[e.key]; dup {
 			out = append(out, problemf(e.src, "", "%s is defined twice: first at %s", e.key, f))
 			continue
 		}
+		fk := e.key
+		fk.kind = strings.ToLower(fk.kind)
+		if other, clash := folded[fk]; clash {
+			out = append(out, problemf(e.src, "kind", "%s collides with %s at %s: kinds that differ only in case are one object to propagit",
+				e.key, other, first[other]))
+			continue
+		}
 		first[e.key] = e.src
+		folded[fk] = e.key
 	}
 	return out
 }
