@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -166,14 +169,15 @@ func writeStream(w io.Writer, works []render.Work) error {
 	return nil
 }
 
-// writeFolder writes works into out, replacing an earlier render there. It
-// refuses a non-empty folder that is not a propagit render, so nothing of the
-// user's is deleted by surprise.
+// writeFolder writes works into out, replacing an earlier render there.
+// out must be missing, an empty folder or a folder holding renderMarker:
+// anything else (a file, a symlink, a folder of the user's) is refused, so
+// nothing of the user's is deleted by surprise. Files are written through an
+// os.Root on a fresh folder beside out, so no name can reach outside it, and
+// two objects that would share one file are an error.
 func writeFolder(out string, works []render.Work) error {
-	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
-		if _, err := os.Stat(filepath.Join(out, renderMarker)); err != nil {
-			return fmt.Errorf("refusing to write into %s: it is not empty and was not written by propagit render (no %s file)", out, renderMarker)
-		}
+	if err := replaceable(out); err != nil {
+		return err
 	}
 	parent := filepath.Dir(filepath.Clean(out))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
@@ -184,14 +188,23 @@ func writeFolder(out string, works []render.Work) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	root, err := os.OpenRoot(tmp)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	written := map[string]string{}
 	for _, work := range works {
 		for _, obj := range work.Objects {
-			if err := writeObject(filepath.Join(tmp, work.Cluster), obj); err != nil {
+			if err := writeObject(root, written, work.Cluster, obj); err != nil {
 				return err
 			}
 		}
 	}
-	if err := os.WriteFile(filepath.Join(tmp, renderMarker), []byte("written by propagit render; this folder is replaced on the next render\n"), 0o644); err != nil {
+	if err := root.WriteFile(renderMarker, []byte("written by propagit render; this folder is replaced on the next render\n"), 0o644); err != nil {
+		return err
+	}
+	if err := replaceable(out); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(out); err != nil {
@@ -200,16 +213,57 @@ func writeFolder(out string, works []render.Work) error {
 	return os.Rename(tmp, out)
 }
 
-func writeObject(dir string, obj *unstructured.Unstructured) error {
-	path := filepath.Join(dir, filepath.FromSlash(render.KeyOf(obj).Path()))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+// replaceable returns an error unless out is missing, an empty folder or an
+// earlier render (a real folder holding a regular renderMarker file).
+func replaceable(out string) error {
+	fi, err := os.Lstat(out)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("refusing to write into %s: it is not a folder (a render replaces only an empty folder or an earlier render)", out)
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil || len(entries) == 0 {
+		return err
+	}
+	if m, err := os.Lstat(filepath.Join(out, renderMarker)); err != nil || !m.Mode().IsRegular() {
+		return fmt.Errorf("refusing to write into %s: it is not empty and was not written by propagit render (no %s file)", out, renderMarker)
+	}
+	return nil
+}
+
+// writeObject writes obj to <cluster>/<key path> inside root. written maps
+// each file already written to the object it holds: a second object for
+// one file is an error, never an overwrite.
+func writeObject(root *os.Root, written map[string]string, cluster string, obj *unstructured.Unstructured) error {
+	key := render.KeyOf(obj)
+	rel := path.Join(cluster, key.Path())
+	if !filepath.IsLocal(filepath.FromSlash(rel)) || path.Clean(rel) != rel {
+		return fmt.Errorf("refusing to write %s for cluster %q: its file %q is not a plain path inside --out", key, cluster, rel)
+	}
+	if other, dup := written[rel]; dup {
+		return fmt.Errorf("%s and %s for cluster %q would both be written to %s", other, key, cluster, rel)
+	}
+	written[rel] = key.String()
+	if err := root.MkdirAll(path.Dir(rel), 0o755); err != nil {
 		return err
 	}
 	b, err := marshal(obj)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, b, 0o644)
+	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // readRendered reads a folder written by render back into Works.
