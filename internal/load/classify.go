@@ -20,6 +20,8 @@ import (
 type collector struct {
 	set      Set
 	problems []Problem
+	// budget, when set, bounds the documents and nodes parsed.
+	budget *budget
 }
 
 func (c *collector) addIssues(src Source, issues []issue) {
@@ -34,11 +36,14 @@ func (c *collector) addIssues(src Source, issues []issue) {
 
 // file parses one YAML stream and classifies its documents.
 func (c *collector) file(path string, data []byte) {
-	docs, errLine, errMsg := splitDocuments(data)
+	docs, errLine, errMsg := splitDocumentsMax(data, c.budget.documentsLeft())
 	markers := endMarkerLines(data)
 	for i, d := range docs {
-		z := &normalizer{}
+		z := c.budget.normalizer()
 		n := z.normalize(d, nil)
+		if !c.budget.charge(Source{Path: path, Line: d.Line}, z) {
+			return
+		}
 		next := math.MaxInt
 		if i+1 < len(docs) {
 			next = docs[i+1].Line

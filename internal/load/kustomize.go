@@ -44,13 +44,20 @@ func build(fs filesys.FileSystem, dir string) (out []byte, err error) {
 // the user.
 func (l *loader) kustomize(c *collector, u unit) {
 	data, err := build(l.fs, u.abs)
+	if c.budget != nil && c.budget.exceeded {
+		return // the budget holds the problem, at the file krusty read
+	}
 	if err != nil {
 		msg := strings.Join(strings.Fields(err.Error()), " ")
 		c.problems = append(c.problems, problemf(Source{Path: u.rel}, "", "kustomize build failed: %s", msg))
 		return
 	}
-	sub := &collector{}
+	sub := &collector{budget: c.budget}
 	sub.file(u.rel, data)
+	if c.budget != nil && c.budget.exceeded && c.budget.problem.Source.Path == u.rel {
+		c.budget.problem.Source.Line = 0 // a line of kustomize's output
+		return
+	}
 	ids := outputIdentities(data)
 	for _, p := range sub.problems {
 		if id := identityAt(ids, p.Source.Line); id != "" {
