@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,9 +29,11 @@ const renderMarker = ".propagit-render"
 type sourceOptions struct {
 	source            string
 	skippedNamespaces []string
+	limits            limitOptions
 }
 
 func (o *sourceOptions) bindFlags(cmd *cobra.Command) {
+	o.limits.bindFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&o.source, "source", "s", ".", "folder holding templates, policies and Cluster objects")
 	cmd.Flags().StringSliceVar(&o.skippedNamespaces, "skipped-namespaces", []string{"kube-.*"},
 		"regular expressions (anchored) of namespaces never propagated; karmada-system, karmada-cluster and karmada-es-* are always skipped")
@@ -56,7 +59,7 @@ func (o *sourceOptions) load() (*load.Set, error) {
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("--source %s: not a folder", o.source)
 	}
-	return load.Load(filesys.MakeFsOnDisk(), abs)
+	return load.LoadWith(filesys.MakeFsOnDisk(), abs, o.limits.Options)
 }
 
 type renderOptions struct {
@@ -112,7 +115,10 @@ func (o *renderOptions) run(stdout, stderr io.Writer) error {
 		}
 		in.Previous = render.PreviousFromWorks(works)
 	}
-	res := render.Render(in)
+	res, err := renderWithin(in, o.limits.Timeout)
+	if err != nil {
+		return err
+	}
 	printFindings(stderr, set, res)
 	if o.out == "-" {
 		return writeStream(stdout, res.Works)
@@ -126,6 +132,22 @@ func (o *renderOptions) run(stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "rendered %d objects for %d clusters into %s\n", n, len(res.Works), o.out)
 	return nil
+}
+
+// renderWithin runs render.Render, giving up after d. The stage is pure and
+// cannot be interrupted: a render past its deadline is abandoned, and the
+// command exits.
+func renderWithin(in render.Input, d time.Duration) (*render.Result, error) {
+	done := make(chan *render.Result, 1)
+	go func() { done <- render.Render(in) }()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case res := <-done:
+		return res, nil
+	case <-timer.C:
+		return nil, fmt.Errorf("render did not finish within %s (--load-timeout)", d)
+	}
 }
 
 // printFindings reports loader findings and per-template problems on stderr;

@@ -23,6 +23,8 @@ type FollowOptions struct {
 	Auth transport.AuthMethod
 	// CacheDir holds a bare clone between restarts; "" keeps it in memory.
 	CacheDir string
+	// Limits bound each revision Read.
+	Limits Limits
 }
 
 // Follower keeps a clone of one branch and fetches it incrementally: an
@@ -70,7 +72,7 @@ func (f *Follower) Read(rev Revision, dst FileWriter) error {
 	if f.repo == nil {
 		return fmt.Errorf("read before the first fetch of %s", f.safe)
 	}
-	r := &Repository{repo: f.repo, location: f.safe}
+	r := &Repository{repo: f.repo, location: f.safe, limits: f.opts.Limits}
 	_, err := r.commitTree(rev.Hash, mustClean(f.opts.Path), dst)
 	return err
 }
