@@ -180,7 +180,7 @@ func serveHealth(ctx context.Context, addr string, c *controller.Controller, log
 
 // serve runs an HTTP server until ctx ends.
 func serve(ctx context.Context, addr string, h http.Handler, log logr.Logger) {
-	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	srv := webhook.Server(addr, h)
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close()
