@@ -90,6 +90,9 @@ type loader struct {
 	units    []unit
 	visited  map[string]bool
 	problems []Problem
+	// secrets are the secretGenerator literals of every kustomization,
+	// redacted from kustomize's errors.
+	secrets []string
 }
 
 // scan collects the YAML files and kustomization folders under dir.
