@@ -113,8 +113,8 @@ func (o *controllerOptions) run(parent context.Context) error {
 		return err
 	}
 	follower := source.NewFollower(source.FollowOptions{URL: o.repo.url, Branch: o.branch, Path: o.path, Auth: auth,
-		CacheDir: filepath.Join(o.cacheDir, "source"), Limits: o.limits.sourceLimits()})
-	stores, err := o.store.build(o.repo, auth, filepath.Join(o.cacheDir, "works"))
+		CacheDir: filepath.Join(o.repo.cacheDir(o.cacheDir), "source"), Limits: o.limits.sourceLimits()})
+	stores, err := o.store.build(o.repo, auth, filepath.Join(o.repo.cacheDir(o.cacheDir), "works"))
 	if err != nil {
 		return err
 	}
