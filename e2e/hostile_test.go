@@ -327,7 +327,9 @@ func TestHostileControllerKeepsLastGood(t *testing.T) {
 			return strings.Contains(l, bomb.where) && strings.Contains(l, bad[:7]),
 				fmt.Sprintf("no log naming %s for %s", bomb.where, short(bad))
 		})
-		t.Logf("%s: refused", bomb.name)
+		if rss, err := peakRSS(cmd.Process.Pid); err == nil {
+			t.Logf("%s: refused; controller peak RSS so far %d MiB", bomb.name, rss>>20)
+		}
 		if cm, err := getConfigMap(m1, "shop", "app"); err != nil || cm == nil || cm.Data["value"] != "v1" {
 			t.Errorf("%s: the member's ConfigMap is %v (%v), want the last good v1", bomb.name, cm, err)
 		}

@@ -73,8 +73,28 @@ func FuzzLoadRepo(f *testing.F) {
 		case lerr != nil && len(lerr.Problems) == 0:
 			t.Fatal("an *Error without problems")
 		}
+		if set != nil {
+			for _, tpl := range set.Templates {
+				checkPathSafe(t, tpl)
+			}
+		}
 		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > fuzzMaxAlloc {
 			t.Fatalf("one load allocated %d MiB, over the %d MiB cap", alloc>>20, fuzzMaxAlloc>>20)
 		}
 	})
+}
+
+// checkPathSafe fails when a loaded template's identity could become a
+// path component other than a plain file or folder name: render and the
+// work branch build paths from namespace, kind and name.
+func checkPathSafe(t *testing.T, tpl Template) {
+	ns, kind, name := tpl.Object.GetNamespace(), tpl.Object.GetKind(), tpl.Object.GetName()
+	for _, s := range []string{ns, kind, name} {
+		if strings.ContainsAny(s, "/\x00\n") || s == "." || s == ".." {
+			t.Fatalf("%s: loaded %q %q in %q: not a plain path segment", tpl.Source, kind, name, ns)
+		}
+	}
+	if strings.HasPrefix(ns, ".") || strings.HasPrefix(kind, ".") {
+		t.Fatalf("%s: loaded kind %q in namespace %q: a hidden path segment", tpl.Source, kind, ns)
+	}
 }
