@@ -40,6 +40,7 @@ test: test-assets lint ## Everything: lint, unit, integration against real apise
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 10s)
 	go test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./internal/load
+	go test -run '^$$' -fuzz '^FuzzLoadRepo$$' -fuzztime $(FUZZTIME) ./internal/load
 	go test -run '^$$' -fuzz '^FuzzImageOverride$$' -fuzztime $(FUZZTIME) ./internal/override
 
 .PHONY: bench

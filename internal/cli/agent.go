@@ -83,7 +83,7 @@ func (o *agentOptions) run(parent context.Context) error {
 		return err
 	}
 	o.store.heartbeat = o.heartbeat
-	st, err := o.store.build(o.repo, auth, filepath.Join(o.cacheDir, "works"))
+	st, err := o.store.build(o.repo, auth, filepath.Join(o.repo.cacheDir(o.cacheDir), "works"))
 	if err != nil {
 		return err
 	}

@@ -46,6 +46,7 @@ type controllerOptions struct {
 	burst                              int
 	log                                logging.Options
 	leader                             leaderOptions
+	limits                             limitOptions
 }
 
 func newControllerCommand() *cobra.Command {
@@ -92,6 +93,7 @@ holds <cluster>.kubeconfig files.`,
 	f.DurationVar(&o.leader.retry, "leader-elect-retry-period", 2*time.Second, "retry period")
 	f.StringVar(&o.leader.name, "leader-elect-lease-name", "propagit-controller", "name of the Lease in --namespace")
 	o.log.BindFlags(f)
+	o.limits.bindFlags(f)
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
 }
@@ -102,6 +104,7 @@ func (o *controllerOptions) run(parent context.Context) error {
 		return err
 	}
 	ctrl.SetLogger(log)
+	setMemoryLimit(log)
 	ctx, stop := signal.NotifyContext(orBackground(parent), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -110,8 +113,8 @@ func (o *controllerOptions) run(parent context.Context) error {
 		return err
 	}
 	follower := source.NewFollower(source.FollowOptions{URL: o.repo.url, Branch: o.branch, Path: o.path, Auth: auth,
-		CacheDir: filepath.Join(o.cacheDir, "source")})
-	stores, err := o.store.build(o.repo, auth, filepath.Join(o.cacheDir, "works"))
+		CacheDir: filepath.Join(o.repo.cacheDir(o.cacheDir), "source"), Limits: o.limits.sourceLimits()})
+	stores, err := o.store.build(o.repo, auth, filepath.Join(o.repo.cacheDir(o.cacheDir), "works"))
 	if err != nil {
 		return err
 	}
@@ -129,7 +132,7 @@ func (o *controllerOptions) run(parent context.Context) error {
 	opts.Metrics = metrics.NewRecorder()
 	opts.Metrics.MustRegister(reg)
 	opts.Deliver.Metrics = opts.Metrics
-	c := controller.New(opts, controller.GitFetcher(follower), stores.works, stores.status, creds, log)
+	c := controller.New(opts, limitedFetcher{controller.GitFetcher(follower), o.limits.Options}, stores.works, stores.status, creds, log)
 	if o.healthAddr != "" {
 		go serveHealth(ctx, o.healthAddr, c, log)
 	}
@@ -177,7 +180,7 @@ func serveHealth(ctx context.Context, addr string, c *controller.Controller, log
 
 // serve runs an HTTP server until ctx ends.
 func serve(ctx context.Context, addr string, h http.Handler, log logr.Logger) {
-	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	srv := webhook.Server(addr, h)
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close()

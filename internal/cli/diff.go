@@ -69,6 +69,7 @@ file and the line).`,
 	f.StringVar(&o.path, "path", "", "folder holding the fleet, relative to the repository root")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text, markdown or json")
 	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 when anything differs, 0 otherwise")
+	o.src.limits.bindFlags(f)
 	f.StringSliceVar(&o.src.skippedNamespaces, "skipped-namespaces", []string{"kube-.*"},
 		"regular expressions (anchored) of namespaces never propagated; karmada-system, karmada-cluster and karmada-es-* are always skipped")
 	return cmd
@@ -91,11 +92,12 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if root == "." {
 		root = ""
 	}
-	base, err := readSide(repo, "base", o.base, root)
+	repo.SetLimits(o.src.limits.sourceLimits())
+	base, err := readSide(repo, "base", o.base, root, o.src.limits)
 	if err != nil {
 		return err
 	}
-	head, err := readSide(repo, "head", o.head, root)
+	head, err := readSide(repo, "head", o.head, root, o.src.limits)
 	if err != nil {
 		return err
 	}
@@ -129,13 +131,13 @@ func (s side) revision() diff.Revision {
 }
 
 // readSide copies revision rev's folder dir into memory and loads it.
-func readSide(repo *source.Repository, name, rev, dir string) (side, error) {
+func readSide(repo *source.Repository, name, rev, dir string, limits limitOptions) (side, error) {
 	fs := filesys.MakeFsInMemory()
 	r, err := repo.Tree(rev, dir, fs)
 	if err != nil {
 		return side{}, fmt.Errorf("%s: %w", name, err)
 	}
-	set, err := load.Load(fs, "/")
+	set, err := load.LoadWith(fs, "/", limits.Options)
 	if err != nil {
 		return side{}, &sideError{side: name, rev: r, dir: dir, err: err}
 	}

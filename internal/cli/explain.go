@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/propagit/propagit/internal/diff"
+	"github.com/propagit/propagit/internal/override"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -65,6 +67,7 @@ func (o *explainOptions) run(w io.Writer, ref string) error {
 	if err != nil {
 		return err
 	}
+	b = redactSecretChanges(b)
 	if o.output == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -178,4 +181,23 @@ func printPlacement(w io.Writer, e render.Explanation) {
 			fmt.Fprintf(w, "      %s\n", c)
 		}
 	}
+}
+
+// redactSecretChanges returns b, or for a Secret a copy whose override
+// changes show markers instead of the values they write.
+func redactSecretChanges(b *render.Binding) *render.Binding {
+	if b.Key.Group != "core" || b.Key.Kind != "Secret" {
+		return b
+	}
+	cp := *b
+	cp.Targets = make([]*render.Target, len(b.Targets))
+	for i, t := range b.Targets {
+		tc := *t
+		tc.Overrides.Changes = make([]override.Change, len(t.Overrides.Changes))
+		for j, c := range t.Overrides.Changes {
+			tc.Overrides.Changes[j] = diff.RedactChange(c)
+		}
+		cp.Targets[i] = &tc
+	}
+	return &cp
 }

@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/spf13/cobra"
+
+	"github.com/propagit/propagit/internal/source"
 )
 
 // gitOptions are the flags naming a Git repository and its credentials.
@@ -67,4 +70,10 @@ func (g *gitOptions) safeURL() string {
 	u.User = nil
 	u.RawQuery = ""
 	return u.String()
+}
+
+// cacheDir is the cache folder of this repository under root, keyed by its
+// URL without credentials (see source.CacheKey).
+func (g *gitOptions) cacheDir(root string) string {
+	return filepath.Join(root, source.CacheKey(g.url))
 }

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -26,9 +30,11 @@ const renderMarker = ".propagit-render"
 type sourceOptions struct {
 	source            string
 	skippedNamespaces []string
+	limits            limitOptions
 }
 
 func (o *sourceOptions) bindFlags(cmd *cobra.Command) {
+	o.limits.bindFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&o.source, "source", "s", ".", "folder holding templates, policies and Cluster objects")
 	cmd.Flags().StringSliceVar(&o.skippedNamespaces, "skipped-namespaces", []string{"kube-.*"},
 		"regular expressions (anchored) of namespaces never propagated; karmada-system, karmada-cluster and karmada-es-* are always skipped")
@@ -54,7 +60,7 @@ func (o *sourceOptions) load() (*load.Set, error) {
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("--source %s: not a folder", o.source)
 	}
-	return load.Load(filesys.MakeFsOnDisk(), abs)
+	return load.LoadWith(filesys.MakeFsOnDisk(), abs, o.limits.Options)
 }
 
 type renderOptions struct {
@@ -110,7 +116,10 @@ func (o *renderOptions) run(stdout, stderr io.Writer) error {
 		}
 		in.Previous = render.PreviousFromWorks(works)
 	}
-	res := render.Render(in)
+	res, err := renderWithin(in, o.limits.Timeout)
+	if err != nil {
+		return err
+	}
 	printFindings(stderr, set, res)
 	if o.out == "-" {
 		return writeStream(stdout, res.Works)
@@ -124,6 +133,22 @@ func (o *renderOptions) run(stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "rendered %d objects for %d clusters into %s\n", n, len(res.Works), o.out)
 	return nil
+}
+
+// renderWithin runs render.Render, giving up after d. The stage is pure and
+// cannot be interrupted: a render past its deadline is abandoned, and the
+// command exits.
+func renderWithin(in render.Input, d time.Duration) (*render.Result, error) {
+	done := make(chan *render.Result, 1)
+	go func() { done <- render.Render(in) }()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case res := <-done:
+		return res, nil
+	case <-timer.C:
+		return nil, fmt.Errorf("render did not finish within %s (--load-timeout)", d)
+	}
 }
 
 // printFindings reports loader findings and per-template problems on stderr;
@@ -167,14 +192,15 @@ func writeStream(w io.Writer, works []render.Work) error {
 	return nil
 }
 
-// writeFolder writes works into out, replacing an earlier render there. It
-// refuses a non-empty folder that is not a propagit render, so nothing of the
-// user's is deleted by surprise.
+// writeFolder writes works into out, replacing an earlier render there.
+// out must be missing, an empty folder or a folder holding renderMarker:
+// anything else (a file, a symlink, a folder of the user's) is refused, so
+// nothing of the user's is deleted by surprise. Files are written through an
+// os.Root on a fresh folder beside out, so no name can reach outside it, and
+// two objects that would share one file are an error.
 func writeFolder(out string, works []render.Work) error {
-	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
-		if _, err := os.Stat(filepath.Join(out, renderMarker)); err != nil {
-			return fmt.Errorf("refusing to write into %s: it is not empty and was not written by propagit render (no %s file)", out, renderMarker)
-		}
+	if err := replaceable(out); err != nil {
+		return err
 	}
 	parent := filepath.Dir(filepath.Clean(out))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
@@ -185,14 +211,23 @@ func writeFolder(out string, works []render.Work) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	root, err := os.OpenRoot(tmp)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	written := map[string]string{}
 	for _, work := range works {
 		for _, obj := range work.Objects {
-			if err := writeObject(filepath.Join(tmp, work.Cluster), obj); err != nil {
+			if err := writeObject(root, written, work.Cluster, obj); err != nil {
 				return err
 			}
 		}
 	}
-	if err := os.WriteFile(filepath.Join(tmp, renderMarker), []byte("written by propagit render; this folder is replaced on the next render\n"), 0o644); err != nil {
+	if err := root.WriteFile(renderMarker, []byte("written by propagit render; this folder is replaced on the next render\n"), 0o644); err != nil {
+		return err
+	}
+	if err := replaceable(out); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(out); err != nil {
@@ -201,16 +236,57 @@ func writeFolder(out string, works []render.Work) error {
 	return os.Rename(tmp, out)
 }
 
-func writeObject(dir string, obj *unstructured.Unstructured) error {
-	path := filepath.Join(dir, filepath.FromSlash(workv1alpha1.KeyOf(obj).Path()))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+// replaceable returns an error unless out is missing, an empty folder or an
+// earlier render (a real folder holding a regular renderMarker file).
+func replaceable(out string) error {
+	fi, err := os.Lstat(out)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("refusing to write into %s: it is not a folder (a render replaces only an empty folder or an earlier render)", out)
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil || len(entries) == 0 {
+		return err
+	}
+	if m, err := os.Lstat(filepath.Join(out, renderMarker)); err != nil || !m.Mode().IsRegular() {
+		return fmt.Errorf("refusing to write into %s: it is not empty and was not written by propagit render (no %s file)", out, renderMarker)
+	}
+	return nil
+}
+
+// writeObject writes obj to <cluster>/<key path> inside root. written maps
+// each file already written to the object it holds: a second object for
+// one file is an error, never an overwrite.
+func writeObject(root *os.Root, written map[string]string, cluster string, obj *unstructured.Unstructured) error {
+	key := workv1alpha1.KeyOf(obj)
+	rel := path.Join(cluster, key.Path())
+	if !filepath.IsLocal(filepath.FromSlash(rel)) || path.Clean(rel) != rel {
+		return fmt.Errorf("refusing to write %s for cluster %q: its file %q is not a plain path inside --out", key, cluster, rel)
+	}
+	if other, dup := written[rel]; dup {
+		return fmt.Errorf("%s and %s for cluster %q would both be written to %s", other, key, cluster, rel)
+	}
+	written[rel] = key.String()
+	if err := root.MkdirAll(path.Dir(rel), 0o755); err != nil {
 		return err
 	}
 	b, err := marshal(obj)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, b, 0o644)
+	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // readRendered reads a folder written by render back into Works.

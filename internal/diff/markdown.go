@@ -39,7 +39,7 @@ func (r *Report) markdownHead() string {
 	fmt.Fprintf(&sb, ": %s.\n\n", r.summaryLine())
 	sb.WriteString("| Cluster | Added | Changed | Removed | Replicas before→after |\n| :-- | --: | --: | --: | :-: |\n")
 	for _, c := range r.Clusters {
-		fmt.Fprintf(&sb, "| %s | %d | %d | %d | %s |\n", code(c.Name), c.Added, c.Changed, c.Removed, replicaText(c.Replicas))
+		fmt.Fprintf(&sb, "| %s | %d | %d | %d | %s |\n", codeCell(c.Name), c.Added, c.Changed, c.Removed, replicaText(c.Replicas))
 	}
 	if r.UnchangedClusters > 0 {
 		fmt.Fprintf(&sb, "\n%s unchanged.\n", plural(r.UnchangedClusters, "other cluster"))
@@ -47,13 +47,13 @@ func (r *Report) markdownHead() string {
 	if len(r.Moves) > 0 {
 		sb.WriteString("\n**Moved**\n\n")
 		for _, m := range r.Moves {
-			fmt.Fprintf(&sb, "- %s %s moved from %s to %s\n", m.Kind, code(objectName(m.Namespace, m.Name)), code(m.From), code(m.To))
+			fmt.Fprintf(&sb, "- %s %s moved from %s to %s\n", mdText(m.Kind), code(objectName(m.Namespace, m.Name)), code(m.From), code(m.To))
 		}
 	}
 	if len(r.Deletions) > 0 {
 		sb.WriteString("\n**Deleted**\n\n")
 		for _, d := range r.Deletions {
-			fmt.Fprintf(&sb, "- :warning: This change deletes %s %s from %s: %s.\n", d.Kind, code(objectName(d.Namespace, d.Name)),
+			fmt.Fprintf(&sb, "- :warning: This change deletes %s %s from %s: %s.\n", mdText(d.Kind), code(objectName(d.Namespace, d.Name)),
 				plural(len(d.Clusters), "cluster"), listNames(d.Clusters, maxListed, code))
 		}
 	}
@@ -75,7 +75,7 @@ func (r *Report) markdownWarnings(sb *strings.Builder) {
 		if w.Source != "" {
 			where = code(w.Source) + ": " + where
 		}
-		fmt.Fprintf(sb, "- %s: %s\n", where, html.EscapeString(w.Message))
+		fmt.Fprintf(sb, "- %s: %s\n", where, mdText(w.Message))
 	}
 }
 
@@ -90,15 +90,15 @@ func objectName(namespace, name string) string {
 // its objects.
 func clusterSection(c Cluster) section {
 	s := section{
-		summary: fmt.Sprintf("<details>\n<summary><b>%s</b>: %s", html.EscapeString(c.Name), c.counts()),
+		summary: fmt.Sprintf("<details>\n<summary><b>%s</b>: %s", html.EscapeString(oneLine(c.Name)), c.counts()),
 		close:   "</details>\n\n",
 	}
 	for _, o := range c.Objects {
 		var sb strings.Builder
-		fmt.Fprintf(&sb, "**%s** %s %s%s\n\n", o.Change, o.Kind, code(objectName(o.Namespace, o.Name)), o.moveNote(code))
+		fmt.Fprintf(&sb, "**%s** %s %s%s\n\n", o.Change, mdText(o.Kind), code(objectName(o.Namespace, o.Name)), o.moveNote(code))
 		if o.Diff != "" {
 			fence := fenceFor(o.Diff)
-			fmt.Fprintf(&sb, "%sdiff\n%s%s\n\n", fence, o.Diff, fence)
+			fmt.Fprintf(&sb, "%sdiff\n%s%s\n\n", fence, terminalSafe(o.Diff), fence)
 		}
 		s.items = append(s.items, sb.String())
 		s.labels = append(s.labels, label(o.Ref))
@@ -109,6 +109,7 @@ func clusterSection(c Cluster) section {
 // code renders s as inline code, with a fence longer than any backtick run
 // inside it.
 func code(s string) string {
+	s = oneLine(s)
 	n := longestRun(s, '`')
 	if n == 0 {
 		return "`" + s + "`"

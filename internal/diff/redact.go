@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/override"
 )
 
 // The markers shown in place of Secret values.
@@ -113,4 +115,39 @@ func redact(obj, other *unstructured.Unstructured, changed string) {
 		ann[lastApplied] = token(v, ov, present)
 		obj.SetAnnotations(ann)
 	}
+}
+
+// RedactChange returns c with its values replaced by the markers when c
+// writes, or may write, a Secret's values: data, stringData, the
+// last-applied annotation, or a field that holds them ("", "/metadata", …).
+// Callers pass only the changes of core Secrets.
+func RedactChange(c override.Change) override.Change {
+	if !secretValuePath(c.Path) {
+		return c
+	}
+	marker := RedactedChanged
+	if c.Before == c.After {
+		marker = RedactedUnchanged
+	}
+	if c.Before != "" {
+		c.Before = marker
+	}
+	if c.After != "" {
+		c.After = marker
+	}
+	return c
+}
+
+// secretValuePath reports whether the JSON pointer p reaches a Secret's
+// values or one of their ancestors.
+func secretValuePath(p string) bool {
+	if p == "" || p == "/" {
+		return true
+	}
+	for _, f := range []string{"/data", "/stringData", "/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration"} {
+		if p == f || strings.HasPrefix(p, f+"/") || strings.HasPrefix(f, p+"/") {
+			return true
+		}
+	}
+	return false
 }

@@ -7,8 +7,11 @@ import (
 )
 
 // Text renders the report for a terminal: the summary table, moves,
-// deletions and warnings, then every cluster's diffs.
-func (r *Report) Text() string {
+// deletions and warnings, then every cluster's diffs. Control characters
+// from the input are shown escaped, never sent to the terminal.
+func (r *Report) Text() string { return terminalSafe(r.text()) }
+
+func (r *Report) text() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "propagit diff %s → %s\n\n", r.Base, r.Head)
 	if !r.Differs {

@@ -18,6 +18,8 @@ type Cache struct {
 	// Parsed counts the files the last Load parsed (the others came from
 	// the cache).
 	Parsed int
+	// Options are the limits of every Load; zero fields take defaults.
+	Options Options
 }
 
 // parsedFile is what one file yielded, kept pristine: Load hands out
@@ -26,14 +28,18 @@ type parsedFile struct {
 	sum      [sha256.Size]byte
 	set      Set
 	problems []Problem
+	// docs and nodes are what parsing it cost, charged again on each reuse.
+	docs, nodes int
 }
 
 // NewCache returns an empty Cache.
 func NewCache() *Cache { return &Cache{files: map[string]*parsedFile{}} }
 
 // Load is the package's Load, reusing what c parsed before.
+//
+// It applies Options, or those of a filesystem from WithOptions.
 func (c *Cache) Load(fsys filesys.FileSystem, root string) (*Set, error) {
-	return load(fsys, root, c)
+	return load(fsys, root, c, c.Options)
 }
 
 // file adds what the file at rel holding data yields to col, parsing it
@@ -42,10 +48,17 @@ func (c *Cache) file(col *collector, rel string, data []byte, seen map[string]bo
 	seen[rel] = true
 	sum := sha256.Sum256(data)
 	pf := c.files[rel]
+	if pf != nil && pf.sum == sum && !col.budget.reuse(rel, pf.docs, pf.nodes) {
+		return
+	}
 	if pf == nil || pf.sum != sum {
-		fc := &collector{}
+		docs, nodes := col.budget.docs, col.budget.nodes
+		fc := &collector{budget: col.budget}
 		fc.file(rel, data)
-		pf = &parsedFile{sum: sum, set: fc.set, problems: fc.problems}
+		if col.budget.exceeded {
+			return // partial: never cached
+		}
+		pf = &parsedFile{sum: sum, set: fc.set, problems: fc.problems, docs: col.budget.docs - docs, nodes: col.budget.nodes - nodes}
 		for i, t := range pf.set.Templates {
 			pf.set.Templates[i].Object = t.Object.DeepCopy()
 			pf.set.Templates[i].Digest = templateDigest(sum, i)

@@ -20,6 +20,8 @@ import (
 type collector struct {
 	set      Set
 	problems []Problem
+	// budget, when set, bounds the documents and nodes parsed.
+	budget *budget
 }
 
 func (c *collector) addIssues(src Source, issues []issue) {
@@ -34,11 +36,14 @@ func (c *collector) addIssues(src Source, issues []issue) {
 
 // file parses one YAML stream and classifies its documents.
 func (c *collector) file(path string, data []byte) {
-	docs, errLine, errMsg := splitDocuments(data)
+	docs, errLine, errMsg := splitDocumentsMax(data, c.budget.documentsLeft())
 	markers := endMarkerLines(data)
 	for i, d := range docs {
-		z := &normalizer{}
+		z := c.budget.normalizer()
 		n := z.normalize(d, nil)
+		if !c.budget.charge(Source{Path: path, Line: d.Line}, z) {
+			return
+		}
 		next := math.MaxInt
 		if i+1 < len(docs) {
 			next = docs[i+1].Line
@@ -170,10 +175,14 @@ func (c *collector) template(di docInfo, n *yaml.Node, gvk schema.GroupVersionKi
 	}
 	v, _ := valueOf(n, nil, &d.strict, nil).(map[string]any)
 	obj := &unstructured.Unstructured{Object: v}
+	for _, f := range []string{"apiVersion", "kind"} {
+		d.lines[f] = lookup(n, f).Line
+	}
 	var semantic []issue
 	if obj.GetName() == "" {
 		semantic = append(semantic, issue{field: "metadata.name", msg: "required: an object without a name cannot be applied", sev: sevSkip})
 	}
+	semantic = append(semantic, identityIssues(gvk, obj.GetName(), obj.GetNamespace())...)
 	if !c.apply(d.judge(di.src, semantic, di.excerpt, describe(gvk.Kind, obj.GetName()))) {
 		return
 	}

@@ -3,6 +3,7 @@ package load
 import (
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -18,10 +19,22 @@ var errReadOnly = errors.New("the source folder is read-only")
 // confinedFS is a read-only view of a filesystem that refuses every path
 // outside root, symlinks resolved (on disk). krusty builds run on it, so a
 // kustomization cannot read anything but the checkout.
+//
+// With a budget, every file read is charged to it before it is parsed, by
+// propagit or by krusty: a file over the limits is refused with
+// errOverBudget (the budget holds the problem), and each YAML file read
+// through ReadFile (krusty's reads) is parsed once, bounded, so that an
+// alias bomb fails here instead of inside kustomize.
 type confinedFS struct {
-	fs   filesys.FileSystem
-	root string
+	fs     filesys.FileSystem
+	root   string
+	budget *budget
+	// vetted remembers the YAML files already parsed for the budget.
+	vetted map[string]bool
 }
+
+// errOverBudget is returned for a read refused by the budget.
+var errOverBudget = errors.New("over the source's limits")
 
 var _ filesys.FileSystem = (*confinedFS)(nil)
 
@@ -135,12 +148,71 @@ func (c *confinedFS) Glob(pattern string) ([]string, error) {
 	return out, nil
 }
 
-// ReadFile reads a file inside root.
+// ReadFile reads a file inside root, within the budget; a YAML file is
+// also parsed once against it.
 func (c *confinedFS) ReadFile(path string) ([]byte, error) {
+	data, err := c.readFile(path)
+	if err != nil || c.budget == nil {
+		return data, err
+	}
+	rel := c.rel(path)
+	if c.vetted[rel] {
+		return data, nil
+	}
+	c.vetted[rel] = true
+	docs, _, _ := splitDocumentsMax(data, c.budget.documentsLeft())
+	for _, d := range docs {
+		z := c.budget.normalizer()
+		z.normalize(d, nil)
+		if z.visited >= z.max() && len(z.issues) > 0 {
+			// Cut short (too many nodes, too deep): kustomize would not be.
+			c.budget.fail(Source{Path: rel, Line: max(z.issues[0].line, d.Line)}, z.issues[0].msg)
+		}
+		if !c.budget.charge(Source{Path: rel, Line: d.Line}, z) {
+			return nil, fmt.Errorf("%s: %w", rel, errOverBudget)
+		}
+	}
+	return data, nil
+}
+
+// readFile reads a file inside root, within the budget, without parsing it.
+func (c *confinedFS) readFile(path string) ([]byte, error) {
 	if err := c.check(path); err != nil {
 		return nil, err
 	}
-	return c.fs.ReadFile(path)
+	if c.budget == nil {
+		return c.fs.ReadFile(path)
+	}
+	f, err := c.fs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	rel := c.rel(path)
+	if !c.budget.file(rel, fi.Size()) {
+		return nil, fmt.Errorf("%s: %w", rel, errOverBudget)
+	}
+	// The size can change between Stat and the read: read one byte more
+	// than allowed to notice.
+	data, err := io.ReadAll(io.LimitReader(f, c.budget.opts.MaxFileBytes+1))
+	if err == nil && int64(len(data)) > c.budget.opts.MaxFileBytes && !c.budget.file(rel, int64(len(data))) {
+		return nil, fmt.Errorf("%s: %w", rel, errOverBudget)
+	}
+	return data, err
+}
+
+// rel is path relative to root, slash-separated.
+func (c *confinedFS) rel(path string) string {
+	full, _ := c.resolve(path)
+	r, err := filepath.Rel(c.root, full)
+	if err != nil {
+		return filepath.ToSlash(path)
+	}
+	return filepath.ToSlash(r)
 }
 
 // Walk walks a folder inside root.

@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -44,13 +45,20 @@ func build(fs filesys.FileSystem, dir string) (out []byte, err error) {
 // the user.
 func (l *loader) kustomize(c *collector, u unit) {
 	data, err := build(l.fs, u.abs)
+	if c.budget != nil && c.budget.exceeded {
+		return // the budget holds the problem, at the file krusty read
+	}
 	if err != nil {
-		msg := strings.Join(strings.Fields(err.Error()), " ")
+		msg := redactSecrets(strings.Join(strings.Fields(err.Error()), " "), l.secrets)
 		c.problems = append(c.problems, problemf(Source{Path: u.rel}, "", "kustomize build failed: %s", msg))
 		return
 	}
-	sub := &collector{}
+	sub := &collector{budget: c.budget}
 	sub.file(u.rel, data)
+	if c.budget != nil && c.budget.exceeded && c.budget.problem.Source.Path == u.rel {
+		c.budget.problem.Source.Line = 0 // a line of kustomize's output
+		return
+	}
 	ids := outputIdentities(data)
 	for _, p := range sub.problems {
 		if id := identityAt(ids, p.Source.Line); id != "" {
@@ -110,4 +118,22 @@ func identityAt(ids []docIdentity, line int) string {
 		return ""
 	}
 	return ids[i-1].id
+}
+
+// minRedacted is the shortest secret value redacted from kustomize's
+// errors: shorter ones would blank out ordinary words of the message.
+const minRedacted = 4
+
+// redactSecrets replaces every secret value in msg, longest first, so
+// that kustomize's errors never carry secretGenerator literals into logs,
+// status or pull-request comments.
+func redactSecrets(msg string, secrets []string) string {
+	sorted := slices.Clone(secrets)
+	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
+	for _, s := range sorted {
+		if s = strings.Join(strings.Fields(s), " "); len(s) >= minRedacted {
+			msg = strings.ReplaceAll(msg, s, "<redacted>")
+		}
+	}
+	return msg
 }

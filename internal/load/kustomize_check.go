@@ -123,7 +123,27 @@ func (k *kchecker) refs(file string) []kref {
 	if msg != "" || len(docs) == 0 || docs[0].Kind != yaml.MappingNode {
 		return nil
 	}
+	k.l.secrets = append(k.l.secrets, secretLiterals(docs[0])...)
 	return kustomizationRefs(docs[0])
+}
+
+// secretLiterals lists the values of a kustomization's secretGenerator
+// literals ("key=value": the value, and the literal as written), which
+// kustomize repeats in some of its errors.
+func secretLiterals(n *yaml.Node) []string {
+	var out []string
+	for _, gen := range items(lookup(n, "secretGenerator")) {
+		for _, lit := range items(lookup(gen, "literals")) {
+			if lit.Kind != yaml.ScalarNode {
+				continue
+			}
+			out = append(out, lit.Value)
+			if _, v, ok := strings.Cut(lit.Value, "="); ok {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }
 
 // kustomizationRefs lists the paths a kustomization names.

@@ -157,3 +157,20 @@ spec:
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}
 }
+
+// kustomize repeats a malformed secretGenerator literal in its error; the
+// error reaches logs, status and pull-request comments, so the value must
+// not.
+func TestKustomizeErrorsDoNotRepeatSecretLiterals(t *testing.T) {
+	for _, lit := range []string{"hunter22value", "=hunter22value", "pass word hunter22value"} {
+		got := problemsOf(t, map[string]string{
+			"k/kustomization.yaml": "secretGenerator:\n- name: s\n  literals:\n  - " + lit + "\n",
+		})
+		if len(got) != 1 || !strings.Contains(got[0], "kustomize build failed") {
+			t.Fatalf("problems = %q, want the build failure", got)
+		}
+		if strings.Contains(got[0], "hunter22") {
+			t.Errorf("the literal leaks: %s", got[0])
+		}
+	}
+}

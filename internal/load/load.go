@@ -2,6 +2,7 @@ package load
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -22,29 +23,38 @@ import (
 // fsys may be on disk or in memory. Source paths are slash-separated and
 // relative to root. When anything is wrong Load returns a nil Set and an
 // *Error listing every problem.
+//
+// Load applies DefaultOptions' limits; see LoadWith and WithOptions.
 func Load(fsys filesys.FileSystem, root string) (*Set, error) {
-	return load(fsys, root, nil)
+	return load(fsys, root, nil, DefaultOptions())
 }
 
-func load(fsys filesys.FileSystem, root string, cache *Cache) (*Set, error) {
+func load(fsys filesys.FileSystem, root string, cache *Cache, opts Options) (*Set, error) {
+	fsys, opts = unwrapOptions(fsys, opts)
 	cfs, err := newConfinedFS(fsys, root)
 	if err != nil {
 		return nil, &Error{Problems: []Problem{{Source: Source{Path: "."}, Message: err.Error()}}}
 	}
+	b := newBudget(opts)
+	cfs.budget, cfs.vetted = b, map[string]bool{}
 	l := &loader{fs: cfs, visited: map[string]bool{}}
 	l.scan(cfs.root, "")
 	slices.SortFunc(l.units, func(a, b unit) int { return cmp.Compare(a.rel, b.rel) })
 	built := l.checkKustomizations()
-	c := &collector{}
+	c := &collector{budget: b}
 	seen := map[string]bool{}
 	if cache != nil {
 		cache.Parsed = 0
 	}
 	for _, u := range l.units {
+		if b.exceeded {
+			break
+		}
 		switch {
 		case !u.kust:
-			data, err := cfs.ReadFile(u.abs)
+			data, err := cfs.readFile(u.abs)
 			switch {
+			case errors.Is(err, errOverBudget):
 			case err != nil:
 				c.problems = append(c.problems, problemf(Source{Path: u.rel}, "", "failed to read file: %v", err))
 			case cache != nil:
@@ -55,6 +65,10 @@ func load(fsys filesys.FileSystem, root string, cache *Cache) (*Set, error) {
 		case built[u.abs]:
 			l.kustomize(c, u)
 		}
+	}
+	if b.exceeded {
+		// Only the limit is reported: what was read before it is partial.
+		return nil, &Error{Problems: []Problem{*b.problem}}
 	}
 	if cache != nil {
 		cache.forget(seen)
@@ -76,6 +90,9 @@ type loader struct {
 	units    []unit
 	visited  map[string]bool
 	problems []Problem
+	// secrets are the secretGenerator literals of every kustomization,
+	// redacted from kustomize's errors.
+	secrets []string
 }
 
 // scan collects the YAML files and kustomization folders under dir.
@@ -197,13 +214,24 @@ func duplicates(s *Set) []Problem {
 		return cmp.Or(cmp.Compare(a.src.Path, b.src.Path), cmp.Compare(a.src.Line, b.src.Line))
 	})
 	first := map[objectKey]Source{}
+	// folded finds kinds that differ only in case: render and the work
+	// branch write both to one lower-cased file name.
+	folded := map[objectKey]objectKey{}
 	var out []Problem
 	for _, e := range all {
 		if f, dup := first[e.key]; dup {
 			out = append(out, problemf(e.src, "", "%s is defined twice: first at %s", e.key, f))
 			continue
 		}
+		fk := e.key
+		fk.kind = strings.ToLower(fk.kind)
+		if other, clash := folded[fk]; clash {
+			out = append(out, problemf(e.src, "kind", "%s collides with %s at %s: kinds that differ only in case are one object to propagit",
+				e.key, other, first[other]))
+			continue
+		}
 		first[e.key] = e.src
+		folded[fk] = e.key
 	}
 	return out
 }

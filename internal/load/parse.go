@@ -53,6 +53,12 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 // nodes. A syntax error ends the stream: the documents before it are
 // returned together with the error's line and message.
 func splitDocuments(data []byte) (docs []*yaml.Node, errLine int, errMsg string) {
+	return splitDocumentsMax(data, -1)
+}
+
+// splitDocumentsMax is splitDocuments that stops decoding once it holds
+// more than maxDocs documents (no bound when negative).
+func splitDocumentsMax(data []byte, maxDocs int) (docs []*yaml.Node, errLine int, errMsg string) {
 	defer func() {
 		if r := recover(); r != nil {
 			errLine, errMsg = 1, fmt.Sprintf("invalid YAML: parser failed: %v", r)
@@ -71,6 +77,9 @@ func splitDocuments(data []byte) (docs []*yaml.Node, errLine int, errMsg string)
 		}
 		if n.Kind == yaml.DocumentNode && len(n.Content) == 1 && !isNull(n.Content[0]) {
 			docs = append(docs, n.Content[0])
+		}
+		if maxDocs >= 0 && len(docs) > maxDocs {
+			return docs, 0, ""
 		}
 	}
 }
@@ -120,6 +129,19 @@ type normalizer struct {
 	visited int
 	depth   int
 	issues  []issue
+	// limit bounds visited (maxNodes when 0). When it is the source's
+	// budget rather than maxNodes (budgeted), reaching it records
+	// overBudget (the node's line) instead of an issue.
+	limit      int
+	budgeted   bool
+	overBudget int
+}
+
+func (z *normalizer) max() int {
+	if z.limit > 0 {
+		return z.limit
+	}
+	return maxNodes
 }
 
 func (z *normalizer) add(at *segment, line int, format string, args ...any) {
@@ -131,14 +153,17 @@ func (z *normalizer) normalize(n *yaml.Node, path *segment) *yaml.Node {
 	z.visited++
 	z.depth++
 	defer func() { z.depth-- }()
-	switch {
-	case z.visited > maxNodes:
+	switch limit := z.max(); {
+	case z.visited > limit:
 		return nil
-	case z.visited == maxNodes:
-		z.add(nil, n.Line, "document too large: more than %d nodes after expanding aliases", maxNodes)
+	case z.visited == limit && z.budgeted:
+		z.overBudget = max(n.Line, 1)
+		return nil
+	case z.visited == limit:
+		z.add(nil, n.Line, "document too large: more than %d nodes after expanding aliases", limit)
 		return nil
 	case z.depth > maxDepth:
-		z.visited = maxNodes + 1
+		z.visited = limit + 1
 		z.add(nil, n.Line, "document nested more than %d levels deep (an alias inside its own anchor?)", maxDepth)
 		return nil
 	}

@@ -2,6 +2,8 @@ package source
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -23,6 +25,8 @@ type FollowOptions struct {
 	Auth transport.AuthMethod
 	// CacheDir holds a bare clone between restarts; "" keeps it in memory.
 	CacheDir string
+	// Limits bound each revision Read.
+	Limits Limits
 }
 
 // Follower keeps a clone of one branch and fetches it incrementally: an
@@ -51,7 +55,8 @@ func (f *Follower) Fetch(ctx context.Context) (Revision, error) {
 	}
 	ref := plumbing.NewBranchReferenceName(f.opts.Branch)
 	spec := config.RefSpec(fmt.Sprintf("+%s:%s", ref, ref))
-	err := f.repo.FetchContext(ctx, &git.FetchOptions{RemoteName: "origin", RefSpecs: []config.RefSpec{spec}, Auth: f.opts.Auth, Force: true})
+	// RemoteURL: the URL of this run, so a rotated token in it is used.
+	err := f.repo.FetchContext(ctx, &git.FetchOptions{RemoteName: "origin", RemoteURL: f.opts.URL, RefSpecs: []config.RefSpec{spec}, Auth: f.opts.Auth, Force: true})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return Revision{}, fmt.Errorf("failed to fetch %s from %s: %w", f.opts.Branch, f.safe, Sanitize(err, f.opts.URL))
 	}
@@ -74,7 +79,7 @@ func (f *Follower) Read(rev Revision, dst FileWriter) error {
 	if f.repo == nil {
 		return fmt.Errorf("read before the first fetch of %s", f.safe)
 	}
-	r := &Repository{repo: f.repo, location: f.safe}
+	r := &Repository{repo: f.repo, location: f.safe, limits: f.opts.Limits}
 	_, err := r.commitTree(rev.Hash, mustClean(f.opts.Path), dst)
 	return err
 }
@@ -89,8 +94,15 @@ func (f *Follower) open(ctx context.Context) error {
 	}
 	if f.opts.CacheDir != "" {
 		if repo, err := git.PlainOpen(f.opts.CacheDir); err == nil {
-			f.repo = repo
-			return nil
+			if sameOrigin(repo, f.opts.URL) {
+				f.repo = repo
+				return nil
+			}
+			// A clone of another repository (or of nothing known) is never
+			// reused: its commits are not this repository's.
+			if err := os.RemoveAll(f.opts.CacheDir); err != nil {
+				return fmt.Errorf("failed to remove the clone of another repository in %s: %w", f.opts.CacheDir, err)
+			}
 		}
 		if err := os.MkdirAll(f.opts.CacheDir, 0o755); err != nil {
 			return err
@@ -118,4 +130,22 @@ func (f *Follower) open(ctx context.Context) error {
 func mustClean(p string) string {
 	s, _ := cleanSubdir(p)
 	return s
+}
+
+// sameOrigin reports whether repo's origin is url, credentials and query
+// left aside.
+func sameOrigin(repo *git.Repository, url string) bool {
+	remote, err := repo.Remote("origin")
+	if err != nil || len(remote.Config().URLs) == 0 {
+		return false
+	}
+	return RedactURL(remote.Config().URLs[0]) == RedactURL(url)
+}
+
+// CacheKey names the cache folder of the repository at url: a hash of the
+// URL without credentials or query, so that changing the repository never
+// reuses another's clone and rotating a token keeps the clone.
+func CacheKey(url string) string {
+	sum := sha256.Sum256([]byte(RedactURL(url)))
+	return "repo-" + hex.EncodeToString(sum[:12])
 }

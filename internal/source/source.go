@@ -60,6 +60,8 @@ type Repository struct {
 	workdir string
 	// location is where the repository came from, safe to print.
 	location string
+	// limits bound the revisions read.
+	limits Limits
 }
 
 // Open opens the repository at location: a path inside a working copy, a

@@ -3,6 +3,7 @@ package source
 import (
 	"fmt"
 	"io"
+	"path"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -30,9 +31,14 @@ func (r *Repository) commitTree(rev, dir string, dst FileWriter) (Revision, erro
 			return out, fmt.Errorf("failed to find folder %q in %s: %w", dir, out.Short(), err)
 		}
 	}
+	var total int64
 	err = tree.Files().ForEach(func(f *object.File) error {
 		if f.Mode == filemode.Symlink {
 			return nil
+		}
+		total += f.Size
+		if err := r.limits.check(path.Join(dir, f.Name), f.Size, total); err != nil {
+			return err
 		}
 		return copyBlob(f, dst)
 	})
@@ -63,3 +69,23 @@ func (r *Repository) shallowHint() string {
 	}
 	return " (the repository is a shallow clone: fetch more history, for example `git fetch --deepen=1` or `fetch-depth: 0`)"
 }
+
+// Limits bound what reading a revision copies into memory, checked on the
+// blobs' sizes before they are read; a zero field is no bound.
+type Limits struct {
+	MaxFileBytes  int64
+	MaxTotalBytes int64
+}
+
+func (l Limits) check(name string, size, total int64) error {
+	switch {
+	case l.MaxFileBytes > 0 && size > l.MaxFileBytes:
+		return fmt.Errorf("%s: file is %d bytes, over the limit of %d bytes (--max-file-bytes)", name, size, l.MaxFileBytes)
+	case l.MaxTotalBytes > 0 && total > l.MaxTotalBytes:
+		return fmt.Errorf("%s: the source is over %d bytes in total (--max-source-bytes); reading stopped at this file", name, l.MaxTotalBytes)
+	}
+	return nil
+}
+
+// SetLimits bounds the revisions Tree reads from now on.
+func (r *Repository) SetLimits(l Limits) { r.limits = l }

@@ -18,10 +18,12 @@
 // Order of checks, each with its status and the result counted in
 // propagit_webhook_requests_total:
 //
-//	rate limit (one token bucket for the endpoint) ── 429 rate_limited
+//	MaxInFlight requests already being served ──────── 503 rate_limited
 //	method is not POST ─────────────────────────────── 405 bad_request
 //	body over 1 MiB ─────────────────────────────────── 413 bad_request
+//	body not received within BodyTimeout ───────────── 408 bad_request
 //	secret or token wrong, or provider disabled ────── 401 bad_signature
+//	rate limit (one token bucket for the endpoint) ── 429 rate_limited
 //	GitHub ping ─────────────────────────────────────── 200 ignored
 //	other event, or push to another branch ─────────── 202 ignored
 //	push payload without a readable ref ─────────────── 400 bad_request
@@ -30,7 +32,9 @@
 // The trigger is called only for accepted requests. It must not block (the
 // controller's Trigger coalesces requests into one pending fetch).
 //
-// The limiter runs before authentication so that refusing a flood costs no
-// HMAC; the price is that a flood also delays genuine notifications, which
-// polling then covers.
+// Authentication runs before the limiter, so that requests without the
+// secret never spend the tokens of genuine notifications. What bounds the
+// cost of a flood is the in-flight limit, the body deadline and size cap,
+// and the server's timeouts (Server): a refused request costs at most one
+// HMAC over at most 1 MiB.
 package webhook

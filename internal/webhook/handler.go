@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"time"
 
 	"golang.org/x/time/rate"
 
@@ -17,6 +19,8 @@ type handler struct {
 	trigger func(reason string)
 	rec     *metrics.Recorder
 	limiter *rate.Limiter
+	// slots bounds the requests in flight: one token each.
+	slots chan struct{}
 }
 
 // verdict is the outcome of one request.
@@ -40,13 +44,21 @@ func NewHandler(opts Options, trigger func(reason string), rec *metrics.Recorder
 		trigger: trigger,
 		rec:     rec,
 		limiter: rate.NewLimiter(rate.Limit(opts.RatePerSecond), opts.Burst),
+		slots:   make(chan struct{}, opts.MaxInFlight),
 	}
 }
 
 // ServeHTTP decides, triggers only when accepted, answers and counts.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	provider := providerOf(r.Header)
-	v := h.decide(w, r, provider)
+	var v verdict
+	select {
+	case h.slots <- struct{}{}:
+		v = h.decide(w, r, provider)
+		<-h.slots
+	default:
+		v = busy
+	}
 	if v.result == metrics.WebhookAccepted {
 		h.trigger(v.reason)
 	}
@@ -61,23 +73,41 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // decide runs the checks shared by every provider, then the provider's.
+// Authentication comes before the rate limit, so unauthenticated requests
+// never spend the tokens of genuine notifications.
 func (h *handler) decide(w http.ResponseWriter, r *http.Request, provider string) verdict {
-	if !h.limiter.AllowN(h.opts.Clock.Now(), 1) {
-		return verdict{code: http.StatusTooManyRequests, result: metrics.WebhookRateLimited, msg: "too many requests"}
-	}
 	if r.Method != http.MethodPost {
 		return badRequest(http.StatusMethodNotAllowed, "method not allowed: use POST")
 	}
 	if r.ContentLength > MaxBodyBytes {
 		return tooLarge
 	}
+	// A body that trickles in holds a slot for BodyTimeout at most. The
+	// ResponseWriter of a test recorder cannot set deadlines; a server's can.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.opts.BodyTimeout))
+	var body []byte
+	var v *verdict
 	switch provider {
 	case metrics.ProviderGitHub:
-		return h.github(w, r)
+		body, v = h.githubAuth(w, r)
 	case metrics.ProviderGitLab:
-		return h.gitlab(w, r)
+		body, v = h.gitlabAuth(w, r)
 	default:
-		return h.generic(w, r)
+		body, v = h.genericAuth(w, r)
+	}
+	if v != nil {
+		return *v
+	}
+	if !h.limiter.AllowN(h.opts.Clock.Now(), 1) {
+		return verdict{code: http.StatusTooManyRequests, result: metrics.WebhookRateLimited, msg: "too many requests"}
+	}
+	switch provider {
+	case metrics.ProviderGitHub:
+		return h.github(r, body)
+	case metrics.ProviderGitLab:
+		return h.gitlab(r, body)
+	default:
+		return accepted("generic webhook trigger")
 	}
 }
 
@@ -96,6 +126,10 @@ func providerOf(hdr http.Header) string {
 var (
 	unauthorized = verdict{code: http.StatusUnauthorized, result: metrics.WebhookBadSignature, msg: "unauthorized"}
 	tooLarge     = badRequest(http.StatusRequestEntityTooLarge, "request body over 1 MiB")
+	tooSlow      = badRequest(http.StatusRequestTimeout, "request body not received in time")
+	// busy answers at once when MaxInFlight requests are being served; it
+	// is counted with the rate-limited ones.
+	busy = verdict{code: http.StatusServiceUnavailable, result: metrics.WebhookRateLimited, msg: "too many requests in flight"}
 )
 
 func badRequest(code int, msg string) verdict {
@@ -117,6 +151,9 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *verdict) {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return nil, &tooLarge
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, &tooSlow
 		}
 		v := badRequest(http.StatusBadRequest, "failed to read request body")
 		return nil, &v

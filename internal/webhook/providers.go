@@ -17,20 +17,24 @@ const (
 	gitLabPushEvent       = "Push Hook"
 )
 
-// github checks the body's HMAC before looking at the event: a ping is
-// answered 200, a push to the followed branch accepted, anything else
-// ignored.
-func (h *handler) github(w http.ResponseWriter, r *http.Request) verdict {
+// githubAuth reads the body and checks its HMAC.
+func (h *handler) githubAuth(w http.ResponseWriter, r *http.Request) ([]byte, *verdict) {
 	if len(h.opts.GitHubSecret) == 0 {
-		return unauthorized
+		return nil, &unauthorized
 	}
 	body, v := readBody(w, r)
 	if v != nil {
-		return *v
+		return nil, v
 	}
 	if !validGitHubSignature(h.opts.GitHubSecret, body, r.Header.Get(headerGitHubSignature)) {
-		return unauthorized
+		return nil, &unauthorized
 	}
+	return body, nil
+}
+
+// github answers an authenticated event: a ping 200, a push to the followed
+// branch accepted, anything else ignored.
+func (h *handler) github(r *http.Request, body []byte) verdict {
 	switch event := r.Header.Get(headerGitHubEvent); event {
 	case "ping":
 		return ignored(http.StatusOK, "ping")
@@ -57,32 +61,31 @@ func validGitHubSignature(secret, body []byte, header string) bool {
 	return hmac.Equal(got, mac.Sum(nil))
 }
 
-// gitlab checks the token before reading the body; only push events count.
-func (h *handler) gitlab(w http.ResponseWriter, r *http.Request) verdict {
+// gitlabAuth checks the token before reading the body.
+func (h *handler) gitlabAuth(w http.ResponseWriter, r *http.Request) ([]byte, *verdict) {
 	if !tokenEqual(h.opts.GitLabToken, r.Header.Get(headerGitLabToken)) {
-		return unauthorized
+		return nil, &unauthorized
 	}
-	body, v := readBody(w, r)
-	if v != nil {
-		return *v
-	}
+	return readBody(w, r)
+}
+
+// gitlab answers an authenticated event; only push events count.
+func (h *handler) gitlab(r *http.Request, body []byte) verdict {
 	if event := r.Header.Get(headerGitLabEvent); event != gitLabPushEvent {
 		return ignored(http.StatusAccepted, "event "+event)
 	}
 	return h.push("gitlab", body)
 }
 
-// generic accepts any POST with the bearer token; the body is read, bounded,
-// and discarded.
-func (h *handler) generic(w http.ResponseWriter, r *http.Request) verdict {
+// genericAuth checks the bearer token; the body is read, bounded, and
+// discarded.
+func (h *handler) genericAuth(w http.ResponseWriter, r *http.Request) ([]byte, *verdict) {
 	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !strings.EqualFold(scheme, "Bearer") || !tokenEqual(h.opts.GenericToken, strings.TrimSpace(token)) {
-		return unauthorized
+		return nil, &unauthorized
 	}
-	if _, v := readBody(w, r); v != nil {
-		return *v
-	}
-	return accepted("generic webhook trigger")
+	_, v := readBody(w, r)
+	return nil, v
 }
 
 // push accepts a push payload (GitHub's and GitLab's share the ref field)
