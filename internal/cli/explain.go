@@ -186,7 +186,7 @@ func printPlacement(w io.Writer, e render.Explanation) {
 // redactSecretChanges returns b, or for a Secret a copy whose override
 // changes show markers instead of the values they write.
 func redactSecretChanges(b *render.Binding) *render.Binding {
-	if b.Key.Group != "core" || b.Key.Kind != "Secret" {
+	if b.Key.Group != "" || b.Key.Kind != "Secret" {
 		return b
 	}
 	cp := *b
