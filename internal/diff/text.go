@@ -13,6 +13,7 @@ func (r *Report) Text() string {
 	fmt.Fprintf(&sb, "propagit diff %s → %s\n\n", r.Base, r.Head)
 	if !r.Differs {
 		sb.WriteString("No differences: every cluster receives the same objects.\n")
+		r.textSafety(&sb)
 		r.textWarnings(&sb)
 		return sb.String()
 	}
@@ -39,6 +40,7 @@ func (r *Report) Text() string {
 				listNames(d.Clusters, maxListed, func(s string) string { return s }))
 		}
 	}
+	r.textSafety(&sb)
 	r.textWarnings(&sb)
 	for _, c := range r.Clusters {
 		fmt.Fprintf(&sb, "\n=== %s: %s ===\n", c.Name, c.counts())

@@ -1,0 +1,33 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/propagit/propagit/internal/render"
+)
+
+// renderErrors says on w which (template, cluster) pairs failed to render
+// and what each cluster keeps, and returns an exit status 1 when any did:
+// everything else was rendered, but the commit does not do what it says.
+func renderErrors(w io.Writer, res *render.Result, history bool) error {
+	if len(res.Errors) == 0 {
+		return nil
+	}
+	for _, e := range res.Errors {
+		fmt.Fprintf(w, "error: %s: %s; %s\n", e.Source, e, keptText(e, history))
+	}
+	return &ExitError{Code: 1, Err: fmt.Errorf("%d (template, cluster) pairs failed to render; everything else was rendered", len(res.Errors))}
+}
+
+// keptText says what the cluster of a failed pair keeps; history tells
+// whether the render had the previous objects to keep.
+func keptText(e render.RenderError, history bool) string {
+	switch {
+	case e.Kept:
+		return "the cluster keeps its current objects"
+	case !history:
+		return "left out of the output; the controller keeps what the cluster runs"
+	}
+	return "nothing was recorded for it before, so the cluster gets nothing"
+}
