@@ -39,8 +39,8 @@ default; warning; none never fails; --strict is --fail-on info), else 0; 2
 when the source does not load.`,
 		Example: `  propagit lint --source ./fleet
   propagit lint --source ./fleet --fail-on warning`,
-		Args:    cobra.NoArgs,
-		RunE:    func(cmd *cobra.Command, _ []string) error { return o.run(cmd.OutOrStdout()) },
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.OutOrStdout()) },
 	}
 	o.bindFlags(cmd)
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "exit 1 when there is any finding (--fail-on info)")
