@@ -152,6 +152,19 @@ func (e RenderError) verdict() string {
 	return "render error — nothing was recorded for it before, the cluster gets nothing for it"
 }
 
+// unchangedText is what a report without object changes says: same, or,
+// when objects leave propagit's management, that nothing is deleted.
+func (r *Report) unchangedText(same string) string {
+	if len(r.Orphaned) == 0 {
+		return same
+	}
+	msg := "nothing is added, changed or deleted; objects stay on their members, no longer managed (below)."
+	if same[0] >= 'A' && same[0] <= 'Z' {
+		msg = strings.ToUpper(msg[:1]) + msg[1:]
+	}
+	return msg
+}
+
 // textSafety renders the render errors, unclaimed templates and orphans.
 func (r *Report) textSafety(sb *strings.Builder) {
 	if len(r.RenderErrors) > 0 {

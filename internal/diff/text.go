@@ -11,8 +11,8 @@ import (
 func (r *Report) Text() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "propagit diff %s → %s\n\n", r.Base, r.Head)
-	if !r.Differs {
-		sb.WriteString("No differences: every cluster receives the same objects.\n")
+	if len(r.Clusters) == 0 {
+		sb.WriteString(r.unchangedText("No differences: every cluster receives the same objects.") + "\n")
 		r.textSafety(&sb)
 		r.textWarnings(&sb)
 		return sb.String()
