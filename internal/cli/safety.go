@@ -3,14 +3,24 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 
 	"github.com/propagit/propagit/internal/render"
 )
 
-// renderErrors says on w which (template, cluster) pairs failed to render
+// renderErrors notes on w the unclaimed templates and the orphans, says
+// which (template, cluster) pairs failed to render
 // and what each cluster keeps, and returns an exit status 1 when any did:
 // everything else was rendered, but the commit does not do what it says.
 func renderErrors(w io.Writer, res *render.Result, history bool) error {
+	for _, u := range res.Unclaimed {
+		fmt.Fprintf(w, "note: %s: %s: %s (%s)\n", u.Source, u.Template, render.UnclaimedMessage, strings.Join(u.Clusters, ", "))
+	}
+	for _, o := range res.Orphans {
+		fmt.Fprintf(w, "note: %s: %s is removed from Git and stays on %s, no longer managed (%s)\n", o.Template, workv1alpha1.KeyOf(o.Object), o.Cluster, o.Reason)
+	}
 	if len(res.Errors) == 0 {
 		return nil
 	}

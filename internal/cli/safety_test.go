@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -175,5 +176,33 @@ func TestDiffTemplateDeletion(t *testing.T) {
 	out, _ = runCLI(t, 1, "diff", "--repo", dir, "--path", "fleet", "--base", "preserve", "--head", "preserved-template-deleted", "--exit-code")
 	if strings.Contains(out, "deletes") || !strings.Contains(out, "Deployment demo/web stays on member1, member2 (preserveResourcesOnDeletion)") {
 		t.Errorf("deleting a preserved template:\n%s", out)
+	}
+}
+
+// TestExplainUnclaimed renders the fleet, deletes the policy of demo/web
+// and explains it with the render as history: unclaimed, kept on both
+// clusters.
+func TestExplainUnclaimed(t *testing.T) {
+	dir := safetyRepo(t)
+	fleet := filepath.Join(dir, "fleet")
+	writeFile(t, filepath.Join(fleet, "apps/web/deployment.yaml"), fleetWeb)
+	prev := filepath.Join(t.TempDir(), "rendered")
+	runCLI(t, 0, "render", "--source", fleet, "--out", prev)
+	if err := os.Remove(filepath.Join(fleet, "policies/web.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := runCLI(t, 0, "explain", "deployment/web", "-n", "demo", "--source", fleet, "--previous", prev)
+	for _, s := range []string{
+		"  unclaimed: no policy selects it; it keeps running where it was\n",
+		"  member1  replicas 2  (unclaimed: kept as last recorded)\n",
+		"  member2  replicas 4  (unclaimed: kept as last recorded)\n",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("explain lacks %q:\n%s", s, out)
+		}
+	}
+	_, stderr := runCLI(t, 0, "render", "--source", fleet, "--out", "-", "--previous", prev)
+	if !strings.Contains(stderr, "Deployment.apps/demo/web: unclaimed: no policy selects it") {
+		t.Errorf("render does not say the template is unclaimed:\n%s", stderr)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/schedule"
 )
 
@@ -111,7 +112,7 @@ func Explain(b *Binding, clusters []*clusterv1alpha1.Cluster) Explanation {
 		case t.Kept:
 			te.Kept = KeptUnclaimed
 		}
-		if workload && t.Scheduled {
+		if (workload && t.Scheduled) || (b.Unclaimed && keptReplicas(t)) {
 			r := t.Replicas
 			te.Replicas = &r
 		}
@@ -156,4 +157,13 @@ func orAbsent(s string) string {
 		return "(absent)"
 	}
 	return s
+}
+
+// keptReplicas reports whether a kept copy records scheduled replicas.
+func keptReplicas(t *Target) bool {
+	if !t.Kept || t.Object == nil {
+		return false
+	}
+	_, ok := t.Object.GetAnnotations()[workv1alpha1.AnnotationScheduledReplicas]
+	return ok
 }
