@@ -36,9 +36,10 @@ type RenderError struct {
 	// "overrideRules[0].overriders.plaintext".
 	Rule      int    `json:"rule"`
 	Overrider string `json:"overrider,omitempty"`
-	// Path is the field of the rendered object that is invalid, for
-	// example "metadata.labels"; "" for an override failure (Message
-	// names the path the overrider could not use).
+	// Path is the field of the object: for an override failure the path
+	// the overrider works on as its policy writes it ("/spec/replicas";
+	// "" when the policy does not say, Message then names it), for an
+	// invalid object the invalid field ("metadata.labels").
 	Path    string `json:"path,omitempty"`
 	Message string `json:"message"`
 	// Kept is true when the cluster keeps the object last recorded for the
@@ -264,12 +265,14 @@ func sortedClusters(m map[string]*unstructured.Unstructured) []string {
 	return out
 }
 
-// overrideFailure describes an override error of b on cluster.
-func overrideFailure(b *Binding, cluster string, err error) *RenderError {
+// overrideFailure describes an override error of b on cluster; overrides
+// are the policies that were applied.
+func overrideFailure(b *Binding, cluster string, overrides []load.Override, err error) *RenderError {
 	e := &RenderError{Template: b.Key, Source: b.Template.Source, Cluster: cluster, Message: err.Error()}
 	var re *override.RuleError
 	if errors.As(err, &re) {
 		e.Policy, e.PolicySource, e.Rule, e.Overrider, e.Message = re.Policy, re.Source, re.Rule, re.Field, re.Err.Error()
+		e.Path = overriderPath(overrides, re)
 	}
 	return e
 }

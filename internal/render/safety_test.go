@@ -134,7 +134,7 @@ func TestCommitSafety(t *testing.T) {
 			"m1": {demoNS, webEnv, web + img2},
 			"m2": {demoNS, webEnv, web + img1},
 		},
-		errors:     []string{web + " m2 OverridePolicy demo/typo overrideRules[0].overriders.plaintext  kept"},
+		errors:     []string{web + " m2 OverridePolicy demo/typo overrideRules[0].overriders.plaintext /spec/strategy/rollingUpdate/maxSurge kept"},
 		errMessage: "/spec/strategy/rollingUpdate/maxSurge",
 	}, {
 		name: "a field overrider on a number keeps the failing cluster's object",
@@ -146,7 +146,7 @@ func TestCommitSafety(t *testing.T) {
 			"m1": {demoNS, webEnv, web + img2},
 			"m2": {demoNS, webEnv, web + img1},
 		},
-		errors: []string{web + " m2 OverridePolicy demo/typo overrideRules[0].overriders.fieldOverrider[0]  kept"},
+		errors: []string{web + " m2 OverridePolicy demo/typo overrideRules[0].overriders.fieldOverrider[0] /spec/replicas kept"},
 	}, {
 		name: "an image that does not parse keeps the failing cluster's object",
 		head: func(f map[string]string) {
@@ -180,7 +180,7 @@ func TestCommitSafety(t *testing.T) {
 			"m1": {demoNS, webEnv, web + img1},
 			"m2": {demoNS, webEnv},
 		},
-		errors: []string{web + " m2 OverridePolicy demo/typo overrideRules[0].overriders.plaintext  absent"},
+		errors: []string{web + " m2 OverridePolicy demo/typo overrideRules[0].overriders.plaintext /spec/nope absent"},
 	}, {
 		name: "a deleted policy leaves its templates unclaimed where they ran, dependencies included",
 		head: func(f map[string]string) {

@@ -47,7 +47,7 @@ func renderTargets(b *Binding, clusters []*clusterv1alpha1.Cluster, overrides []
 		res, err := override.Apply(obj, c, overrides)
 		t.Overrides = res
 		if err != nil {
-			t.Failure = overrideFailure(b, t.Cluster, err)
+			t.Failure = overrideFailure(b, t.Cluster, overrides, err)
 			t.Error = err.Error()
 			continue
 		}
