@@ -121,7 +121,7 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	if n := len(report.RenderErrors); n > 0 {
-		return &ExitError{Code: 2, Err: fmt.Errorf("head: %d (template, cluster) pairs fail to render; those clusters keep their current objects", n)}
+		return &ExitError{Code: 2, Err: fmt.Errorf("head: %s: a template fails to render for a cluster, which keeps its current objects", count(n, "render error"))}
 	}
 	if o.exitCode && report.Differs {
 		return &ExitError{Code: 1}

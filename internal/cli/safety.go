@@ -27,7 +27,7 @@ func renderErrors(w io.Writer, res *render.Result, history bool) error {
 	for _, e := range res.Errors {
 		fmt.Fprintf(w, "error: %s: %s; %s\n", e.Source, e, keptText(e, history))
 	}
-	return &ExitError{Code: 1, Err: fmt.Errorf("%d (template, cluster) pairs failed to render; everything else was rendered", len(res.Errors))}
+	return &ExitError{Code: 1, Err: fmt.Errorf("%s: a template failed to render for a cluster; everything else was rendered", count(len(res.Errors), "render error"))}
 }
 
 // keptText says what the cluster of a failed pair keeps; history tells

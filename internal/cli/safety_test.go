@@ -111,7 +111,7 @@ func TestDiffOverrideTypoIsNoDeletion(t *testing.T) {
 			t.Errorf("%s: %d removed", c.Name, c.Removed)
 		}
 	}
-	if !strings.Contains(stderr, "fail to render") {
+	if !strings.Contains(stderr, "head: 1 render error: a template fails to render for a cluster") {
 		t.Errorf("stderr does not say what failed: %s", stderr)
 	}
 	text, _ := runCLI(t, 2, "diff", "--repo", dir, "--path", "fleet", "--base", "secret-changed", "--head", "override-typo")
