@@ -51,9 +51,17 @@ Secret data and stringData values never appear: they show as
 -o markdown is made for a pull-request comment: its first line is the marker
 ` + diff.Marker + ` and it stays under GitHub's 65,536-character limit.
 
+A template that fails to render for a cluster at head (an override that
+does not apply, an invalid object) is reported as "` + diff.RenderErrorText + `",
+never as a deletion. A template no policy selects any more is "unclaimed"
+and keeps running where it was; only removing a template from Git deletes
+its objects, unless its policy says preserveResourcesOnDeletion: true or
+the template propagit.io/prune: disabled (then they are kept, no longer
+managed).
+
 Exit status: 0; with --exit-code, 1 when anything differs; 2 on any error,
 such as a revision that does not load (each problem names the side, the
-file and the line).`,
+file and the line) or a template that fails to render at head.`,
 		Example: `  propagit diff --path fleet
   propagit diff --base origin/main --head HEAD --path fleet -o markdown
   propagit diff --repo https://git.example.com/fleet.git --base v1.4.0 --head main --exit-code`,
@@ -113,6 +121,9 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	})
 	if err := diff.Write(stdout, report, format); err != nil {
 		return err
+	}
+	if n := len(report.RenderErrors); n > 0 {
+		return &ExitError{Code: 2, Err: fmt.Errorf("head: %s: a template fails to render for a cluster, which keeps its current objects", count(n, "render error"))}
 	}
 	if o.exitCode && report.Differs {
 		return &ExitError{Code: 1}

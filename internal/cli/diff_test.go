@@ -311,8 +311,11 @@ func TestDiffNeverPrintsSecretValues(t *testing.T) {
 			}
 		}
 	}
-	// A Secret removed from the fleet is shown as <redacted>.
-	writeFile(t, filepath.Join(dir, "fleet/policies/db.yaml"), strings.Replace(fleetSecretPolicy, "name: db\n  placement", "name: nothing\n  placement", 1))
+	// A Secret removed from the fleet is shown as <redacted>. (Unselecting
+	// it would leave it unclaimed, running as it was: nothing to show.)
+	if err := os.Remove(filepath.Join(dir, "fleet/apps/db/secret.yaml")); err != nil {
+		t.Fatal(err)
+	}
 	stdout, _ := runCLI(t, 0, "diff", "--repo", dir, "--path", "fleet")
 	for _, s := range secrets {
 		if strings.Contains(stdout, s) {

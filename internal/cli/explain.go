@@ -119,6 +119,9 @@ func printExplanation(w io.Writer, e render.Explanation) {
 	} else {
 		fmt.Fprintf(w, "  %s wins: %s\n", e.Policy, e.PolicyReason)
 	}
+	if e.Unclaimed != "" {
+		fmt.Fprintf(w, "  %s\n", e.Unclaimed)
+	}
 	for _, c := range e.Candidates {
 		fmt.Fprintf(w, "    - %s  (priority %d, %s)\n", c.Policy, c.Priority, c.Match)
 	}
@@ -173,8 +176,13 @@ func printPlacement(w io.Writer, e render.Explanation) {
 		if t.Suspended {
 			line += "  (dispatching suspended: the member is not touched)"
 		}
-		if t.Error != "" {
+		switch {
+		case t.Error != "" && t.Kept != "":
+			line += "  NOT RENDERED (" + t.Kept + "): " + t.Error
+		case t.Error != "":
 			line += "  NOT RENDERED: " + t.Error
+		case t.Kept != "":
+			line += "  (" + t.Kept + ")"
 		}
 		fmt.Fprintf(w, "  %s\n", line)
 		for _, c := range t.Changes {

@@ -12,6 +12,7 @@ import (
 type lintOptions struct {
 	sourceOptions
 	strict bool
+	failOn string
 }
 
 func newLintCommand() *cobra.Command {
@@ -28,18 +29,30 @@ func newLintCommand() *cobra.Command {
   - replica divisions the clusters' capacity cannot satisfy, and dynamic
     division over clusters whose capacity is unknown;
   - Karmada kinds propagit does not implement.
-Each finding names the file and line. Exit status: 0, or 1 with --strict when
-there are findings; 2 when the source does not load.`,
-		Example: `  propagit lint --source ./fleet --strict`,
-		Args:    cobra.NoArgs,
-		RunE:    func(cmd *cobra.Command, _ []string) error { return o.run(cmd.OutOrStdout()) },
+Each finding names the file and line and has a severity: error (a template
+fails to render for a cluster: an override that does not apply, an object
+Kubernetes would refuse; the cluster would keep its current objects),
+warning or info.
+
+Exit status: 1 when a finding is at least as serious as --fail-on (error by
+default; warning; none never fails; --strict is --fail-on info), else 0; 2
+when the source does not load.`,
+		Example: `  propagit lint --source ./fleet
+  propagit lint --source ./fleet --fail-on warning`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.OutOrStdout()) },
 	}
 	o.bindFlags(cmd)
-	cmd.Flags().BoolVar(&o.strict, "strict", false, "exit 1 when there is any finding")
+	cmd.Flags().BoolVar(&o.strict, "strict", false, "exit 1 when there is any finding (--fail-on info)")
+	cmd.Flags().StringVar(&o.failOn, "fail-on", string(render.SeverityError), "exit 1 on findings of this severity or worse: error, warning, info or none")
 	return cmd
 }
 
 func (o *lintOptions) run(w io.Writer) error {
+	failOn, err := o.threshold()
+	if err != nil {
+		return err
+	}
 	set, err := o.load()
 	if err != nil {
 		return err
@@ -57,9 +70,39 @@ func (o *lintOptions) run(w io.Writer) error {
 		fmt.Fprintln(w, "no findings")
 		return nil
 	}
-	fmt.Fprintf(w, "%d findings\n", len(findings))
-	if o.strict {
+	counts := map[render.Severity]int{}
+	failed := false
+	for _, f := range findings {
+		counts[f.Severity]++
+		failed = failed || f.Severity.AtLeast(failOn)
+	}
+	fmt.Fprintf(w, "%s (%s, %s, %d info)\n", count(len(findings), "finding"),
+		count(counts[render.SeverityError], "error"), count(counts[render.SeverityWarning], "warning"), counts[render.SeverityInfo])
+	if failed {
 		return &ExitError{Code: 1}
 	}
 	return nil
+}
+
+// threshold is the least severity that fails the lint; "" never fails.
+func (o *lintOptions) threshold() (render.Severity, error) {
+	if o.strict {
+		return render.SeverityInfo, nil
+	}
+	if o.failOn == "none" {
+		return "", nil
+	}
+	sev, err := render.ParseSeverity(o.failOn)
+	if err != nil {
+		return "", fmt.Errorf("--fail-on: %w, or none", err)
+	}
+	return sev, nil
+}
+
+// count renders "1 error", "2 errors".
+func count(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -122,7 +122,10 @@ func (o *renderOptions) run(stdout, stderr io.Writer) error {
 	}
 	printFindings(stderr, set, res)
 	if o.out == "-" {
-		return writeStream(stdout, res.Works)
+		if err := writeStream(stdout, res.Works); err != nil {
+			return err
+		}
+		return renderErrors(stderr, res, in.Previous != nil)
 	}
 	if err := writeFolder(o.out, res.Works); err != nil {
 		return err
@@ -132,7 +135,7 @@ func (o *renderOptions) run(stdout, stderr io.Writer) error {
 		n += len(w.Objects)
 	}
 	fmt.Fprintf(stderr, "rendered %d objects for %d clusters into %s\n", n, len(res.Works), o.out)
-	return nil
+	return renderErrors(stderr, res, in.Previous != nil)
 }
 
 // renderWithin runs render.Render, giving up after d. The stage is pure and
@@ -152,7 +155,7 @@ func renderWithin(in render.Input, d time.Duration) (*render.Result, error) {
 }
 
 // printFindings reports loader findings and per-template problems on stderr;
-// they do not stop the render (Karmada skips only the failing cluster).
+// they do not stop the render. Render failures are renderErrors'.
 func printFindings(w io.Writer, set *load.Set, res *render.Result) {
 	for _, f := range set.Findings {
 		fmt.Fprintf(w, "warning: %s\n", f)
@@ -166,7 +169,7 @@ func printFindings(w io.Writer, set *load.Set, res *render.Result) {
 			fmt.Fprintf(w, "warning: %s: %s: scheduling failed: %s (%s)\n", b.Template.Source, b.Key, b.ScheduleError, kept)
 		}
 		for _, t := range b.Targets {
-			if t.Error != "" {
+			if t.Error != "" && t.Failure == nil { // failures: renderErrors
 				fmt.Fprintf(w, "warning: %s: %s: not rendered for cluster %s: %s\n", b.Template.Source, b.Key, t.Cluster, t.Error)
 			}
 		}

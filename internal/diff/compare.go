@@ -51,11 +51,15 @@ func Compare(in Input) *Report {
 		Moves:         []Move{},
 		Deletions:     []Deletion{},
 		Warnings:      warnings(in.Head, in.Root),
+		RenderErrors:  renderErrors(in.Head, in.Root),
+		Unclaimed:     unclaimed(in.Head, in.Root),
 	}
+	var covered map[string]map[workv1alpha1.ObjectKey]bool
+	r.Orphaned, covered = orphaned(in.Head)
 	base, head := index(in.Base), index(in.Head)
 	var all [][]*entry
 	for _, name := range clusterNames(base, head) {
-		entries := compareCluster(name, base[name], head[name])
+		entries := dropOrphaned(compareCluster(name, base[name], head[name]), covered[name])
 		if len(entries) == 0 {
 			r.UnchangedClusters++
 			continue
@@ -69,7 +73,7 @@ func Compare(in Input) *Report {
 		fillCluster(&r.Clusters[i], all[i])
 	}
 	r.Deletions = deletions(all)
-	r.Differs = len(r.Clusters) > 0
+	r.Differs = len(r.Clusters) > 0 || len(r.Orphaned) > 0
 	return r
 }
 
@@ -271,7 +275,7 @@ func warnings(res *render.Result, root string) []Warning {
 			out = append(out, Warning{Source: src, Template: b.Key.String(), Message: msg})
 		}
 		for _, t := range b.Targets {
-			if t.Error != "" {
+			if t.Error != "" && t.Failure == nil { // failures are RenderErrors
 				out = append(out, Warning{Source: src, Template: b.Key.String(), Cluster: t.Cluster, Message: "not rendered: " + t.Error})
 			}
 		}

@@ -31,8 +31,9 @@ func (r *Report) markdownHead() string {
 	var sb strings.Builder
 	sb.WriteString(Marker + "\n### propagit diff\n\n")
 	fmt.Fprintf(&sb, "**base** %s → **head** %s", code(r.Base.String()), code(r.Head.String()))
-	if !r.Differs {
-		sb.WriteString(": no differences, every cluster receives the same objects.\n")
+	if len(r.Clusters) == 0 {
+		sb.WriteString(": " + r.unchangedText("no differences, every cluster receives the same objects.") + "\n")
+		r.markdownSafety(&sb)
 		r.markdownWarnings(&sb)
 		return sb.String()
 	}
@@ -57,6 +58,7 @@ func (r *Report) markdownHead() string {
 				plural(len(d.Clusters), "cluster"), listNames(d.Clusters, maxListed, code))
 		}
 	}
+	r.markdownSafety(&sb)
 	r.markdownWarnings(&sb)
 	sb.WriteString("\n")
 	return sb.String()

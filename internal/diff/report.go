@@ -74,8 +74,19 @@ type Report struct {
 	// by object.
 	Deletions []Deletion `json:"deletions"`
 	// Warnings are the head render's problems (a template that could not be
-	// scheduled, a cluster an override failed for), by template and cluster.
+	// scheduled), by template and cluster.
 	Warnings []Warning `json:"warnings"`
+	// RenderErrors are the (template, cluster) pairs that fail to render
+	// at head, by template and cluster: each cluster keeps its current
+	// objects, nothing is deleted. Any makes the diff exit 2.
+	RenderErrors []RenderError `json:"renderErrors"`
+	// Unclaimed are the templates no policy selects at head that keep
+	// running where they were, by template.
+	Unclaimed []Unclaimed `json:"unclaimed"`
+	// Orphaned are the objects of templates removed at head that stay on
+	// their clusters, no longer managed, by object. They are not
+	// deletions.
+	Orphaned []Orphaned `json:"orphaned"`
 }
 
 // Cluster is the difference on one member cluster.

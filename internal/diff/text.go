@@ -14,8 +14,9 @@ func (r *Report) Text() string { return terminalSafe(r.text()) }
 func (r *Report) text() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "propagit diff %s → %s\n\n", r.Base, r.Head)
-	if !r.Differs {
-		sb.WriteString("No differences: every cluster receives the same objects.\n")
+	if len(r.Clusters) == 0 {
+		sb.WriteString(r.unchangedText("No differences: every cluster receives the same objects.") + "\n")
+		r.textSafety(&sb)
 		r.textWarnings(&sb)
 		return sb.String()
 	}
@@ -42,6 +43,7 @@ func (r *Report) text() string {
 				listNames(d.Clusters, maxListed, func(s string) string { return s }))
 		}
 	}
+	r.textSafety(&sb)
 	r.textWarnings(&sb)
 	for _, c := range r.Clusters {
 		fmt.Fprintf(&sb, "\n=== %s: %s ===\n", c.Name, c.counts())

@@ -160,19 +160,26 @@ func volumeDeps(v map[string]any, claimTemplates []string, add func(group, kind,
 
 // podSpec returns the pod spec of the workload kinds Karmada knows.
 func podSpec(obj *unstructured.Unstructured) map[string]any {
-	var path []string
-	switch obj.GetKind() {
-	case "Pod":
-		path = []string{"spec"}
-	case "Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job":
-		path = []string{"spec", "template", "spec"}
-	case "CronJob":
-		path = []string{"spec", "jobTemplate", "spec", "template", "spec"}
-	default:
+	path := podSpecPath(obj)
+	if path == nil {
 		return nil
 	}
 	m, _, _ := unstructured.NestedMap(obj.Object, path...)
 	return m
+}
+
+// podSpecPath is where the workload kinds Karmada knows hold their pod
+// spec; nil for other kinds.
+func podSpecPath(obj *unstructured.Unstructured) []string {
+	switch obj.GetKind() {
+	case "Pod":
+		return []string{"spec"}
+	case "Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job":
+		return []string{"spec", "template", "spec"}
+	case "CronJob":
+		return []string{"spec", "jobTemplate", "spec", "template", "spec"}
+	}
+	return nil
 }
 
 func volumeClaimTemplates(obj *unstructured.Unstructured) []string {

@@ -5,15 +5,19 @@ import (
 	"slices"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/schedule"
 )
 
 // Explanation is a Binding in words and plain data: what `propagit explain`
 // prints and what `-o json` emits.
 type Explanation struct {
-	Template      string              `json:"template"`
-	Source        string              `json:"source"`
-	Skipped       string              `json:"skipped,omitempty"`
+	Template string `json:"template"`
+	Source   string `json:"source"`
+	Skipped  string `json:"skipped,omitempty"`
+	// Unclaimed says that no policy claims the template any more and that
+	// it keeps running where it was recorded.
+	Unclaimed     string              `json:"unclaimed,omitempty"`
 	Policy        string              `json:"policy,omitempty"`
 	PolicyReason  string              `json:"policyReason,omitempty"`
 	Candidates    []CandidateVerdict  `json:"candidates,omitempty"`
@@ -49,12 +53,25 @@ type ClusterVerdict struct {
 
 // TargetExplanation is one cluster of the placement.
 type TargetExplanation struct {
-	Cluster   string   `json:"cluster"`
-	Replicas  *int32   `json:"replicas,omitempty"`
-	Suspended bool     `json:"suspended,omitempty"`
-	Error     string   `json:"error,omitempty"`
-	Changes   []string `json:"overrides,omitempty"`
+	Cluster   string `json:"cluster"`
+	Replicas  *int32 `json:"replicas,omitempty"`
+	Suspended bool   `json:"suspended,omitempty"`
+	Error     string `json:"error,omitempty"`
+	// Kept says why the cluster keeps the object last recorded ("" when
+	// the object is rendered from Git).
+	Kept    string   `json:"kept,omitempty"`
+	Changes []string `json:"overrides,omitempty"`
 }
+
+// UnclaimedMessage is how explain, diff and status describe an unclaimed
+// template.
+const UnclaimedMessage = "unclaimed: no policy selects it; it keeps running where it was"
+
+// What Explain says of a kept object.
+const (
+	KeptRenderError = "render error: the cluster keeps its current objects"
+	KeptUnclaimed   = "unclaimed: kept as last recorded"
+)
 
 // Explain turns b into an Explanation.
 func Explain(b *Binding, clusters []*clusterv1alpha1.Cluster) Explanation {
@@ -62,6 +79,9 @@ func Explain(b *Binding, clusters []*clusterv1alpha1.Cluster) Explanation {
 		PolicyReason: b.Choice.Reason, DependencyOf: b.DependencyOf, ScheduleError: b.ScheduleError, KeptPrevious: b.KeptPrevious}
 	if b.Choice.Winner != nil {
 		e.Policy = policyName(b.Policy)
+	}
+	if b.Unclaimed {
+		e.Unclaimed = UnclaimedMessage
 	}
 	for _, c := range b.Choice.Candidates {
 		ref := &PolicyRef{ClusterScoped: c.Policy.ClusterScoped, Namespace: c.Policy.Policy.Namespace, Name: c.Policy.Policy.Name}
@@ -86,7 +106,13 @@ func Explain(b *Binding, clusters []*clusterv1alpha1.Cluster) Explanation {
 	workload := b.Decision != nil && b.Decision.Workload
 	for _, t := range b.Targets {
 		te := TargetExplanation{Cluster: t.Cluster, Suspended: t.Suspended, Error: t.Error}
-		if workload && t.Scheduled {
+		switch {
+		case t.Kept && t.Error != "":
+			te.Kept = KeptRenderError
+		case t.Kept:
+			te.Kept = KeptUnclaimed
+		}
+		if (workload && t.Scheduled) || (b.Unclaimed && keptReplicas(t)) {
 			r := t.Replicas
 			te.Replicas = &r
 		}
@@ -131,4 +157,13 @@ func orAbsent(s string) string {
 		return "(absent)"
 	}
 	return s
+}
+
+// keptReplicas reports whether a kept copy records scheduled replicas.
+func keptReplicas(t *Target) bool {
+	if !t.Kept || t.Object == nil {
+		return false
+	}
+	_, ok := t.Object.GetAnnotations()[workv1alpha1.AnnotationScheduledReplicas]
+	return ok
 }

@@ -10,23 +10,76 @@ import (
 	"github.com/propagit/propagit/internal/load"
 )
 
+// Severity ranks a lint finding.
+type Severity string
+
+// The severities, from the most to the least serious.
+const (
+	// SeverityError: the commit would not do what it says (a template
+	// fails to render for a cluster, which keeps its current objects).
+	SeverityError Severity = "error"
+	// SeverityWarning: it does something Karmada users rarely mean.
+	SeverityWarning Severity = "warning"
+	// SeverityInfo: worth knowing.
+	SeverityInfo Severity = "info"
+)
+
+// rank orders severities: higher is more serious; 0 for an unknown one.
+func (s Severity) rank() int {
+	switch s {
+	case SeverityError:
+		return 3
+	case SeverityWarning:
+		return 2
+	case SeverityInfo:
+		return 1
+	}
+	return 0
+}
+
+// AtLeast reports whether s is as serious as min.
+func (s Severity) AtLeast(min Severity) bool { return min.rank() > 0 && s.rank() >= min.rank() }
+
+// ParseSeverity validates a severity name.
+func ParseSeverity(s string) (Severity, error) {
+	if sev := Severity(s); sev.rank() > 0 {
+		return sev, nil
+	}
+	return "", fmt.Errorf("unknown severity %q: want error, warning or info", s)
+}
+
+// Finding is one lint finding: where, how serious, what.
+type Finding struct {
+	load.Finding
+	Severity Severity
+}
+
+// String renders "path:line: severity: message".
+func (f Finding) String() string {
+	return f.Source.String() + ": " + string(f.Severity) + ": " + f.Message
+}
+
 // Lint returns the findings of `propagit lint`, each naming a file and line,
 // in a stable order.
-func Lint(set *load.Set, res *Result) []load.Finding {
-	var out []load.Finding
-	out = append(out, set.Findings...)
+func Lint(set *load.Set, res *Result) []Finding {
+	var out []Finding
+	for _, f := range set.Findings {
+		out = append(out, Finding{Finding: f, Severity: SeverityWarning})
+	}
 	for _, b := range res.Bindings {
 		out = append(out, lintBinding(b, res)...)
 	}
-	out = append(out, lintClusterNames(set)...)
+	for _, f := range lintClusterNames(set) {
+		out = append(out, Finding{Finding: f, Severity: SeverityWarning})
+	}
 	for _, p := range set.Propagations {
 		if m, ok := p.Policy.Annotations[workv1alpha1.AnnotationDrift]; ok && !validDriftMode(m) {
-			out = append(out, load.Finding{Source: p.Source, Message: fmt.Sprintf(
+			out = append(out, Finding{Severity: SeverityWarning, Finding: load.Finding{Source: p.Source, Message: fmt.Sprintf(
 				"%s: annotation %s=%q is not one of correct, warn, ignore; drift is corrected",
-				policyName(&PolicyRef{ClusterScoped: p.ClusterScoped, Namespace: p.Policy.Namespace, Name: p.Policy.Name}), workv1alpha1.AnnotationDrift, m)})
+				policyName(&PolicyRef{ClusterScoped: p.ClusterScoped, Namespace: p.Policy.Namespace, Name: p.Policy.Name}), workv1alpha1.AnnotationDrift, m)}})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b load.Finding) int {
+	slices.SortStableFunc(out, func(a, b Finding) int {
 		if c := strings.Compare(a.Source.Path, b.Source.Path); c != 0 {
 			return c
 		}
@@ -35,12 +88,13 @@ func Lint(set *load.Set, res *Result) []load.Finding {
 	return out
 }
 
-func lintBinding(b *Binding, res *Result) []load.Finding {
+func lintBinding(b *Binding, res *Result) []Finding {
 	src := b.Template.Source
-	var out []load.Finding
-	add := func(format string, args ...any) {
-		out = append(out, load.Finding{Source: src, Message: fmt.Sprintf(format, args...)})
+	var out []Finding
+	addAs := func(sev Severity, format string, args ...any) {
+		out = append(out, Finding{Severity: sev, Finding: load.Finding{Source: src, Message: fmt.Sprintf(format, args...)}})
 	}
+	add := func(format string, args ...any) { addAs(SeverityWarning, format, args...) }
 	if b.Skipped != "" && !strings.HasPrefix(b.Skipped, `namespace "default"`) {
 		add("%s: %s", b.Key, b.Skipped)
 	}
@@ -59,10 +113,13 @@ func lintBinding(b *Binding, res *Result) []load.Finding {
 		add("%s: annotation %s=%q is not one of correct, warn, ignore; drift is corrected", b.Key, workv1alpha1.AnnotationDrift, m)
 	}
 	if unknownCapacity(b, res) {
-		add("%s uses dynamic or aggregated division but some candidate clusters declare no status.resourceSummary: their capacity counts as 0 until the controller measures it", b.Key)
+		addAs(SeverityInfo, "%s uses dynamic or aggregated division but some candidate clusters declare no status.resourceSummary: their capacity counts as 0 until the controller measures it", b.Key)
 	}
 	for _, t := range b.Targets {
-		if t.Error != "" {
+		switch {
+		case t.Failure != nil:
+			addAs(SeverityError, "%s on cluster %s: %s (the cluster keeps its current objects)", b.Key, t.Cluster, t.Error)
+		case t.Error != "":
 			add("%s on cluster %s: %s", b.Key, t.Cluster, t.Error)
 		}
 		out = append(out, lintOverlaps(b, t)...)
@@ -73,7 +130,7 @@ func lintBinding(b *Binding, res *Result) []load.Finding {
 func validDriftMode(m string) bool { return m == "correct" || m == "warn" || m == "ignore" }
 
 // lintOverlaps flags two override rules writing one path for one cluster.
-func lintOverlaps(b *Binding, t *Target) []load.Finding {
+func lintOverlaps(b *Binding, t *Target) []Finding {
 	writers := map[string][]string{}
 	var paths []string
 	for _, c := range t.Overrides.Changes {
@@ -85,11 +142,11 @@ func lintOverlaps(b *Binding, t *Target) []load.Finding {
 			writers[c.Path] = append(writers[c.Path], who)
 		}
 	}
-	var out []load.Finding
+	var out []Finding
 	for _, p := range paths {
 		if w := writers[p]; len(w) > 1 {
-			out = append(out, load.Finding{Source: b.Template.Source, Message: fmt.Sprintf(
-				"%s on cluster %s: %s is written by %d override rules (the last wins): %s", b.Key, t.Cluster, p, len(w), strings.Join(w, ", "))})
+			out = append(out, Finding{Severity: SeverityWarning, Finding: load.Finding{Source: b.Template.Source, Message: fmt.Sprintf(
+				"%s on cluster %s: %s is written by %d override rules (the last wins): %s", b.Key, t.Cluster, p, len(w), strings.Join(w, ", "))}})
 		}
 	}
 	return out

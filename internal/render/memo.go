@@ -42,6 +42,7 @@ type memoTarget struct {
 	object    *unstructured.Unstructured
 	overrides override.Result
 	err       string
+	failure   *RenderError
 }
 
 // memoInputs is what, besides the template, the objects of a binding
@@ -50,6 +51,7 @@ type memoInputs struct {
 	Policy       *PolicyRef
 	Winner       any `json:",omitempty"`
 	Overwrite    bool
+	Preserve     bool
 	DriftMode    string
 	AffinityName string
 	DependencyOf []string
@@ -70,7 +72,7 @@ type memoTargetInput struct {
 // digest returns the digest of b's inputs, false when one cannot be
 // encoded (then b is rendered).
 func (m *Memo) digest(b *Binding, overrides, clusters [sha256.Size]byte) ([sha256.Size]byte, bool) {
-	in := memoInputs{Policy: b.Policy, Overwrite: b.Overwrite, DriftMode: b.DriftMode, AffinityName: b.AffinityName,
+	in := memoInputs{Policy: b.Policy, Overwrite: b.Overwrite, Preserve: b.Preserve, DriftMode: b.DriftMode, AffinityName: b.AffinityName,
 		DependencyOf: b.DependencyOf, Overrides: overrides, Clusters: clusters}
 	if b.Choice.Winner != nil {
 		in.Winner = b.Choice.Winner.Policy.Policy.Spec.Placement
@@ -114,7 +116,7 @@ func (m *Memo) restore(b *Binding, sum [sha256.Size]byte) bool {
 		if !ok {
 			return false
 		}
-		t.Object, t.Overrides, t.Error = mt.object, mt.overrides, mt.err
+		t.Object, t.Overrides, t.Error, t.Failure = mt.object, mt.overrides, mt.err, mt.failure
 	}
 	return true
 }
@@ -123,7 +125,7 @@ func (m *Memo) restore(b *Binding, sum [sha256.Size]byte) bool {
 func (m *Memo) keep(b *Binding, sum [sha256.Size]byte, seen map[workv1alpha1.ObjectKey]memoEntry) {
 	e := memoEntry{sum: sum, targets: make(map[string]memoTarget, len(b.Targets))}
 	for _, t := range b.Targets {
-		e.targets[t.Cluster] = memoTarget{object: t.Object, overrides: t.Overrides, err: t.Error}
+		e.targets[t.Cluster] = memoTarget{object: t.Object, overrides: t.Overrides, err: t.Error, failure: t.Failure}
 	}
 	seen[b.Key] = e
 }

@@ -52,6 +52,7 @@ func place(t *load.Template, in Input, clusters []*clusterv1alpha1.Cluster) *Bin
 	}
 	b.Overwrite = p.Policy.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite
 	b.DriftMode = p.Policy.Annotations[workv1alpha1.AnnotationDrift]
+	b.Preserve = p.Policy.Spec.PreserveResourcesOnDeletion != nil && *p.Policy.Spec.PreserveResourcesOnDeletion
 	schedulePolicy(b, p.Policy, prev, clusters, in.Now)
 	return b
 }

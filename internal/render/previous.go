@@ -17,6 +17,11 @@ import (
 // results depend on (§0 of the semantics). The zero value is a first render.
 type Previous struct {
 	Templates map[workv1alpha1.ObjectKey]*PreviousTemplate `json:"templates,omitempty"`
+	// Recorded holds every object last recorded, dependencies included,
+	// by source template (its workv1alpha1.AnnotationTemplate) and cluster:
+	// what a template that fails to render or loses its policy keeps, and
+	// what a template removed from Git leaves behind.
+	Recorded map[workv1alpha1.ObjectKey]map[string]*unstructured.Unstructured `json:"-"`
 }
 
 // PreviousTemplate is the earlier placement of one template.
@@ -56,11 +61,14 @@ func (p *Previous) lookup(k workv1alpha1.ObjectKey) *PreviousTemplate {
 
 // PreviousFromWorks rebuilds the previous placement from rendered Works: each
 // object names its template, its claiming policy and its scheduled replicas
-// in the annotations stamp writes. Dependencies are skipped.
+// in the annotations stamp writes. Dependencies are skipped, except in
+// Recorded, which holds every object.
 func PreviousFromWorks(works []Work) *Previous {
-	prev := &Previous{Templates: map[workv1alpha1.ObjectKey]*PreviousTemplate{}}
+	prev := &Previous{Templates: map[workv1alpha1.ObjectKey]*PreviousTemplate{},
+		Recorded: map[workv1alpha1.ObjectKey]map[string]*unstructured.Unstructured{}}
 	for _, w := range works {
 		for _, obj := range w.Objects {
+			addRecorded(prev, w.Cluster, obj)
 			addPrevious(prev, w.Cluster, obj)
 		}
 	}
@@ -76,6 +84,25 @@ func PreviousFromWorks(works []Work) *Previous {
 		})
 	}
 	return prev
+}
+
+func addRecorded(prev *Previous, cluster string, obj *unstructured.Unstructured) {
+	key, err := workv1alpha1.ParseKey(obj.GetAnnotations()[workv1alpha1.AnnotationTemplate])
+	if err != nil {
+		return
+	}
+	if prev.Recorded[key] == nil {
+		prev.Recorded[key] = map[string]*unstructured.Unstructured{}
+	}
+	prev.Recorded[key][cluster] = obj
+}
+
+// recorded returns the objects last recorded for key, by cluster, or nil.
+func (p *Previous) recorded(k workv1alpha1.ObjectKey) map[string]*unstructured.Unstructured {
+	if p == nil {
+		return nil
+	}
+	return p.Recorded[k]
 }
 
 func addPrevious(prev *Previous, cluster string, obj *unstructured.Unstructured) {

@@ -65,6 +65,18 @@ type Result struct {
 	// Clusters are the clusters rendered for, sorted by name, with the
 	// effective status.
 	Clusters []*clusterv1alpha1.Cluster
+	// Errors are the (template, cluster) pairs that failed to render, by
+	// template then cluster. Each such pair keeps, in Works, the object
+	// last recorded for it (Kept), or is absent when there is none.
+	Errors []RenderError
+	// Unclaimed are the templates in Git that no policy claims any more
+	// and that keep, in Works, their last recorded objects, by template.
+	Unclaimed []Unclaimed
+	// Orphans are the objects of templates removed from Git that stay on
+	// their members, no longer managed (preserveResourcesOnDeletion or
+	// propagit.io/prune: disabled), by cluster then object. They are not
+	// in Works: the applier releases them instead of deleting them.
+	Orphans []Orphan
 }
 
 // Work is what one member cluster receives.
@@ -106,6 +118,13 @@ type Binding struct {
 	// Evictions are the clusters the template was moved off (failover),
 	// including those whose eviction ends in this render.
 	Evictions []Eviction
+	// Preserve is the policy's preserveResourcesOnDeletion, stamped on
+	// the objects (workv1alpha1.AnnotationPreserveResourcesOnDeletion).
+	Preserve bool
+	// Unclaimed is set when no policy claims the template any more but it
+	// ran before: its Targets are its last recorded objects, kept (Karmada
+	// keeps the binding and the member objects when a policy goes, §2.4).
+	Unclaimed bool
 }
 
 // Target is the rendering of a template for one cluster.
@@ -116,10 +135,16 @@ type Target struct {
 	Scheduled bool
 	Suspended bool
 	Overrides override.Result
-	// Error is why this cluster got nothing for the template (an override
-	// failed); the other clusters still render.
-	Error  string
-	Object *unstructured.Unstructured
+	// Error is why the template did not render for this cluster (an
+	// override failed, the result is not a valid object); the other
+	// clusters still render. Failure holds the same, typed.
+	Error   string
+	Failure *RenderError
+	Object  *unstructured.Unstructured
+	// Kept is set when Object is the copy last recorded for this cluster,
+	// carried over unchanged: the template failed to render here, or it is
+	// unclaimed.
+	Kept bool
 	// Evicted is set on the old copy kept, frozen, on a cluster the template
 	// was moved off (purge modes Gracefully and Never).
 	Evicted *Eviction
@@ -145,6 +170,7 @@ func Render(in Input) *Result {
 	if endHealthyEvictions(r.Bindings, in.Previous, in.Health, clusters) {
 		detachDependencies(r.Bindings, byKey)
 	}
+	keepRecorded(r, in.Previous, byKey)
 	r.Works = group(r.Bindings)
 	return r
 }

@@ -33,6 +33,9 @@ func stamp(obj *unstructured.Unstructured, b *Binding, replicas *int32) {
 	if len(b.DependencyOf) > 0 {
 		ann[workv1alpha1.AnnotationDependencyOf] = strings.Join(b.DependencyOf, ",")
 	}
+	if b.Preserve {
+		ann[workv1alpha1.AnnotationPreserveResourcesOnDeletion] = "true"
+	}
 	if _, set := ann[workv1alpha1.AnnotationDrift]; !set && b.DriftMode != "" {
 		ann[workv1alpha1.AnnotationDrift] = b.DriftMode
 	}

@@ -28,7 +28,7 @@ func renderTargets(b *Binding, clusters []*clusterv1alpha1.Cluster, overrides []
 	for _, t := range b.Targets {
 		c := byName[t.Cluster]
 		if c == nil {
-			t.Error, t.Object = "cluster is not declared in Git", nil
+			t.Error, t.Object = errUndeclaredCluster, nil
 			continue
 		}
 		if t.Object != nil {
@@ -47,7 +47,13 @@ func renderTargets(b *Binding, clusters []*clusterv1alpha1.Cluster, overrides []
 		res, err := override.Apply(obj, c, overrides)
 		t.Overrides = res
 		if err != nil {
+			t.Failure = overrideFailure(b, t.Cluster, overrides, err)
 			t.Error = err.Error()
+			continue
+		}
+		if fe := validate(obj); fe != nil {
+			t.Failure = invalidFailure(b, t.Cluster, fe)
+			t.Error = t.Failure.Path + ": " + t.Failure.Message
 			continue
 		}
 		stamp(obj, b, scheduled)
@@ -55,6 +61,10 @@ func renderTargets(b *Binding, clusters []*clusterv1alpha1.Cluster, overrides []
 		t.Object = obj
 	}
 }
+
+// errUndeclaredCluster is the Error of a target whose cluster is gone
+// from Git: not a render failure, the cluster gets no Work at all.
+const errUndeclaredCluster = "cluster is not declared in Git"
 
 // reviseReplicas writes the cluster's replicas into the kind's replica field
 // (Karmada's ReviseReplica): spec.replicas for Deployment, ReplicaSet and

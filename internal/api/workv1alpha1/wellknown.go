@@ -69,6 +69,18 @@ const (
 	// holds the previous revision; its value is the reason.
 	AnnotationPruneHeld = "propagit.io/prune-held"
 
+	// AnnotationPrune on a template set to PruneDisabled keeps its objects
+	// on the members when the template is removed from Git (Flux's
+	// kustomize.toolkit.fluxcd.io/prune: disabled habit): they are left
+	// there, no longer managed, instead of being deleted.
+	AnnotationPrune = "propagit.io/prune"
+	// AnnotationPreserveResourcesOnDeletion is set to "true" on every
+	// object whose policy says preserveResourcesOnDeletion: true, so that
+	// the choice is still known once the policy or the template is gone:
+	// removing the template then leaves the objects on the members, no
+	// longer managed (Karmada §10.4).
+	AnnotationPreserveResourcesOnDeletion = "propagit.io/preserve-resources-on-deletion"
+
 	// AnnotationPrefix is the prefix of propagit's own annotations: a Work
 	// store records those with a Work, never what other tools set.
 	AnnotationPrefix = "propagit.io/"
@@ -99,6 +111,10 @@ const (
 	DriftModeWarn    = "warn"
 	DriftModeIgnore  = "ignore"
 )
+
+// PruneDisabled is the value of AnnotationPrune that keeps a removed
+// template's objects on the members.
+const PruneDisabled = "disabled"
 
 // Values of AnnotationConflict.
 const (
