@@ -2,13 +2,16 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/fluxcd/pkg/ssa/utils"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
@@ -17,14 +20,14 @@ import (
 // pruned is the outcome of pruning one stale inventory entry.
 type pruned struct {
 	ref     workv1alpha1.ObjectRef
-	action  workv1alpha1.Action // workv1alpha1.ActionPruned, workv1alpha1.ActionSkipped, workv1alpha1.ActionFailed; "" if not tried
+	action  workv1alpha1.Action // Pruned, Released, Skipped or Failed; "" if not tried
 	message string
 }
 
 // keep reports whether the entry stays in the inventory: it does unless it
 // is gone or no longer propagit's.
 func (p pruned) keep() bool {
-	return p.action != workv1alpha1.ActionPruned && p.action != workv1alpha1.ActionSkipped
+	return p.action != workv1alpha1.ActionPruned && p.action != workv1alpha1.ActionSkipped && p.action != workv1alpha1.ActionReleased
 }
 
 // prune deletes the stale inventory entries whose live copy still carries
@@ -75,6 +78,8 @@ func (m *Manager) pruneOne(ctx context.Context, r workv1alpha1.ObjectRef) pruned
 	case !ownedBy(live.GetLabels(), m.opts.Owner):
 		return pruned{ref: r, action: workv1alpha1.ActionSkipped, message: fmtRef(r) +
 			" was not pruned: it belongs to the propagit installation " + strconv.Quote(live.GetLabels()[workv1alpha1.LabelOwner])}
+	case keepOnDeletion(live.GetAnnotations()):
+		return m.release(ctx, r, live)
 	}
 	uid := live.GetUID()
 	err = m.client.Delete(ctx, stub(r), client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid})
@@ -82,6 +87,41 @@ func (m *Manager) pruneOne(ctx context.Context, r workv1alpha1.ObjectRef) pruned
 		return pruned{ref: r, action: workv1alpha1.ActionFailed, message: apiRefMessage(r, "delete failed", err)}
 	}
 	return pruned{ref: r, action: workv1alpha1.ActionPruned}
+}
+
+// keepOnDeletion reports whether an object asks to stay on the member when
+// it leaves its Work: its policy said preserveResourcesOnDeletion (Karmada
+// §10.4) or its template says propagit.io/prune: disabled (the Flux habit).
+// The live copy is asked, not the Work: the object has already left it.
+func keepOnDeletion(ann map[string]string) bool {
+	return ann[workv1alpha1.AnnotationPreserveResourcesOnDeletion] == "true" ||
+		ann[workv1alpha1.AnnotationPrune] == workv1alpha1.PruneDisabled
+}
+
+// release leaves r on the member but no longer propagit's: a merge patch
+// (preconditioned on its UID) removes every propagit.io/ label and
+// annotation, so it is never pruned, adopted by mistake or watched again.
+func (m *Manager) release(ctx context.Context, r workv1alpha1.ObjectRef, live *metav1.PartialObjectMetadata) pruned {
+	drop := func(keys map[string]string) map[string]any {
+		out := map[string]any{}
+		for k := range keys {
+			if strings.HasPrefix(k, workv1alpha1.AnnotationPrefix) {
+				out[k] = nil
+			}
+		}
+		return out
+	}
+	patch := map[string]any{"metadata": map[string]any{"uid": string(live.GetUID()),
+		"labels": drop(live.GetLabels()), "annotations": drop(live.GetAnnotations())}}
+	data, err := json.Marshal(patch)
+	if err == nil {
+		err = m.client.Patch(ctx, stub(r), client.RawPatch(types.MergePatchType, data))
+	}
+	if err != nil {
+		return pruned{ref: r, action: workv1alpha1.ActionFailed, message: apiRefMessage(r, "could not be released", err)}
+	}
+	return pruned{ref: r, action: workv1alpha1.ActionReleased, message: fmtRef(r) +
+		" left the Work and stays on the member, no longer managed by propagit (it asked to be kept on deletion)"}
 }
 
 // stub is an object carrying only the identity of r.

@@ -40,7 +40,7 @@ func (r *Result) Count(action workv1alpha1.Action) int {
 // String summarises the result, e.g. "3 created, 2 unchanged, 1 failed".
 func (r *Result) String() string {
 	var parts []string
-	for _, a := range []workv1alpha1.Action{workv1alpha1.ActionCreated, workv1alpha1.ActionConfigured, workv1alpha1.ActionUnchanged, workv1alpha1.ActionDrifted, workv1alpha1.ActionPruned, workv1alpha1.ActionSkipped, workv1alpha1.ActionFailed} {
+	for _, a := range []workv1alpha1.Action{workv1alpha1.ActionCreated, workv1alpha1.ActionConfigured, workv1alpha1.ActionUnchanged, workv1alpha1.ActionDrifted, workv1alpha1.ActionPruned, workv1alpha1.ActionReleased, workv1alpha1.ActionSkipped, workv1alpha1.ActionFailed} {
 		if n := r.Count(a); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(string(a))))
 		}

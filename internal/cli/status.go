@@ -124,6 +124,7 @@ func printReport(w io.Writer, r *status.Report, now time.Time) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Template, strings.Join(t.Clusters, ","), reps)
 	}
 	_ = tw.Flush()
+	printProblems(w, r)
 	if len(r.Drift) == 0 {
 		return
 	}
@@ -139,6 +140,29 @@ func printReport(w io.Writer, r *status.Report, now time.Time) {
 			now.Sub(d.Time).Round(time.Second).String()+" ago")
 	}
 	_ = tw.Flush()
+}
+
+// printProblems prints the templates that failed to render and those no
+// policy claims any more: each keeps what its clusters run.
+func printProblems(w io.Writer, r *status.Report) {
+	if len(r.RenderErrors) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "RENDER ERROR (the cluster keeps its current objects)\tCLUSTER")
+		for _, e := range r.RenderErrors {
+			fmt.Fprintf(tw, "%s\t%s\n", e.Error, e.Cluster)
+		}
+		_ = tw.Flush()
+	}
+	if len(r.Unclaimed) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "UNCLAIMED (no policy selects it; it keeps running where it was)\tCLUSTERS")
+		for _, u := range r.Unclaimed {
+			fmt.Fprintf(tw, "%s\t%s\n", u.Template, strings.Join(u.Clusters, ","))
+		}
+		_ = tw.Flush()
+	}
 }
 
 func shortRev(r string) string {

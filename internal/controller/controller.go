@@ -38,6 +38,8 @@ type Controller struct {
 	memo *render.Memo
 	// observer measures the members' state: probes and pull reports.
 	observer *observe.Observer
+	// renderErrs are the render errors of the last pass, each logged once.
+	renderErrs map[string]bool
 	// recorded is what the Works last recorded hold (nil until the first
 	// Put); Run and Reconcile are its only users.
 	recorded *recording

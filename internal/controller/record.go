@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -38,12 +39,14 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 	}
 	out := make([]*workv1alpha1.Work, 0, len(res.Clusters))
 	recorded := make([]render.Work, 0, len(res.Clusters))
+	problems := c.renderProblems(res)
 	for _, cl := range res.Clusters {
 		objs := byCluster[cl.Name].Objects
 		w, err := toWork(cl, cur.revision, objs)
 		if err != nil {
 			return nil, nil, err
 		}
+		maps.Copy(w.Annotations, problems[cl.Name])
 		if held := c.guard(cur, rec, cl, objs); held != nil {
 			w, objs = held, rec.objects[cl.Name]
 		}
@@ -51,6 +54,50 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 		recorded = append(recorded, render.Work{Cluster: cl.Name, Objects: objs})
 	}
 	return out, newRecording(out, recorded), nil
+}
+
+// maxRenderErrorLines bounds the render errors one Work records.
+const maxRenderErrorLines = 20
+
+// renderProblems returns, per cluster, the annotations that record its
+// render errors and unclaimed templates (none when it has neither), logs
+// each error the first time it is seen and sets propagit_render_errors.
+func (c *Controller) renderProblems(res *render.Result) map[string]map[string]string {
+	errs := map[string][]string{}
+	for _, e := range res.Errors {
+		errs[e.Cluster] = append(errs[e.Cluster], e.String())
+	}
+	unclaimed := map[string][]string{}
+	for _, u := range res.Unclaimed {
+		for _, cl := range u.Clusters {
+			unclaimed[cl] = append(unclaimed[cl], u.Template.String())
+		}
+	}
+	out := map[string]map[string]string{}
+	seen := map[string]bool{}
+	for _, cl := range res.Clusters {
+		lines := errs[cl.Name]
+		c.opts.Metrics.RenderErrors(cl.Name, len(lines))
+		ann := map[string]string{}
+		if len(lines) > 0 {
+			for _, l := range lines {
+				seen[l] = true
+				if !c.renderErrs[l] {
+					c.log.Info("template failed to render; the cluster keeps what it runs", logging.KeyCluster, cl.Name, "error", l)
+				}
+			}
+			if len(lines) > maxRenderErrorLines {
+				lines = append(lines[:maxRenderErrorLines], fmt.Sprintf("… and %d more", len(lines)-maxRenderErrorLines))
+			}
+			ann[workv1alpha1.AnnotationRenderErrors] = strings.Join(lines, "\n")
+		}
+		if u := unclaimed[cl.Name]; len(u) > 0 {
+			ann[workv1alpha1.AnnotationUnclaimed] = strings.Join(u, ",")
+		}
+		out[cl.Name] = ann
+	}
+	c.renderErrs = seen
+	return out
 }
 
 // guard returns the Work to record instead of the new one when the new one

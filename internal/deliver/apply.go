@@ -102,7 +102,7 @@ func mergeResults(prev []workv1alpha1.ObjectResult, res *apply.Result) []workv1a
 	out := make([]workv1alpha1.ObjectResult, 0, len(prev)+len(res.Objects))
 	for _, o := range res.Objects {
 		touched[o.ObjectKey] = true
-		if o.Action != workv1alpha1.ActionPruned && o.Action != workv1alpha1.ActionSkipped {
+		if o.Action != workv1alpha1.ActionPruned && o.Action != workv1alpha1.ActionSkipped && o.Action != workv1alpha1.ActionReleased {
 			out = append(out, o)
 		}
 	}

@@ -127,6 +127,14 @@ func (r *Recorder) PruneHeld(cluster string, held bool) {
 	r.pruneHeld.WithLabelValues(cluster).Set(v)
 }
 
+// RenderErrors records how many templates failed to render for a member.
+func (r *Recorder) RenderErrors(cluster string, n int) {
+	if r == nil {
+		return
+	}
+	r.renderErrors.WithLabelValues(cluster).Set(float64(n))
+}
+
 // ForgetCluster deletes every series of a member that left Git, including
 // failovers from or to it.
 func (r *Recorder) ForgetCluster(cluster string) {
@@ -136,7 +144,7 @@ func (r *Recorder) ForgetCluster(cluster string) {
 	byCluster := prometheus.Labels{LabelCluster: cluster}
 	for _, v := range []interface {
 		DeletePartialMatch(prometheus.Labels) int
-	}{r.clusterReady, r.apply, r.appliedObjects, r.driftDetected, r.driftCorrected, r.pruneHeld} {
+	}{r.clusterReady, r.apply, r.appliedObjects, r.driftDetected, r.driftCorrected, r.pruneHeld, r.renderErrors} {
 		v.DeletePartialMatch(byCluster)
 	}
 	r.failover.DeletePartialMatch(prometheus.Labels{LabelFromCluster: cluster})

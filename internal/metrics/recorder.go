@@ -39,6 +39,7 @@ type Recorder struct {
 	failoverSeconds prometheus.Histogram
 	webhook         *prometheus.CounterVec
 	pruneHeld       *prometheus.GaugeVec
+	renderErrors    *prometheus.GaugeVec
 	lastApply       *ageCollector
 	lastFetch       *ageCollector
 }
@@ -79,8 +80,9 @@ func NewRecorderWithClock(clk clock.PassiveClock) *Recorder {
 			Help:    "Time from a member turning NotReady to its applications being placed elsewhere.",
 			Buckets: []float64{1, 5, 10, 30, 60, 120, 300, 600, 1800},
 		}),
-		pruneHeld: newGaugeVec("propagit_prune_held", "1 while a member is held on an earlier revision because the newest would delete more of it than the prune guard allows.", LabelCluster),
-		webhook:   newCounterVec("propagit_webhook_requests_total", "Requests to the Git webhook by provider and result.", LabelProvider, LabelResult),
+		renderErrors: newGaugeVec("propagit_render_errors", "Templates that failed to render for a member in the revision in force; each keeps what the member ran.", LabelCluster),
+		pruneHeld:    newGaugeVec("propagit_prune_held", "1 while a member is held on an earlier revision because the newest would delete more of it than the prune guard allows.", LabelCluster),
+		webhook:      newCounterVec("propagit_webhook_requests_total", "Requests to the Git webhook by provider and result.", LabelProvider, LabelResult),
 		lastApply: newAgeCollector(clk, LabelCluster,
 			"propagit_last_apply_success_timestamp_seconds", "Time of the last successful apply on a member cluster, in Unix seconds.",
 			"propagit_seconds_since_last_apply", "Seconds since the last successful apply on a member cluster."),
@@ -95,7 +97,7 @@ func (r *Recorder) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		r.clusterReady, r.works, r.scheduleAttempt, r.policyMatches, r.apply, r.appliedObjects,
 		r.driftDetected, r.driftCorrected, r.reconcile, r.fetchErrors, r.revisionTime,
-		r.failover, r.failoverSeconds, r.webhook, r.pruneHeld, r.lastApply, r.lastFetch,
+		r.failover, r.failoverSeconds, r.webhook, r.pruneHeld, r.renderErrors, r.lastApply, r.lastFetch,
 	}
 }
 

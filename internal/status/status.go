@@ -7,6 +7,7 @@ package status
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +37,25 @@ type Report struct {
 	// Drift is the newest changes made on members outside propagit, newest
 	// first, at most MaxDriftRows.
 	Drift []DriftRow `json:"drift,omitempty"`
+	// RenderErrors are the templates that failed to render, per cluster;
+	// each keeps what its cluster ran.
+	RenderErrors []RenderErrorRow `json:"renderErrors,omitempty"`
+	// Unclaimed are the templates no policy claims any more, with the
+	// clusters where they keep running.
+	Unclaimed []UnclaimedRow `json:"unclaimed,omitempty"`
+}
+
+// RenderErrorRow is one template that failed to render for one cluster.
+type RenderErrorRow struct {
+	Cluster string `json:"cluster"`
+	// Error names the template, the policy, rule and field, and why.
+	Error string `json:"error"`
+}
+
+// UnclaimedRow is one template that lost its policy.
+type UnclaimedRow struct {
+	Template string   `json:"template"`
+	Clusters []string `json:"clusters"`
 }
 
 // MaxDriftRows bounds Report.Drift.
@@ -93,6 +113,7 @@ type TemplateRow struct {
 func Build(inputs []Input, newest string) (*Report, error) {
 	r := &Report{Revision: newest}
 	templates := map[string]*TemplateRow{}
+	unclaimed := map[string][]string{}
 	running := 0
 	for _, in := range inputs {
 		row := clusterRow(in)
@@ -104,6 +125,8 @@ func Build(inputs []Input, newest string) (*Report, error) {
 		}
 		r.Clusters = append(r.Clusters, row)
 		r.Drift = append(r.Drift, driftRows(in)...)
+		r.RenderErrors = append(r.RenderErrors, renderErrorRows(in)...)
+		addUnclaimed(unclaimed, in)
 		if err := addTemplates(templates, in); err != nil {
 			return nil, err
 		}
@@ -114,6 +137,9 @@ func Build(inputs []Input, newest string) (*Report, error) {
 		r.Templates = append(r.Templates, *t)
 	}
 	slices.SortFunc(r.Templates, func(a, b TemplateRow) int { return cmpStr(a.Template, b.Template) })
+	for _, name := range slices.Sorted(maps.Keys(unclaimed)) {
+		r.Unclaimed = append(r.Unclaimed, UnclaimedRow{Template: name, Clusters: unclaimed[name]})
+	}
 	slices.SortStableFunc(r.Drift, func(a, b DriftRow) int { return b.Time.Compare(a.Time) })
 	r.Drift = r.Drift[:min(len(r.Drift), MaxDriftRows)]
 	r.Summary = fmt.Sprintf("%s: %d/%d clusters applied and healthy", short(r.Revision), running, len(inputs))
@@ -190,6 +216,28 @@ func driftRows(in Input) []DriftRow {
 			Deleted: d.Deleted, Action: string(d.Action), Time: d.Time.Time})
 	}
 	return out
+}
+
+// renderErrorRows reads the render errors the controller recorded on a
+// Work.
+func renderErrorRows(in Input) []RenderErrorRow {
+	var out []RenderErrorRow
+	for _, line := range strings.Split(in.Work.Annotations[workv1alpha1.AnnotationRenderErrors], "\n") {
+		if line != "" {
+			out = append(out, RenderErrorRow{Cluster: in.Work.Spec.Cluster, Error: line})
+		}
+	}
+	return out
+}
+
+// addUnclaimed adds the unclaimed templates a Work records to by, template
+// → clusters (in input order, which is by cluster).
+func addUnclaimed(by map[string][]string, in Input) {
+	for _, t := range strings.Split(in.Work.Annotations[workv1alpha1.AnnotationUnclaimed], ",") {
+		if t != "" {
+			by[t] = append(by[t], in.Work.Spec.Cluster)
+		}
+	}
 }
 
 func addTemplates(rows map[string]*TemplateRow, in Input) error {

@@ -49,6 +49,10 @@ const (
 	ActionPruned     Action = "Pruned"
 	ActionFailed     Action = "Failed"
 	ActionSkipped    Action = "Skipped"
+	// ActionReleased: the object left the Work but asked to be kept
+	// (preserveResourcesOnDeletion, propagit.io/prune: disabled); it stays
+	// on the member without propagit's labels and annotations, unmanaged.
+	ActionReleased Action = "Released"
 	// ActionDrifted: the object differs on the member and its drift mode
 	// (warn) says to report it only.
 	ActionDrifted Action = "Drifted"

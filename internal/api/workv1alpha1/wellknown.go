@@ -81,6 +81,15 @@ const (
 	// longer managed (Karmada §10.4).
 	AnnotationPreserveResourcesOnDeletion = "propagit.io/preserve-resources-on-deletion"
 
+	// AnnotationRenderErrors, on a Work, lists the templates that failed to
+	// render for its cluster, one per line ("Template on cluster: policy
+	// rule overrider: path: message"); each keeps what the cluster ran.
+	AnnotationRenderErrors = "propagit.io/render-errors"
+	// AnnotationUnclaimed, on a Work, lists the templates (ObjectKey
+	// strings, comma-separated) that no policy claims any more and that
+	// keep their last placement and content on the cluster.
+	AnnotationUnclaimed = "propagit.io/unclaimed"
+
 	// AnnotationPrefix is the prefix of propagit's own annotations: a Work
 	// store records those with a Work, never what other tools set.
 	AnnotationPrefix = "propagit.io/"
