@@ -201,7 +201,10 @@ func TestSyncerStateMachine(t *testing.T) {
 				conds: []string{"Ready=True/Ready"}, message: "failed to load the source"},
 			{call: sync(w1, "failed to load the source"), requeue: drift, writes: 0, message: "failed to load the source"},
 			{requeue: drift, writes: 1, message: ""},
-			{call: func(ctx context.Context, h *harness) time.Duration { h.s.SourceError(ctx, "work source unreachable"); return 0 },
+			{call: func(ctx context.Context, h *harness) time.Duration {
+				h.s.SourceError(ctx, "work source unreachable")
+				return 0
+			},
 				writes: 1, conds: []string{"Ready=True/Ready"}, message: "work source unreachable"},
 		}},
 		{name: "status write failure: the apply is not taken as recorded", work: w1, steps: []step{
