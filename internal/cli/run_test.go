@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,5 +135,56 @@ func TestControllerStopsWhenAPortIsTaken(t *testing.T) {
 	if c, err := net.DialTimeout("tcp", freeAddr, time.Second); err == nil {
 		_ = c.Close()
 		t.Errorf("something still serves on %s (--health-addr) after the controller returned", freeAddr)
+	}
+}
+
+// Shutdown waits for the controller and for the requests in flight:
+// runGroup returns only once both have finished.
+func TestRunGroupWaitsForRequestsInFlight(t *testing.T) {
+	inFlight, release := make(chan struct{}), make(chan struct{})
+	s, err := listen("--http-addr", "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		close(inFlight)
+		<-release
+		fmt.Fprintln(w, "done")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	fnDone := make(chan struct{})
+	returned := make(chan error, 1)
+	go func() {
+		returned <- runGroup(ctx, func(ctx context.Context) error { <-ctx.Done(); close(fnDone); return nil }, s)
+	}()
+	got := make(chan string, 1)
+	go func() {
+		resp, err := http.Get("http://" + s.ln.Addr().String())
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		got <- strings.TrimSpace(string(b))
+	}()
+	<-inFlight
+	cancel()
+	<-fnDone
+	select {
+	case err := <-returned:
+		t.Fatalf("runGroup returned (%v) with a request in flight", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if body := <-got; body != "done" {
+		t.Errorf("the request in flight got %q, want its answer", body)
+	}
+	select {
+	case err := <-returned:
+		if err != nil {
+			t.Errorf("runGroup = %v, want nil after a clean shutdown", err)
+		}
+	case <-time.After(shutdownTimeout + 5*time.Second):
+		t.Fatal("runGroup did not return after the shutdown")
 	}
 }
