@@ -79,8 +79,12 @@ func (a *Agent) applier(context.Context) (deliver.Applier, error) {
 	return mgr, nil
 }
 
-// Run polls and applies until ctx ends.
+// Run polls and applies until ctx ends. Invalid options are an error, not
+// a panic in the ticker.
 func (a *Agent) Run(ctx context.Context) error {
+	if err := a.opts.Validate(); err != nil {
+		return err
+	}
 	ticker := a.clock.NewTicker(a.opts.Interval)
 	defer ticker.Stop()
 	defer a.syncer.Close()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,5 +70,17 @@ func TestAgentStampsItsMeasurementWithinTheProbeTimeout(t *testing.T) {
 	}
 	if st.Message == "" {
 		t.Error("the source error is not in the status")
+	}
+}
+
+// Run refuses invalid options instead of panicking in its ticker.
+func TestAgentRunRejectsInvalidOptions(t *testing.T) {
+	opts := DefaultOptions()
+	opts.Cluster, opts.Interval = "edge-1", 0
+	a := New(opts, failingSource{}, &memoryStatus{}, &rest.Config{Host: "https://127.0.0.1:1"}, logr.Discard())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.Run(ctx); err == nil || !strings.Contains(err.Error(), "--interval") {
+		t.Errorf("Run = %v, want an error naming --interval", err)
 	}
 }
