@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -122,7 +121,13 @@ func (o *controllerOptions) run(parent context.Context) error {
 	opts.Metrics.MustRegister(reg)
 	opts.Deliver.Metrics = opts.Metrics
 	c := controller.New(opts, controller.GitFetcher(follower), stores.works, stores.status, creds, log)
-	servers, err := o.listen(c, reg, opts.Metrics, log)
+	var hook http.Handler
+	if o.httpAddr != "" {
+		if hook, err = o.hooks.handler(o.branch, c, opts.Metrics, log); err != nil {
+			return err
+		}
+	}
+	servers, err := o.listen(c, reg, hook)
 	if err != nil {
 		return &ExitError{Code: 1, Err: err}
 	}
@@ -142,7 +147,7 @@ func (o *controllerOptions) run(parent context.Context) error {
 // listen binds the controller's HTTP servers: /healthz and /readyz on
 // --health-addr, /metrics and the webhook on --http-addr. Nothing is left
 // bound when one of them fails.
-func (o *controllerOptions) listen(c *controller.Controller, reg *prometheus.Registry, rec *metrics.Recorder, log logr.Logger) ([]*server, error) {
+func (o *controllerOptions) listen(c *controller.Controller, reg *prometheus.Registry, hook http.Handler) ([]*server, error) {
 	var servers []*server
 	fail := func(err error) ([]*server, error) {
 		for _, s := range servers {
@@ -158,10 +163,6 @@ func (o *controllerOptions) listen(c *controller.Controller, reg *prometheus.Reg
 		servers = append(servers, s)
 	}
 	if o.httpAddr != "" {
-		hook, err := o.hooks.handler(o.branch, c, rec, log)
-		if err != nil {
-			return fail(err)
-		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		mux.Handle(webhook.Path, hook)
