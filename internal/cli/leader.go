@@ -61,16 +61,9 @@ func (l *leaderOptions) validate() error {
 // lost (an error: the process should then exit so a restarted replica
 // starts clean).
 func (l *leaderOptions) runAsLeader(ctx context.Context, hub *rest.Config, namespace string, log logr.Logger, fn func(context.Context) error) error {
-	cs, err := kubernetes.NewForConfig(hub)
+	id, lock, err := l.lock(hub, namespace)
 	if err != nil {
-		return fmt.Errorf("failed to create the leader election client: %w", err)
-	}
-	id, _ := os.Hostname()
-	id = fmt.Sprintf("%s_%d", id, os.Getpid())
-	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, namespace, l.name, cs.CoreV1(), cs.CoordinationV1(),
-		resourcelock.ResourceLockConfig{Identity: id})
-	if err != nil {
-		return fmt.Errorf("failed to create the leader election lock: %w", err)
+		return err
 	}
 	// fn runs in a goroutine of the elector, which Run does not wait for:
 	// it registers under mu, and once Run has returned it no longer starts.
@@ -121,4 +114,20 @@ func (l *leaderOptions) runAsLeader(ctx context.Context, hub *rest.Config, names
 		return fmt.Errorf("lost the leader lease %s/%s", namespace, l.name)
 	}
 	return nil
+}
+
+// lock returns this process's identity and the Lease lock it competes for.
+func (l *leaderOptions) lock(hub *rest.Config, namespace string) (string, resourcelock.Interface, error) {
+	cs, err := kubernetes.NewForConfig(hub)
+	if err != nil {
+		return "", nil, fmt.Errorf("failed to create the leader election client: %w", err)
+	}
+	id, _ := os.Hostname()
+	id = fmt.Sprintf("%s_%d", id, os.Getpid())
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, namespace, l.name, cs.CoreV1(), cs.CoordinationV1(),
+		resourcelock.ResourceLockConfig{Identity: id})
+	if err != nil {
+		return "", nil, fmt.Errorf("failed to create the leader election lock: %w", err)
+	}
+	return id, lock, nil
 }
