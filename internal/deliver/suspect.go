@@ -1,6 +1,8 @@
 package deliver
 
 import (
+	"context"
+
 	"github.com/go-logr/logr"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
@@ -41,6 +43,22 @@ func (s *Syncer) watchInventory(a Applier, inv []workv1alpha1.ObjectRef) {
 	if s.watch != nil {
 		s.watch.set(inv)
 	}
+}
+
+// refreshWatch rebuilds a running drift watch at once when the driver now
+// hands out another applier (the member's credentials changed), so an
+// unchanged Work is not left with a watch on the old credentials until the
+// next periodic check. Getting the applier costs no call to the member; an
+// error is left for the next Sync that needs the applier to report.
+func (s *Syncer) refreshWatch(ctx context.Context, inv []workv1alpha1.ObjectRef) {
+	if s.opts.NoWatch || s.watchOf == nil {
+		return // no watch yet: the next apply builds it
+	}
+	a, err := s.applier(ctx)
+	if err != nil || a == s.watchOf {
+		return
+	}
+	s.watchInventory(a, inv)
 }
 
 // suspect queues r for a drift check and signals the driver.

@@ -161,6 +161,7 @@ func (s *Syncer) syncReachable(ctx context.Context, w *workv1alpha1.Work, st *wo
 	d := workv1alpha1.Digest(w)
 	applied := st.AppliedDigest == d
 	if applied && ready(st) && !s.driftDue() && !s.hasSuspects() {
+		s.refreshWatch(ctx, st.Inventory)
 		s.put(ctx, st, st.Message != s.last.Message) // a new message or a stamp; the store skips the rest
 		return s.opts.DriftInterval
 	}

@@ -125,8 +125,8 @@ func TestSyncerStateMachine(t *testing.T) {
 				}},
 			{advance: time.Minute, requeue: drift, writes: 0, conds: []string{"Ready=True/Ready"},
 				check: func(t *testing.T, h *harness) {
-					if h.builds != 1 {
-						t.Errorf("applier built %d times, want once", h.builds)
+					if len(h.watches) != 1 || h.watches[0].closed {
+						t.Errorf("drift watches = %+v, want the first one kept", h.watches)
 					}
 				}},
 		}},
@@ -236,6 +236,16 @@ func TestSyncerStateMachine(t *testing.T) {
 						}
 					}},
 			}},
+		{name: "a new applier rebuilds the drift watch of an unchanged Work at once, with no call to the member", work: w1, steps: []step{
+			applyOK,
+			{before: func(h *harness) { h.app = &fakeApplier{health: workv1alpha1.HealthCurrent} }, advance: time.Minute,
+				requeue: drift, writes: 0, conds: []string{"Ready=True/Ready"},
+				check: func(t *testing.T, h *harness) {
+					if len(h.watches) != 2 || !h.watches[0].closed || h.watches[1].from != Watchable(h.app) || h.watches[1].sets != 1 {
+						t.Errorf("drift watches = %+v, want the first closed and a second from the new applier", h.watches)
+					}
+				}},
+		}},
 		{name: "a new applier (new credentials) rebuilds the drift watch", work: w1, steps: []step{
 			applyOK,
 			{before: func(h *harness) { h.app = &fakeApplier{health: workv1alpha1.HealthCurrent} }, advance: drift,
