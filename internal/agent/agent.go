@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/apply"
 	"github.com/propagit/propagit/internal/cluster"
@@ -27,23 +29,6 @@ import (
 // Source knows how to read one cluster's Work; nil when there is none yet.
 type Source interface {
 	ListCluster(ctx context.Context, cluster string) (*workv1alpha1.Work, error)
-}
-
-// Options tune the agent.
-type Options struct {
-	Cluster string
-	// Interval is how often the Work source is polled.
-	Interval time.Duration
-	// ProbeInterval is how often the agent measures its own cluster.
-	ProbeInterval time.Duration
-	Deliver       deliver.Options
-	Apply         apply.Options
-}
-
-// DefaultOptions returns the defaults of `propagit agent`.
-func DefaultOptions() Options {
-	return Options{Interval: 30 * time.Second, ProbeInterval: 30 * time.Second,
-		Deliver: deliver.DefaultOptions(), Apply: apply.DefaultOptions()}
 }
 
 // Agent applies its cluster's Work to the member it runs in.
@@ -58,16 +43,31 @@ type Agent struct {
 	mgr    *apply.Manager
 
 	lastProbe time.Time
+	// state is the member's state as last measured; it goes out, with a
+	// heartbeat, in every status the syncer writes.
+	state *clusterv1alpha1.ClusterStatus
 }
 
 // New builds an agent; member is the rest.Config of the cluster it runs in.
 func New(opts Options, src Source, status works.StatusStore, member *rest.Config, log logr.Logger) *Agent {
 	a := &Agent{opts: opts, source: src, status: status, member: member, log: log, clock: clock.RealClock{}}
-	a.syncer = deliver.New(opts.Cluster, opts.Deliver, status, a.manager, log)
+	a.syncer = deliver.New(opts.Cluster, opts.Deliver, status, a.applier, log, deliver.WithClock(a.clock), deliver.WithStamp(a.stamp))
 	return a
 }
 
-func (a *Agent) manager(context.Context) (*apply.Manager, error) {
+// stamp adds the member's state and a heartbeat to a status about to be
+// written; nothing before the first measurement. The status store decides
+// how often a heartbeat-only change is written.
+func (a *Agent) stamp(st *workv1alpha1.WorkStatus) bool {
+	if a.state == nil {
+		return false
+	}
+	now := metav1.NewTime(a.clock.Now())
+	st.Cluster, st.Heartbeat = a.state, &now
+	return true
+}
+
+func (a *Agent) applier(context.Context) (deliver.Applier, error) {
 	if a.mgr != nil {
 		return a.mgr, nil
 	}
@@ -79,8 +79,12 @@ func (a *Agent) manager(context.Context) (*apply.Manager, error) {
 	return mgr, nil
 }
 
-// Run polls and applies until ctx ends.
+// Run polls and applies until ctx ends. Invalid options are an error, not
+// a panic in the ticker.
 func (a *Agent) Run(ctx context.Context) error {
+	if err := a.opts.Validate(); err != nil {
+		return err
+	}
 	ticker := a.clock.NewTicker(a.opts.Interval)
 	defer ticker.Stop()
 	defer a.syncer.Close()
@@ -104,8 +108,8 @@ func (a *Agent) Run(ctx context.Context) error {
 // returns when to run again sooner than the poll interval (0: no hurry).
 func (a *Agent) Once(ctx context.Context) time.Duration {
 	if now := a.clock.Now(); now.Sub(a.lastProbe) >= a.opts.ProbeInterval {
-		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		a.syncer.SetCluster(cluster.Probe(pctx, a.member, now))
+		pctx, cancel := context.WithTimeout(ctx, a.opts.ProbeTimeout)
+		a.state = cluster.Probe(pctx, a.member, now)
 		cancel()
 		a.lastProbe = now
 	}
@@ -119,8 +123,7 @@ func (a *Agent) Once(ctx context.Context) time.Duration {
 		a.log.Info("no Work for this cluster yet")
 		return 0
 	}
-	a.syncer.SetSourceError("")
-	return a.syncer.Sync(ctx, w, true)
+	return a.syncer.Sync(ctx, w, "")
 }
 
 // stableError is err's text for the status: the same outage must give the

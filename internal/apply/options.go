@@ -1,7 +1,11 @@
 package apply
 
 import (
+	"fmt"
 	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // DefaultOwner is the installation name when none is given.
@@ -41,6 +45,38 @@ func DefaultOptions() Options {
 		QPS:          500,
 		Burst:        1000,
 	}
+}
+
+// BindFlags binds the member client's rate limits to fs as --member-qps
+// and --member-burst, with the current values as defaults: call it on the
+// caller's DefaultOptions().
+func (o *Options) BindFlags(fs *pflag.FlagSet) {
+	fs.Float32Var(&o.QPS, "member-qps", o.QPS, "client QPS per member (client-go's default of 5 throttles server-side apply)")
+	fs.IntVar(&o.Burst, "member-burst", o.Burst, "client burst per member")
+	fs.StringVar(&o.Owner, "owner", o.Owner, "name of this propagit installation, set as the propagit.io/owner label on everything it applies; "+
+		"installations sharing a member need different names (and a pull agent the name of its controller), so none adopts or prunes another's objects")
+}
+
+// Validate reports the first option out of range, naming its flag. The
+// rate limits must be positive; the other options may be zero (New fills
+// them from DefaultOptions), never negative.
+func (o Options) Validate() error {
+	if errs := validation.IsValidLabelValue(o.Owner); o.Owner == "" || len(errs) > 0 {
+		return fmt.Errorf("invalid --owner %q: must be a non-empty label value (%v)", o.Owner, errs)
+	}
+	switch {
+	case o.QPS <= 0:
+		return fmt.Errorf("invalid --member-qps %v: must be positive", o.QPS)
+	case o.Burst <= 0:
+		return fmt.Errorf("invalid --member-burst %d: must be positive", o.Burst)
+	case o.Concurrency < 0:
+		return fmt.Errorf("invalid apply concurrency %d: must not be negative", o.Concurrency)
+	case o.WaitTimeout < 0:
+		return fmt.Errorf("invalid apply wait timeout %s: must not be negative", o.WaitTimeout)
+	case o.WaitInterval < 0:
+		return fmt.Errorf("invalid apply wait interval %s: must not be negative", o.WaitInterval)
+	}
+	return nil
 }
 
 // withDefaults fills zero fields from DefaultOptions.

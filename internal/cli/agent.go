@@ -19,20 +19,17 @@ import (
 )
 
 type agentOptions struct {
-	cluster      string
-	repo         gitOptions
-	store        storeOptions
-	kubeconfig   string
-	interval     time.Duration
-	heartbeat    time.Duration
-	drift        time.Duration
-	noDriftWatch bool
-	cacheDir     string
-	log          logging.Options
+	repo       gitOptions
+	store      storeOptions
+	kubeconfig string
+	heartbeat  time.Duration
+	cacheDir   string
+	agent      agent.Options
+	log        logging.Options
 }
 
 func newAgentCommand() *cobra.Command {
-	o := &agentOptions{}
+	o := &agentOptions{agent: agent.DefaultOptions()}
 	cmd := &cobra.Command{
 		Use:   "agent --cluster NAME",
 		Short: "Pull mode: apply this member's Work from inside the member",
@@ -52,21 +49,29 @@ says "agent too old for Work format N" in its status.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.cluster, "cluster", "", "the name of this member in the Cluster objects")
+	o.agent.BindFlags(f)
 	o.repo.bindFlags(cmd, "repo", "the repository holding the work branch (git store)")
 	o.store.bindFlags(cmd)
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of this member (default: in-cluster config)")
-	f.DurationVar(&o.interval, "interval", 30*time.Second, "how often to read the Work")
 	f.DurationVar(&o.heartbeat, "heartbeat-interval", 10*time.Second, "how often the agent reports it is alive when nothing else changed (the Work CR's status, or the git store's heartbeat ref)")
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-agent-cache"), "folder for the Git clone")
-	f.DurationVar(&o.drift, "drift-interval", 5*time.Minute, "how often the whole member is compared with its Work and drift corrected (0 disables); between checks, a watch on the applied objects catches changes at once")
-	f.BoolVar(&o.noDriftWatch, "no-drift-watch", false, "do not watch applied objects; find drift with the periodic check only")
 	o.log.BindFlags(f)
 	_ = cmd.MarkFlagRequired("cluster")
 	return cmd
 }
 
+// validate checks every option before anything starts.
+func (o *agentOptions) validate() error {
+	if o.heartbeat < 0 {
+		return fmt.Errorf("invalid --heartbeat-interval %s: must be 0 (transitions only) or positive", o.heartbeat)
+	}
+	return o.agent.Validate()
+}
+
 func (o *agentOptions) run(parent context.Context) error {
+	if err := o.validate(); err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
 	log, err := o.log.New()
 	if err != nil {
 		return err
@@ -91,13 +96,14 @@ func (o *agentOptions) run(parent context.Context) error {
 	if !ok {
 		return fmt.Errorf("works store %q cannot read one cluster's Work", o.store.kind)
 	}
-	opts := agent.DefaultOptions()
-	opts.Cluster, opts.Interval, opts.Deliver.Version = o.cluster, o.interval, version
-	opts.Deliver.DriftInterval = o.drift
-	opts.Deliver.NoWatch = o.noDriftWatch
-	log = log.WithValues(logging.KeyCluster, o.cluster)
+	opts := o.agent
+	opts.Deliver.Version = version
+	log = log.WithValues(logging.KeyCluster, opts.Cluster)
 	log.Info("agent started", "worksStore", o.store.kind)
-	return agent.New(opts, src, st.status, member, log).Run(ctx)
+	if err := runGroup(ctx, agent.New(opts, src, st.status, member, log).Run); err != nil {
+		return &ExitError{Code: 1, Err: err}
+	}
+	return nil
 }
 
 func (o *agentOptions) memberConfig() (*rest.Config, error) {

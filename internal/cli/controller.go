@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -11,11 +12,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/propagit/propagit/internal/cluster"
@@ -27,30 +28,23 @@ import (
 )
 
 type controllerOptions struct {
-	repo                               gitOptions
-	branch                             string
-	path                               string
-	interval                           time.Duration
-	store                              storeOptions
-	kubeconfigDir                      string
-	healthAddr                         string
-	httpAddr                           string
-	hooks                              webhookOptions
-	cacheDir                           string
-	pullTimeout                        time.Duration
-	driftInterval                      time.Duration
-	probeInterval                      time.Duration
-	noDriftWatch                       bool
-	failureThreshold, successThreshold time.Duration
-	qps                                float32
-	burst                              int
-	log                                logging.Options
-	leader                             leaderOptions
-	limits                             limitOptions
+	repo          gitOptions
+	branch        string
+	path          string
+	store         storeOptions
+	kubeconfigDir string
+	healthAddr    string
+	httpAddr      string
+	hooks         webhookOptions
+	cacheDir      string
+	controller    controller.Options
+	log           logging.Options
+	leader        leaderOptions
+	limits        limitOptions
 }
 
 func newControllerCommand() *cobra.Command {
-	o := &controllerOptions{}
+	o := &controllerOptions{controller: controller.DefaultCommandOptions(), leader: defaultLeaderOptions()}
 	cmd := &cobra.Command{
 		Use:   "controller --repo URL",
 		Short: "Reconcile a Git branch into the member clusters (push mode)",
@@ -72,33 +66,32 @@ holds <cluster>.kubeconfig files.`,
 	o.repo.bindFlags(cmd, "repo", "the Git repository to follow")
 	f.StringVar(&o.branch, "branch", "main", "branch to follow")
 	f.StringVar(&o.path, "path", "", "folder inside the repository holding the fleet (default: the root)")
-	f.DurationVar(&o.interval, "interval", time.Minute, "how often to poll the repository")
-	f.DurationVar(&o.probeInterval, "probe-interval", 10*time.Second, "how long a member probe (readiness, APIs, capacity) is reused; a webhook push soon after a pass does not probe again")
 	o.store.bindFlags(cmd)
 	f.StringVar(&o.kubeconfigDir, "kubeconfig-dir", "", "folder of <cluster>.kubeconfig files (outside a cluster)")
 	f.StringVar(&o.healthAddr, "health-addr", ":8081", "address of /healthz and /readyz (empty to disable)")
 	f.StringVar(&o.httpAddr, "http-addr", ":8080", "address of /metrics and the Git webhook "+webhook.Path+" (empty to disable)")
 	o.hooks.bindFlags(cmd)
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-cache"), "folder for the Git clones")
-	f.DurationVar(&o.failureThreshold, "cluster-failure-threshold", 30*time.Second, "how long a member must fail its probes before it is NotReady (and failover clocks start from its first failed probe)")
-	f.DurationVar(&o.successThreshold, "cluster-success-threshold", 30*time.Second, "how long a member must pass its probes before it is Ready again")
-	f.DurationVar(&o.driftInterval, "drift-interval", 5*time.Minute, "how often the whole member is compared with its Work and drift corrected (0 disables); between checks, a watch on the applied objects catches changes at once")
-	f.BoolVar(&o.noDriftWatch, "no-drift-watch", false, "do not watch applied objects; find drift with the periodic check only")
-	f.DurationVar(&o.pullTimeout, "pull-heartbeat-timeout", time.Minute, "a pull member whose agent has not reported for this long is not Ready (0 disables); keep it above the agents' --heartbeat-interval")
-	f.Float32Var(&o.qps, "member-qps", 200, "client QPS per member (client-go's default of 5 throttles server-side apply)")
-	f.IntVar(&o.burst, "member-burst", 400, "client burst per member")
-	f.BoolVar(&o.leader.enabled, "leader-elect", false, "hold a Lease on the hub before acting, so several replicas can run (needs a hub)")
-	f.DurationVar(&o.leader.lease, "leader-elect-lease-duration", 15*time.Second, "lease duration")
-	f.DurationVar(&o.leader.renew, "leader-elect-renew-deadline", 10*time.Second, "renew deadline")
-	f.DurationVar(&o.leader.retry, "leader-elect-retry-period", 2*time.Second, "retry period")
-	f.StringVar(&o.leader.name, "leader-elect-lease-name", "propagit-controller", "name of the Lease in --namespace")
+	o.controller.BindFlags(f)
+	o.leader.bindFlags(f)
 	o.log.BindFlags(f)
 	o.limits.bindFlags(f)
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
 }
 
+// validate checks every option before anything starts.
+func (o *controllerOptions) validate() error {
+	if err := o.controller.Validate(); err != nil {
+		return err
+	}
+	return o.leader.validate()
+}
+
 func (o *controllerOptions) run(parent context.Context) error {
+	if err := o.validate(); err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
 	log, err := o.log.New()
 	if err != nil {
 		return err
@@ -118,42 +111,71 @@ func (o *controllerOptions) run(parent context.Context) error {
 	if err != nil {
 		return err
 	}
-	creds := &cluster.Credentials{KubeconfigDir: o.kubeconfigDir, Hub: stores.hub, Namespace: o.store.namespace, QPS: o.qps, Burst: o.burst}
-	opts := controller.DefaultOptions()
-	opts.Interval, opts.Deliver.Version = o.interval, version
-	opts.Apply.QPS, opts.Apply.Burst = o.qps, o.burst
-	opts.ClusterFailureThreshold, opts.ClusterSuccessThreshold = o.failureThreshold, o.successThreshold
-	opts.Deliver.DriftInterval = o.driftInterval
-	opts.ProbeInterval = o.probeInterval
-	opts.Deliver.NoWatch = o.noDriftWatch
-	opts.PullHeartbeatTimeout = o.pullTimeout
+	if o.leader.enabled && stores.hubConfig == nil {
+		return errors.New("--leader-elect needs a hub: pass --hub-kubeconfig or run in a cluster")
+	}
+	opts := o.controller
+	opts.Deliver.Version = version
+	creds := &cluster.Credentials{KubeconfigDir: o.kubeconfigDir, Hub: stores.hub, Namespace: o.store.namespace,
+		QPS: opts.Apply.QPS, Burst: opts.Apply.Burst}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts.Metrics = metrics.NewRecorder()
 	opts.Metrics.MustRegister(reg)
 	opts.Deliver.Metrics = opts.Metrics
 	c := controller.New(opts, limitedFetcher{controller.GitFetcher(follower), o.limits.Options}, stores.works, stores.status, creds, log)
-	if o.healthAddr != "" {
-		go serveHealth(ctx, o.healthAddr, c, log)
-	}
+	var hook http.Handler
 	if o.httpAddr != "" {
-		hook, err := o.hooks.handler(o.branch, c, opts.Metrics, log)
-		if err != nil {
+		if hook, err = o.hooks.handler(o.branch, c, opts.Metrics, log); err != nil {
 			return err
 		}
+	}
+	servers, err := o.listen(c, reg, hook)
+	if err != nil {
+		return &ExitError{Code: 1, Err: err}
+	}
+	run := c.Run
+	if o.leader.enabled {
+		run = func(ctx context.Context) error {
+			return o.leader.runAsLeader(ctx, stores.hubConfig, o.store.namespace, log, c.Run)
+		}
+	}
+	log.Info("controller started", "repo", o.repo.safeURL(), "branch", o.branch, "worksStore", o.store.kind)
+	if err := runGroup(ctx, run, servers...); err != nil {
+		return &ExitError{Code: 1, Err: err}
+	}
+	return nil
+}
+
+// listen binds the controller's HTTP servers: /healthz and /readyz on
+// --health-addr, /metrics and the webhook on --http-addr. Nothing is left
+// bound when one of them fails.
+func (o *controllerOptions) listen(c *controller.Controller, reg *prometheus.Registry, hook http.Handler) ([]*server, error) {
+	var servers []*server
+	fail := func(err error) ([]*server, error) {
+		for _, s := range servers {
+			_ = s.ln.Close()
+		}
+		return nil, err
+	}
+	if o.healthAddr != "" {
+		s, err := listen("--health-addr", o.healthAddr, healthHandler(c))
+		if err != nil {
+			return fail(err)
+		}
+		servers = append(servers, s)
+	}
+	if o.httpAddr != "" {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		mux.Handle(webhook.Path, hook)
-		go serve(ctx, o.httpAddr, mux, log)
+		s, err := listen("--http-addr", o.httpAddr, mux)
+		if err != nil {
+			return fail(err)
+		}
+		servers = append(servers, s)
 	}
-	log.Info("controller started", "repo", o.repo.safeURL(), "branch", o.branch, "worksStore", o.store.kind)
-	if !o.leader.enabled {
-		return c.Run(ctx)
-	}
-	if stores.hubConfig == nil {
-		return errors.New("--leader-elect needs a hub: pass --hub-kubeconfig or run in a cluster")
-	}
-	return o.leader.runAsLeader(ctx, stores.hubConfig, o.store.namespace, log, func(ctx context.Context) { _ = c.Run(ctx) })
+	return servers, nil
 }
 
 func orBackground(ctx context.Context) context.Context {
@@ -163,9 +185,9 @@ func orBackground(ctx context.Context) context.Context {
 	return ctx
 }
 
-// serveHealth serves /healthz (the process runs) and /readyz (a revision
-// has been loaded and rendered).
-func serveHealth(ctx context.Context, addr string, c *controller.Controller, log logr.Logger) {
+// healthHandler serves /healthz (the process runs) and /readyz (a
+// revision has been loaded and rendered).
+func healthHandler(c *controller.Controller) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
@@ -175,17 +197,58 @@ func serveHealth(ctx context.Context, addr string, c *controller.Controller, log
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	serve(ctx, addr, mux, log)
+	return mux
 }
 
-// serve runs an HTTP server until ctx ends.
-func serve(ctx context.Context, addr string, h http.Handler, log logr.Logger) {
-	srv := webhook.Server(addr, h)
-	go func() {
-		<-ctx.Done()
-		_ = srv.Close()
-	}()
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Error(err, "HTTP server stopped", "addr", addr)
+// shutdownTimeout bounds how long a stopping server waits for the requests
+// in flight.
+const shutdownTimeout = 5 * time.Second
+
+// server is one HTTP server of the process, bound before anything runs so
+// that an address in use stops the process at once.
+type server struct {
+	flag string // the flag that chose the address
+	srv  *http.Server
+	ln   net.Listener
+}
+
+func listen(flag, addr string, h http.Handler) (*server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("failed to listen on %s %s: %w", flag, addr, err)
 	}
+	return &server{flag: flag, srv: webhook.Server(addr, h), ln: ln}, nil
+}
+
+// runGroup runs fn (the controller or the agent) and serves servers, as
+// one group: when ctx ends, fn returns or any of them fails, the others
+// are stopped too — servers gracefully, with shutdownTimeout for the
+// requests in flight — and runGroup returns the first error once every one
+// has returned.
+func runGroup(ctx context.Context, fn func(context.Context) error, servers ...*server) error {
+	g, ctx := errgroup.WithContext(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g.Go(func() error {
+		defer cancel() // fn done: stop serving
+		return fn(ctx)
+	})
+	for _, s := range servers {
+		g.Go(func() error {
+			if err := s.srv.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("failed to serve %s %s: %w", s.flag, s.ln.Addr(), err)
+			}
+			return nil
+		})
+		g.Go(func() error {
+			<-ctx.Done()
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+			defer cancel()
+			if err := s.srv.Shutdown(sctx); err != nil {
+				return fmt.Errorf("failed to shut down %s %s: %w", s.flag, s.ln.Addr(), err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }

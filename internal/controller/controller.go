@@ -112,6 +112,9 @@ func (c *Controller) Ready() bool {
 // new placement to turn healthy, it also reconciles every
 // Deliver.HealthInterval, so the old copy goes soon after, without a commit.
 func (c *Controller) Run(ctx context.Context) error {
+	if err := c.opts.Validate(); err != nil {
+		return err
+	}
 	defer c.wg.Wait()
 	ticker := c.clock.NewTicker(c.opts.Interval)
 	defer ticker.Stop()

@@ -143,8 +143,11 @@ func (m *member) reconcile(ctx context.Context) time.Duration {
 	if w == nil {
 		return 0
 	}
-	m.syncer.SetSourceError(sourceErr)
-	again := m.syncer.Sync(ctx, w, ready(probe))
+	deliverTo := m.syncer.Sync
+	if !ready(probe) {
+		deliverTo = m.syncer.Unreachable
+	}
+	again := deliverTo(ctx, w, sourceErr)
 	state := workState(m.syncer.Status(), w)
 	m.mu.Lock()
 	changed := m.state != state
@@ -158,7 +161,7 @@ func (m *member) reconcile(ctx context.Context) time.Duration {
 
 // manager returns the member's apply.Manager, built on first use and again
 // after the Cluster object changed.
-func (m *member) manager(ctx context.Context) (*apply.Manager, error) {
+func (m *member) manager(ctx context.Context) (deliver.Applier, error) {
 	m.mu.Lock()
 	mgr, cl := m.mgr, m.cluster
 	m.mu.Unlock()

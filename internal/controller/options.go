@@ -2,8 +2,10 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/spf13/pflag"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/propagit/propagit/internal/apply"
@@ -58,7 +60,9 @@ type Options struct {
 	Guard guard.Options
 }
 
-// DefaultOptions returns the defaults of `propagit controller`.
+// DefaultOptions returns the defaults of a Controller built in-process
+// (tests, embedding). `propagit controller` starts from
+// DefaultCommandOptions.
 func DefaultOptions() Options {
 	return Options{
 		Interval:                time.Minute,
@@ -71,4 +75,62 @@ func DefaultOptions() Options {
 		Deliver:                 deliver.DefaultOptions(),
 		Guard:                   guard.DefaultOptions(),
 	}
+}
+
+// DefaultCommandOptions returns the defaults of `propagit controller`:
+// DefaultOptions plus what a deployed controller needs and an in-process
+// one (whose pull agents may not report heartbeats) does not: a pull
+// member whose agent is silent for a minute is not Ready, and member
+// clients share the hub's bandwidth at 200 QPS each.
+func DefaultCommandOptions() Options {
+	o := DefaultOptions()
+	o.PullHeartbeatTimeout = time.Minute
+	o.Apply.QPS, o.Apply.Burst = 200, 400
+	return o
+}
+
+// BindFlags binds the controller's flags, and those of the syncers and
+// appliers it runs, to fs with the current values as defaults: call it on
+// DefaultCommandOptions().
+func (o *Options) BindFlags(fs *pflag.FlagSet) {
+	fs.DurationVar(&o.Interval, "interval", o.Interval, "how often to poll the repository")
+	fs.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "how long a member probe (readiness, APIs, capacity) is reused; a webhook push soon after a pass does not probe again")
+	fs.DurationVar(&o.ProbeTimeout, "probe-timeout", o.ProbeTimeout, "how long one member probe may take")
+	fs.DurationVar(&o.ClusterFailureThreshold, "cluster-failure-threshold", o.ClusterFailureThreshold, "how long a member must fail its probes before it is NotReady (and failover clocks start from its first failed probe)")
+	fs.DurationVar(&o.ClusterSuccessThreshold, "cluster-success-threshold", o.ClusterSuccessThreshold, "how long a member must pass its probes before it is Ready again")
+	fs.DurationVar(&o.PullHeartbeatTimeout, "pull-heartbeat-timeout", o.PullHeartbeatTimeout, "a pull member whose agent has not reported for this long is not Ready (0 disables); keep it above the agents' --heartbeat-interval")
+	fs.IntVar(&o.Guard.MaxPercent, "max-prune-percent", o.Guard.MaxPercent, "hold a revision that would delete more than this share of a Ready member's objects (or all of them) "+
+		"until a commit carries the trailer \""+guard.AllowTrailer+": true\" (100 turns the guard off)")
+	o.Deliver.BindFlags(fs)
+	o.Apply.BindFlags(fs)
+}
+
+// Validate reports the first option out of range, naming its flag.
+func (o Options) Validate() error {
+	for _, d := range []struct {
+		flag     string
+		v        time.Duration
+		positive bool
+	}{
+		{"--interval", o.Interval, true},
+		{"--probe-timeout", o.ProbeTimeout, true},
+		{"--probe-interval", o.ProbeInterval, false},
+		{"--cluster-failure-threshold", o.ClusterFailureThreshold, false},
+		{"--cluster-success-threshold", o.ClusterSuccessThreshold, false},
+		{"--pull-heartbeat-timeout", o.PullHeartbeatTimeout, false},
+	} {
+		if d.positive && d.v <= 0 {
+			return fmt.Errorf("invalid %s %s: must be positive", d.flag, d.v)
+		}
+		if d.v < 0 {
+			return fmt.Errorf("invalid %s %s: must not be negative", d.flag, d.v)
+		}
+	}
+	if err := o.Deliver.Validate(); err != nil {
+		return err
+	}
+	if err := o.Guard.Validate(); err != nil {
+		return err
+	}
+	return o.Apply.Validate()
 }

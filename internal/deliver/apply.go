@@ -21,7 +21,7 @@ import (
 // is applied (and what left it pruned): the objects that did not change
 // cost no request, and the drift watch and periodic check keep them
 // honest.
-func (s *Syncer) apply(ctx context.Context, mgr *apply.Manager, w *workv1alpha1.Work, st *workv1alpha1.WorkStatus) bool {
+func (s *Syncer) apply(ctx context.Context, mgr Writer, w *workv1alpha1.Work, st *workv1alpha1.WorkStatus) bool {
 	objs, err := workv1alpha1.Objects(w)
 	if err != nil {
 		s.set(st, workv1alpha1.ConditionApplied, metav1.ConditionFalse, workv1alpha1.ReasonInvalidWork, err.Error())
@@ -131,7 +131,7 @@ func firstFailure(res *apply.Result) string {
 // health reads kstatus for the inventory objects not known to be healthy
 // (a partial apply keeps the health of the objects it did not touch) and
 // sets Healthy and Ready.
-func (s *Syncer) health(ctx context.Context, mgr *apply.Manager, st *workv1alpha1.WorkStatus, w *workv1alpha1.Work) bool {
+func (s *Syncer) health(ctx context.Context, mgr HealthReader, st *workv1alpha1.WorkStatus, w *workv1alpha1.Work) bool {
 	current := map[workv1alpha1.ObjectRef]bool{}
 	for _, o := range st.Objects {
 		if o.Health == workv1alpha1.HealthCurrent {

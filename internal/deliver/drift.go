@@ -26,7 +26,7 @@ func (s *Syncer) driftDue() bool {
 // check). Fields owned by other field managers and not set by the Work (an
 // HPA's replicas, admission defaults) are not compared, so they are never
 // drift.
-func (s *Syncer) correctDrift(ctx context.Context, mgr *apply.Manager, w *workv1alpha1.Work, st *workv1alpha1.WorkStatus, suspects map[workv1alpha1.ObjectKey]bool) {
+func (s *Syncer) correctDrift(ctx context.Context, mgr Checker, w *workv1alpha1.Work, st *workv1alpha1.WorkStatus, suspects map[workv1alpha1.ObjectKey]bool) {
 	if suspects == nil {
 		s.lastDriftCheck = s.clock.Now()
 	}

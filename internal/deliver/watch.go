@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-	"github.com/propagit/propagit/internal/apply"
 )
 
 // watcher tells its Syncer within moments when an object propagit applied
@@ -179,18 +178,4 @@ func (w *watcher) changedByOther(o, n *metav1.PartialObjectMetadata) bool {
 	}
 	// Times have a resolution of one second: a tie may be someone else.
 	return !theirs.Before(&ours) && !theirs.IsZero()
-}
-
-// startWatch builds the watcher for mgr's member; nil when the manager was
-// not built from a config (a client handed in by a test).
-func startWatch(mgr *apply.Manager, log logr.Logger, suspect func(workv1alpha1.ObjectRef)) *watcher {
-	if mgr.Config() == nil {
-		return nil
-	}
-	w, err := newWatcher(mgr.Config(), mgr.RESTMapper(), mgr.FieldManager(), log, suspect)
-	if err != nil {
-		log.Error(err, "drift watch unavailable; the periodic check still runs")
-		return nil
-	}
-	return w
 }
