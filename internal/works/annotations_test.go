@@ -76,6 +76,11 @@ func TestCRStoreRecordsAnnotations(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "c0"}, w); err != nil {
 		t.Fatal(err)
 	}
+	// The store's own bookkeeping (which Put wrote last) is recorded too.
+	if w.Annotations[workv1alpha1.AnnotationRecordedSequence] == "" {
+		t.Errorf("no %s annotation on the written Work", workv1alpha1.AnnotationRecordedSequence)
+	}
+	delete(w.Annotations, workv1alpha1.AnnotationRecordedSequence)
 	want := map[string]string{"example.com/owner": "team-a", workv1alpha1.AnnotationClusterReady: "False"}
 	if diff := cmp.Diff(want, w.Annotations); diff != "" {
 		t.Errorf("stored annotations (-want +got):\n%s", diff)
