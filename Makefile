@@ -11,6 +11,16 @@ export PROPAGIT_ASSETS
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/propagit/propagit/internal/cli.version=$(VERSION) -X github.com/propagit/propagit/internal/cli.commit=$(COMMIT)
+# Release builds: static (no cgo), reproducible paths, no symbol tables.
+STATIC_LDFLAGS := -s -w $(LDFLAGS)
+
+REVISION          ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
+SOURCE_URL        ?= https://github.com/propagit/propagit
+IMAGE_REPO        ?= ghcr.io/propagit/propagit
+IMAGE_ARCH        ?= $(shell go env GOARCH)
+CA_CERTS          ?= /etc/ssl/certs/ca-certificates.crt
+RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
 FUZZTIME ?= 10s
 GO_TEST_TIMEOUT ?= 30m
@@ -23,18 +33,39 @@ help: ## List the targets
 build: ## Build bin/propagit
 	go build -ldflags "$(LDFLAGS)" -o bin/propagit ./cmd/propagit
 
+.PHONY: image
+image: ## Build the container image without an engine: bin/image (OCI layout) and bin/image.tar (docker archive)
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) go build -trimpath -ldflags "$(STATIC_LDFLAGS)" \
+		-o bin/linux-$(IMAGE_ARCH)/propagit ./cmd/propagit
+	cd hack/image && go run . -binary ../../bin/linux-$(IMAGE_ARCH)/propagit -ca-certs $(CA_CERTS) \
+		-version $(VERSION) -revision $(REVISION) -source $(SOURCE_URL) -arch $(IMAGE_ARCH) \
+		-repository $(IMAGE_REPO) -source-date-epoch $(SOURCE_DATE_EPOCH) \
+		-oci-layout ../../bin/image -tarball ../../bin/image.tar
+
+.PHONY: release
+release: ## Static binaries for $(RELEASE_PLATFORMS) and their SHA256SUMS in bin/release
+	rm -rf bin/release && mkdir -p bin/release
+	for p in $(RELEASE_PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; \
+		echo "bin/release/propagit-$$os-$$arch"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags "$(STATIC_LDFLAGS)" \
+			-o bin/release/propagit-$$os-$$arch ./cmd/propagit; \
+	done
+	cd bin/release && sha256sum propagit-* > SHA256SUMS && cat SHA256SUMS
+
 .PHONY: test-assets
 test-assets: ## Build the control-plane binaries and fetch promtool for the tests (cached in $(PROPAGIT_ASSETS))
 	./e2e/tools/build-assets.sh "$(PROPAGIT_ASSETS)"
 
 .PHONY: lint
 lint: ## gofmt and go vet
-	@out=$$(gofmt -l cmd internal e2e); if [[ -n "$$out" ]]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l cmd internal e2e hack); if [[ -n "$$out" ]]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	go vet ./...
+	cd hack/image && go vet ./...
 
 .PHONY: test
 test: test-assets lint ## Everything: lint, unit, integration against real apiservers, examples, fuzz (bounded)
 	go test -timeout $(GO_TEST_TIMEOUT) -count=1 ./...
+	cd hack/image && go test -count=1 ./...
 	$(MAKE) fuzz
 
 .PHONY: fuzz

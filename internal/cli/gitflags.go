@@ -23,6 +23,7 @@ type gitOptions struct {
 	username     string
 	passwordFile string
 	sshKey       string
+	knownHosts   string
 }
 
 func (g *gitOptions) bindFlags(cmd *cobra.Command, name, usage string) {
@@ -31,17 +32,26 @@ func (g *gitOptions) bindFlags(cmd *cobra.Command, name, usage string) {
 	f.StringVar(&g.username, "git-username", "git", "user name for HTTPS basic auth")
 	f.StringVar(&g.passwordFile, "git-password-file", "", "file holding the HTTPS password or token (or set PROPAGIT_GIT_TOKEN)")
 	f.StringVar(&g.sshKey, "git-ssh-key", "", "private key file for ssh:// URLs")
+	f.StringVar(&g.knownHosts, "known-hosts", "", "known_hosts file the SSH server's host key must be in (default: $SSH_KNOWN_HOSTS, else ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts)")
 }
 
 func (g *gitOptions) auth() (transport.AuthMethod, error) {
 	switch {
 	case strings.HasPrefix(g.url, "ssh://") || strings.Contains(g.url, "@") && !strings.Contains(g.url, "://"):
 		if g.sshKey == "" {
+			if g.knownHosts != "" {
+				return nil, fmt.Errorf("--known-hosts needs --git-ssh-key")
+			}
 			return nil, nil
 		}
 		keys, err := gitssh.NewPublicKeysFromFile("git", g.sshKey, "")
 		if err != nil {
 			return nil, fmt.Errorf("failed to read --git-ssh-key: %w", err)
+		}
+		if g.knownHosts != "" {
+			if keys.HostKeyCallback, err = gitssh.NewKnownHostsCallback(g.knownHosts); err != nil {
+				return nil, fmt.Errorf("failed to read --known-hosts: %w", err)
+			}
 		}
 		return keys, nil
 	case strings.HasPrefix(g.url, "http://") || strings.HasPrefix(g.url, "https://"):

@@ -73,7 +73,7 @@ func (o *joinOptions) run(cmd *cobra.Command) error {
 	}
 	if len(m.Secret) > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: Secret %s/%s holds a credential for %s (expires %s): apply it to the hub, never commit it\n",
-			join.Namespace, join.SecretName(o.Name), o.Name, res.TokenExpiry.UTC().Format(time.RFC3339))
+			join.CredentialsNamespace, join.SecretName(o.Name), o.Name, res.TokenExpiry.UTC().Format(time.RFC3339))
 	}
 	return writeManifests(cmd.OutOrStdout(), o.out, o.Name, m)
 }

@@ -50,6 +50,7 @@ gets, and applies it.`,
 		newStatusCommand(),
 		newDiffCommand(),
 		newJoinCommand(), newUnjoinCommand(),
+		newInstallCommand(),
 	)
 	return root
 }

@@ -29,9 +29,13 @@ const (
 	FieldManager = "propagit-join"
 	// LabelJoinedByValue is the value of workv1alpha1.LabelJoinedBy.
 	LabelJoinedByValue = "join"
-	// Namespace holds the ServiceAccount in the member and, on the hub,
-	// the credential Secret.
+	// Namespace holds the ServiceAccount in the member.
 	Namespace = "propagit-system"
+	// CredentialsNamespace holds, on the hub, the member credential Secrets
+	// that Clusters' spec.secretRef name: Karmada's karmada-cluster, so
+	// existing Karmada Cluster YAML works unchanged; deploy/rbac grants the
+	// controller read access there.
+	CredentialsNamespace = "karmada-cluster"
 	// ServiceAccount is the name of the member ServiceAccount propagit uses.
 	ServiceAccount = "propagit"
 	// ServiceAccountUser is the username the ServiceAccount authenticates as.

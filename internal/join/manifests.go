@@ -46,7 +46,7 @@ func clusterManifest(opts Options, res *Result) ([]byte, error) {
 		spec["syncMode"] = clusterv1alpha1.SyncModePull
 	} else {
 		spec["syncMode"] = clusterv1alpha1.SyncModePush
-		spec["secretRef"] = clusterv1alpha1.LocalSecretReference{Namespace: Namespace, Name: SecretName(opts.Name)}
+		spec["secretRef"] = clusterv1alpha1.LocalSecretReference{Namespace: CredentialsNamespace, Name: SecretName(opts.Name)}
 	}
 	if opts.Region != "" {
 		spec["region"] = opts.Region
@@ -83,13 +83,13 @@ func secretManifest(name string, res *Result) ([]byte, error) {
 	doc := map[string]any{
 		"apiVersion": "v1",
 		"kind":       "Secret",
-		"metadata":   map[string]any{"name": SecretName(name), "namespace": Namespace},
+		"metadata":   map[string]any{"name": SecretName(name), "namespace": CredentialsNamespace},
 		"type":       "Opaque",
 		"data":       data, // []byte marshals as base64
 	}
 	b, err := yaml.Marshal(doc)
 	if err != nil {
-		return nil, fmt.Errorf("failed to render Secret %s/%s: %w", Namespace, SecretName(name), err)
+		return nil, fmt.Errorf("failed to render Secret %s/%s: %w", CredentialsNamespace, SecretName(name), err)
 	}
 	return b, nil
 }

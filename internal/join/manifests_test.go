@@ -17,9 +17,10 @@ func TestRender(t *testing.T) {
 			name: "push has secretRef and a Secret",
 			opts: Options{Name: "edge", Mode: ModePush, Region: "eu", Zones: []string{"a", "b"}, Labels: map[string]string{"env": "prod"}},
 			want: []string{"syncMode: Push", "apiEndpoint: https://10.0.0.1:6443", "name: edge-credentials",
-				"namespace: propagit-system", "region: eu", "- a", "env: prod", "kind: Cluster"},
+				"namespace: karmada-cluster", "region: eu", "- a", "env: prod", "kind: Cluster"},
 			check: func(m Manifests) bool {
-				return strings.Contains(string(m.Secret), "token: dG9r") && strings.Contains(string(m.Secret), "caBundle: Q0E=") && m.Agent == nil
+				return strings.Contains(string(m.Secret), "token: dG9r") && strings.Contains(string(m.Secret), "caBundle: Q0E=") &&
+					strings.Contains(string(m.Secret), "namespace: karmada-cluster") && m.Agent == nil
 			},
 		},
 		{

@@ -1,0 +1,112 @@
+package install
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestSetArg(t *testing.T) {
+	base := []string{"controller", "--repo=https://old", "--leader-elect", "--path=a"}
+	tests := []struct {
+		name, flag, value string
+		want              []string
+	}{
+		{"replace a value", "--repo", "https://new", []string{"controller", "--repo=https://new", "--leader-elect", "--path=a"}},
+		{"replace a bare flag", "--leader-elect", "false", []string{"controller", "--repo=https://old", "--leader-elect=false", "--path=a"}},
+		{"append a missing flag", "--branch", "prod", append(append([]string{}, base...), "--branch=prod")},
+		{"an empty value removes the flag", "--path", "", []string{"controller", "--repo=https://old", "--leader-elect"}},
+		{"a prefix is not the flag", "--rep", "x", append(append([]string{}, base...), "--rep=x")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := setArg(append([]string{}, base...), tt.flag, tt.value)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestBuildDefaults: with only a repository, install is deploy/ as written,
+// the repository set: every object, the controller args, no ServiceMonitor.
+func TestBuildDefaults(t *testing.T) {
+	o := DefaultOptions()
+	o.Repo = "https://git.example.com/fleet.git"
+	objs, err := Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, u := range objs {
+		got[ref(u)] = true
+	}
+	for _, want := range []string{
+		"Namespace/propagit-system", "Namespace/karmada-cluster", "CustomResourceDefinition/works.propagit.io",
+		"ServiceAccount/propagit-system/propagit-controller", "Role/propagit-system/propagit-controller",
+		"Role/karmada-cluster/propagit-member-credentials", "RoleBinding/karmada-cluster/propagit-member-credentials",
+		"Deployment/propagit-system/propagit-controller", "Service/propagit-system/propagit-controller",
+		"NetworkPolicy/propagit-system/propagit-controller", "PodDisruptionBudget/propagit-system/propagit-controller",
+	} {
+		if !got[want] {
+			t.Errorf("missing %s; built %v", want, got)
+		}
+	}
+	if got["ServiceMonitor/propagit-system/propagit-controller"] {
+		t.Error("the ServiceMonitor is optional and was not asked for")
+	}
+	args := controllerArgs(t, objs)
+	want := []string{"controller", "--repo=https://git.example.com/fleet.git", "--branch=main", "--works-store=git",
+		"--namespace=propagit-system", "--cache-dir=/cache", "--health-addr=:8081", "--http-addr=:8080", "--leader-elect"}
+	if diff := cmp.Diff(want, args); diff != "" {
+		t.Errorf("controller args (-want +got):\n%s", diff)
+	}
+}
+
+// TestBuildNamespace moves everything of propagit-system, binding subjects
+// included, and leaves the credentials namespace where Clusters point.
+func TestBuildNamespace(t *testing.T) {
+	o := DefaultOptions()
+	o.Repo, o.Namespace, o.ServiceMonitor = "https://git.example.com/fleet.git", "fleet-ops", true
+	objs, err := Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	monitor := false
+	for _, u := range objs {
+		if u.GetNamespace() == BaseNamespace || u.GetName() == BaseNamespace {
+			t.Errorf("%s still in %s", ref(u), BaseNamespace)
+		}
+		subjects, _, _ := unstructured.NestedSlice(u.Object, "subjects")
+		for _, s := range subjects {
+			if ns := s.(map[string]any)["namespace"]; ns != "fleet-ops" {
+				t.Errorf("%s: subject in namespace %v, want fleet-ops", ref(u), ns)
+			}
+		}
+		if u.GetKind() == "Role" && u.GetName() == "propagit-member-credentials" && u.GetNamespace() != "karmada-cluster" {
+			t.Errorf("the credentials Role moved to %s", u.GetNamespace())
+		}
+		monitor = monitor || ref(u) == "ServiceMonitor/fleet-ops/propagit-controller"
+	}
+	if !monitor {
+		t.Error("--service-monitor: no ServiceMonitor in fleet-ops")
+	}
+}
+
+func controllerArgs(t *testing.T, objs []*unstructured.Unstructured) []string {
+	t.Helper()
+	for _, u := range objs {
+		if u.GetKind() != "Deployment" {
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+		args, _, err := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return args
+	}
+	t.Fatal("no Deployment")
+	return nil
+}
