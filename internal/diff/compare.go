@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/guard"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -21,6 +22,9 @@ type Input struct {
 	// Root is the folder, relative to the repository, the templates were
 	// loaded from; it prefixes the source paths of warnings.
 	Root string
+	// Guard is the controller's prune guard, to warn where it will hold
+	// the change; nil means its defaults.
+	Guard *guard.Options
 }
 
 // entry is one object that differs on one cluster, before formatting.
@@ -53,6 +57,11 @@ func Compare(in Input) *Report {
 		Warnings:      warnings(in.Head, in.Root),
 		RenderErrors:  renderErrors(in.Head, in.Root),
 		Unclaimed:     unclaimed(in.Head, in.Root),
+		PruneHolds:    []PruneHold{},
+	}
+	gopts := guard.DefaultOptions()
+	if in.Guard != nil {
+		gopts = *in.Guard
 	}
 	var covered map[string]map[workv1alpha1.ObjectKey]bool
 	r.Orphaned, covered = orphaned(in.Head)
@@ -68,6 +77,7 @@ func Compare(in Input) *Report {
 		r.Clusters = append(r.Clusters, c)
 		all = append(all, entries)
 	}
+	r.PruneHolds = pruneHolds(base, head, gopts)
 	r.Moves = pairMoves(all)
 	for i := range r.Clusters {
 		fillCluster(&r.Clusters[i], all[i])

@@ -58,6 +58,9 @@ func (r *Report) markdownHead() string {
 				plural(len(d.Clusters), "cluster"), listNames(d.Clusters, maxListed, code))
 		}
 	}
+	if len(r.PruneHolds) > 0 {
+		sb.WriteString("\n**Prune guard**\n\n- :octagonal_sign: " + pruneHoldNote(r.PruneHolds, code) + "\n")
+	}
 	r.markdownSafety(&sb)
 	r.markdownWarnings(&sb)
 	sb.WriteString("\n")

@@ -83,6 +83,9 @@ type Report struct {
 	// Unclaimed are the templates no policy selects at head that keep
 	// running where they were, by template.
 	Unclaimed []Unclaimed `json:"unclaimed"`
+	// PruneHolds are the clusters where the controller's prune guard will
+	// hold the change (it deletes too much of them), by cluster.
+	PruneHolds []PruneHold `json:"pruneHolds"`
 	// Orphaned are the objects of templates removed at head that stay on
 	// their clusters, no longer managed, by object. They are not
 	// deletions.

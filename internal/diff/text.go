@@ -43,6 +43,9 @@ func (r *Report) text() string {
 				listNames(d.Clusters, maxListed, func(s string) string { return s }))
 		}
 	}
+	if len(r.PruneHolds) > 0 {
+		sb.WriteString("\nPrune guard:\n  " + pruneHoldNote(r.PruneHolds, func(s string) string { return s }) + "\n")
+	}
 	r.textSafety(&sb)
 	r.textWarnings(&sb)
 	for _, c := range r.Clusters {
