@@ -12,6 +12,7 @@ import (
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/match"
 	"github.com/propagit/propagit/internal/override"
+	"github.com/propagit/propagit/internal/restrict"
 	"github.com/propagit/propagit/internal/schedule"
 )
 
@@ -48,6 +49,9 @@ type Options struct {
 	// SkippedNamespaces are anchored regular expressions; templates in a
 	// matching namespace are never propagated. Karmada's default is kube-.*.
 	SkippedNamespaces []*regexp.Regexp
+	// Restrictions is what committers may deploy, read from outside the
+	// fleet repository; nil is the default policy (restrict.Policy).
+	Restrictions *restrict.Policy
 }
 
 // DefaultOptions returns Karmada's defaults.
@@ -167,6 +171,7 @@ func Render(in Input) *Result {
 	}
 	addDependencies(r.Bindings, byKey, in.Set.Propagations)
 	in.Memo.renderAll(r.Bindings, clusters, overridesByNamespace(in.Set.Overrides))
+	restrictTargets(r.Bindings, in.Options.Restrictions)
 	if endHealthyEvictions(r.Bindings, in.Previous, in.Health, clusters) {
 		detachDependencies(r.Bindings, byKey)
 	}

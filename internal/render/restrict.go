@@ -1,0 +1,28 @@
+package render
+
+import (
+	"github.com/propagit/propagit/internal/restrict"
+)
+
+// restrictTargets refuses, per cluster, the rendered objects the
+// restriction policy denies: each becomes a render failure, so its cluster
+// keeps what it ran (keepRecorded) and lint and diff report it. Frozen old
+// copies (a pending eviction's) were admitted when they were rendered and
+// are left alone.
+func restrictTargets(bindings []*Binding, policy *restrict.Policy) {
+	for _, b := range bindings {
+		for _, t := range b.Targets {
+			if t.Object == nil || t.Evicted != nil {
+				continue
+			}
+			r := policy.Check(t.Object)
+			if r == nil {
+				continue
+			}
+			t.Failure = &RenderError{Template: b.Key, Source: b.Template.Source, Cluster: t.Cluster, Path: r.Path,
+				Message: "refused by the restriction policy (" + r.Rule + "): " + r.Message}
+			t.Error = t.Failure.Path + ": " + t.Failure.Message
+			t.Object = nil
+		}
+	}
+}
