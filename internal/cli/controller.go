@@ -41,6 +41,7 @@ type controllerOptions struct {
 	log           logging.Options
 	leader        leaderOptions
 	limits        limitOptions
+	notify        notifyOptions
 }
 
 func newControllerCommand() *cobra.Command {
@@ -76,6 +77,7 @@ holds <cluster>.kubeconfig files.`,
 	o.leader.bindFlags(f)
 	o.log.BindFlags(f)
 	o.limits.bindFlags(f)
+	o.notify.bindFlags(f)
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
 }
@@ -123,6 +125,9 @@ func (o *controllerOptions) run(parent context.Context) error {
 	opts.Metrics = metrics.NewRecorder()
 	opts.Metrics.MustRegister(reg)
 	opts.Deliver.Metrics = opts.Metrics
+	if opts.Notifier, err = o.notify.notifier(log); err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
 	c := controller.New(opts, limitedFetcher{controller.GitFetcher(follower), o.limits.Options}, stores.works, stores.status, creds, log)
 	var hook http.Handler
 	if o.httpAddr != "" {

@@ -46,6 +46,9 @@ type Controller struct {
 
 	mu      sync.Mutex
 	members map[string]*member
+	// pullStates is each pull member's Work state as its agent last
+	// reported, for the notifier.
+	pullStates map[string]string
 	// worksGauge serializes recordWorks.
 	worksGauge sync.Mutex
 	state      State
@@ -115,6 +118,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	if err := c.opts.Validate(); err != nil {
 		return err
 	}
+	defer c.opts.Notifier.Wait()
 	defer c.wg.Wait()
 	ticker := c.clock.NewTicker(c.opts.Interval)
 	defer ticker.Stop()
@@ -169,8 +173,11 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 		c.log.Info("works recorded", logging.KeyRevision, workv1alpha1.ShortRevision(cur.revision), "changed", changed,
 			"filesParsed", c.files.Parsed, "templatesRendered", c.memo.Rendered, "templatesReused", c.memo.Reused)
 	}
+	c.mu.Lock() // the workers' notifyRollout reads it
 	c.recorded = placed
+	c.mu.Unlock()
 	c.dispatch(ws, sourceErr)
+	c.readPullStates(ctx, ws)
 	c.recordWorks()
 	return nil
 }

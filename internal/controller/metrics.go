@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"context"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -10,6 +12,7 @@ import (
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/metrics"
+	"github.com/propagit/propagit/internal/notify"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -119,4 +122,80 @@ func (c *Controller) recordWorks() {
 	}
 	c.mu.Unlock()
 	c.opts.Metrics.SetWorks(counts)
+	c.notifyRollout()
+}
+
+// notifyRollout tells the notifier where the revision in force stands:
+// push members by their workers' last state, pull members by the status
+// their agents last wrote (read once per pass, see readPullStates). A
+// member whose Work did not change since an older revision runs the
+// newest one's content and counts for it.
+func (c *Controller) notifyRollout() {
+	if c.opts.Notifier == nil {
+		return
+	}
+	c.mu.Lock()
+	rec, last := c.recorded, c.last
+	r := notify.Rollout{}
+	if last != nil {
+		r.Revision = last.revision
+	}
+	states := map[string]string{}
+	for name, m := range c.members {
+		m.mu.Lock()
+		states[name] = m.state
+		m.mu.Unlock()
+	}
+	for name, s := range c.pullStates {
+		states[name] = s
+	}
+	c.mu.Unlock()
+	if rec == nil {
+		return
+	}
+	for _, w := range rec.works {
+		r.Total++
+		switch states[w.Spec.Cluster] {
+		case metrics.WorkApplied:
+			r.Healthy++
+		case metrics.WorkFailed:
+			r.Failed++
+		}
+	}
+	c.opts.Notifier.Observe(context.Background(), r)
+}
+
+// readPullStates reads, for the notifier, the state of every pull
+// member's Work from the status its agent wrote, in parallel, each read
+// under the probe timeout; an unreadable one counts as on its way.
+func (c *Controller) readPullStates(ctx context.Context, ws []*workv1alpha1.Work) {
+	if c.opts.Notifier == nil {
+		return
+	}
+	out := map[string]string{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		if w.Spec.SyncMode != clusterv1alpha1.SyncModePull {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
+			defer cancel()
+			st, err := c.status.GetStatus(rctx, w.Spec.Cluster)
+			state := metrics.WorkProgressing
+			if err == nil && st != nil && st.AppliedDigest == workv1alpha1.Digest(w) {
+				state = workState(st, w)
+			}
+			mu.Lock()
+			out[w.Spec.Cluster] = state
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	c.mu.Lock()
+	c.pullStates = out
+	c.mu.Unlock()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/propagit/propagit/internal/deliver"
 	"github.com/propagit/propagit/internal/guard"
 	"github.com/propagit/propagit/internal/metrics"
+	"github.com/propagit/propagit/internal/notify"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -58,6 +59,9 @@ type Options struct {
 	Deliver deliver.Options
 	// Guard holds back a revision that would delete too much of a member.
 	Guard guard.Options
+	// Notifier tells the Git host and chat how each revision rolls out;
+	// nil tells no one.
+	Notifier *notify.Notifier
 }
 
 // DefaultOptions returns the defaults of a Controller built in-process
