@@ -21,6 +21,7 @@ import (
 
 	"github.com/propagit/propagit/internal/cluster"
 	"github.com/propagit/propagit/internal/controller"
+	"github.com/propagit/propagit/internal/events"
 	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/source"
@@ -127,6 +128,14 @@ func (o *controllerOptions) run(parent context.Context) error {
 	opts.Deliver.Metrics = opts.Metrics
 	if opts.Notifier, err = o.notify.notifier(log); err != nil {
 		return &ExitError{Code: 2, Err: err}
+	}
+	if o.store.kind == "cr" && stores.hubConfig != nil {
+		rec, err := events.New(stores.hubConfig, o.store.namespace)
+		if err != nil {
+			return err
+		}
+		defer rec.Stop()
+		opts.Events = rec
 	}
 	c := controller.New(opts, limitedFetcher{controller.GitFetcher(follower), o.limits.Options}, stores.works, stores.status, creds, log)
 	var hook http.Handler

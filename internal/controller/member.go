@@ -2,8 +2,12 @@ package controller
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -14,6 +18,7 @@ import (
 	"github.com/propagit/propagit/internal/deliver"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/logging"
+	"github.com/propagit/propagit/internal/metrics"
 )
 
 // member is one push member: its latest desired Work and the worker that
@@ -37,6 +42,9 @@ type member struct {
 	state string
 	// sourceErr is the controller's current source problem.
 	sourceErr string
+	// driftSeen is the time of the newest drift record an Event was
+	// recorded for (the worker's own).
+	driftSeen time.Time
 }
 
 func (c *Controller) member(name string) *member {
@@ -155,8 +163,61 @@ func (m *member) reconcile(ctx context.Context) time.Duration {
 	m.mu.Unlock()
 	if changed {
 		m.c.recordWorks() // the gauge follows the members, not only the reconcile passes
+		m.recordTransition(state, m.syncer.Status())
 	}
+	m.recordDrift(m.syncer.Status())
 	return again
+}
+
+// recordTransition records an Event when the member's Work turns applied
+// and healthy, or fails to apply.
+func (m *member) recordTransition(state string, st *workv1alpha1.WorkStatus) {
+	if st == nil {
+		return
+	}
+	switch state {
+	case metrics.WorkApplied:
+		if c := meta.FindStatusCondition(st.Conditions, workv1alpha1.ConditionReady); c != nil {
+			m.c.event(m.name, corev1.EventTypeNormal, workv1alpha1.EventApplied, c.Message)
+		}
+	case metrics.WorkFailed:
+		if c := meta.FindStatusCondition(st.Conditions, workv1alpha1.ConditionApplied); c != nil {
+			m.c.event(m.name, corev1.EventTypeWarning, workv1alpha1.EventApplyFailed, c.Message)
+		}
+	}
+}
+
+// recordDrift records an Event for each drift record newer than the last
+// one seen.
+func (m *member) recordDrift(st *workv1alpha1.WorkStatus) {
+	if st == nil {
+		return
+	}
+	newest := m.driftSeen
+	for _, d := range st.Drift {
+		if !d.Time.After(m.driftSeen) {
+			continue
+		}
+		newest = maxTime(newest, d.Time.Time)
+		reason := workv1alpha1.EventDriftCorrected
+		if d.Action == workv1alpha1.DriftReported {
+			reason = workv1alpha1.EventDriftReported
+		}
+		what := "changed"
+		if d.Deleted {
+			what = "deleted"
+		}
+		m.c.event(m.name, corev1.EventTypeWarning, reason, fmt.Sprintf("%s %s on the member by %q (fields %v): %s",
+			d.ObjectKey, what, d.Manager, d.Fields, strings.ToLower(string(d.Action))))
+	}
+	m.driftSeen = newest
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // manager returns the member's apply.Manager, built on first use and again

@@ -2,8 +2,11 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,6 +40,8 @@ func (c *Controller) recordFailovers(res *render.Result, now time.Time) {
 				}
 			}
 			c.log.Info("failover", logging.KeyTemplate, b.Key.String(), "from", e.Cluster, "to", to, "reason", e.Reason, "purgeMode", e.PurgeMode)
+			c.event(e.Cluster, corev1.EventTypeWarning, workv1alpha1.EventFailover, fmt.Sprintf("%s moved to %v (purge mode %s): %s",
+				b.Key, to, e.PurgeMode, e.Reason))
 			for _, t := range to {
 				c.opts.Metrics.Failover(e.Cluster, t)
 			}
@@ -123,6 +128,13 @@ func (c *Controller) recordWorks() {
 	c.mu.Unlock()
 	c.opts.Metrics.SetWorks(counts)
 	c.notifyRollout()
+}
+
+// event records an Event on cluster's Work when Events are on.
+func (c *Controller) event(cluster, eventType, reason, message string) {
+	if c.opts.Events != nil {
+		c.opts.Events.Event(cluster, eventType, reason, message)
+	}
 }
 
 // notifyRollout tells the notifier where the revision in force stands:

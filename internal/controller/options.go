@@ -31,6 +31,11 @@ type Fetcher interface {
 	Fetch(ctx context.Context) (Snapshot, error)
 }
 
+// EventRecorder knows how to record a Kubernetes Event on a cluster's Work.
+type EventRecorder interface {
+	Event(cluster, eventType, reason, message string)
+}
+
 // Options tune the controller.
 type Options struct {
 	// Interval is how often the source is polled (a webhook trigger fetches
@@ -59,6 +64,9 @@ type Options struct {
 	Deliver deliver.Options
 	// Guard holds back a revision that would delete too much of a member.
 	Guard guard.Options
+	// Events records Kubernetes Events on the Works (the CR store's); nil
+	// records none.
+	Events EventRecorder
 	// Notifier tells the Git host and chat how each revision rolls out;
 	// nil tells no one.
 	Notifier *notify.Notifier

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -84,6 +86,7 @@ func (c *Controller) renderProblems(res *render.Result) map[string]map[string]st
 				seen[l] = true
 				if !c.renderErrs[l] {
 					c.log.Info("template failed to render; the cluster keeps what it runs", logging.KeyCluster, cl.Name, "error", l)
+					c.event(cl.Name, corev1.EventTypeWarning, workv1alpha1.EventRenderFailed, l+"; the cluster keeps what it runs")
 				}
 			}
 			if len(lines) > maxRenderErrorLines {
@@ -135,6 +138,7 @@ func (c *Controller) guard(cur *loaded, rec *recording, cl *clusterv1alpha1.Clus
 	if prev.Annotations[workv1alpha1.AnnotationPruneHeld] != held.Annotations[workv1alpha1.AnnotationPruneHeld] {
 		c.log.Info("revision held by the prune guard", logging.KeyCluster, cl.Name, logging.KeyRevision,
 			workv1alpha1.ShortRevision(cur.revision), "removed", hold.Removed, "of", hold.Total)
+		c.event(cl.Name, corev1.EventTypeWarning, workv1alpha1.EventPruneHeld, held.Annotations[workv1alpha1.AnnotationPruneHeld])
 	}
 	return held
 }

@@ -38,6 +38,17 @@ const (
 	ReasonProbed              = "Probed"
 )
 
+// Reasons of the Kubernetes Events recorded on Works.
+const (
+	EventApplied        = "Applied"
+	EventApplyFailed    = "ApplyFailed"
+	EventDriftCorrected = "DriftCorrected"
+	EventDriftReported  = "DriftReported"
+	EventFailover       = "Failover"
+	EventRenderFailed   = "RenderFailed"
+	EventPruneHeld      = "PruneHeld"
+)
+
 // Action is what applying did to one object.
 type Action string
 

@@ -1,0 +1,72 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/events"
+	"github.com/propagit/propagit/internal/testenv"
+)
+
+// TestOpsEventsOnWorks: with Works as custom resources on a hub, what
+// happens to a member is recorded as Kubernetes Events on its Work, as
+// `kubectl describe work` shows them: Applied when it runs a revision
+// healthy, RenderFailed (Warning) for a template that fails to render.
+func TestOpsEventsOnWorks(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{Members: 2})
+	m1, hubMember := env.Members[0], env.Members[1]
+	hub := startHub(t, hubMember)
+	hubNS := randomNamespace("propagit")
+	createNamespace(t, hub, hubNS)
+	ns := randomNamespace("events")
+	remote := httpRemote(t)
+	co := newCheckout(t, remote)
+	configMapFleet(co, ns, m1.Name)
+	co.write(fleetDir+"/a.yaml", configMapYAML(ns, "a", "v1"))
+	co.commitPush("one ConfigMap")
+
+	rec, err := events.New(hubMember.Config, hubNS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rec.Stop)
+	s := newSetup(t, remote, m1)
+	s.Hub, s.HubNamespace = hub, hubNS
+	opts := controllerOptions()
+	opts.Events = rec
+	ctrl := startControllerOpts(t, s, opts)
+	waitEvent(t, hub, hubNS, m1.Name, corev1.EventTypeNormal, workv1alpha1.EventApplied, "applied")
+
+	co.write(fleetDir+"/override.yaml", overrideYAML(ns, "a", m1.Name, "/data/nope", "x"))
+	rev, _ := co.commitPush("an override with a typo")
+	ctrl.waitRevision(rev)
+	waitEvent(t, hub, hubNS, m1.Name, corev1.EventTypeWarning, workv1alpha1.EventRenderFailed, "/data/nope")
+}
+
+// waitEvent waits for an Event of type and reason on cluster's Work whose
+// message contains text.
+func waitEvent(t *testing.T, hub client.Client, ns, cluster, eventType, reason, text string) {
+	t.Helper()
+	eventually(t, converge, func() (bool, string) {
+		ctx, cancel := kubeCtx()
+		defer cancel()
+		var list corev1.EventList
+		if err := hub.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return false, err.Error()
+		}
+		var seen []string
+		for _, e := range list.Items {
+			if e.InvolvedObject.Kind == "Work" && e.InvolvedObject.Name == cluster && e.Type == eventType && e.Reason == reason &&
+				strings.Contains(e.Message, text) && e.Source.Component == events.Component {
+				return true, ""
+			}
+			seen = append(seen, e.InvolvedObject.Kind+"/"+e.InvolvedObject.Name+" "+e.Reason+": "+e.Message)
+		}
+		return false, fmt.Sprintf("no %s %s Event on Work %s containing %q; events: %v", eventType, reason, cluster, text, seen)
+	})
+}
