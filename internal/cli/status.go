@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -48,36 +49,12 @@ func (o *statusOptions) run(ctx context.Context, w io.Writer) error {
 		return fmt.Errorf(`--output must be "text" or "json", not %q`, o.output)
 	}
 	ctx = orBackground(ctx)
-	auth, err := o.repo.auth()
+	st, cleanup, err := openStores(o.repo, o.store, "propagit-status-*")
 	if err != nil {
 		return err
 	}
-	cache, err := os.MkdirTemp("", "propagit-status-*")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(cache)
-	st, err := o.store.build(o.repo, auth, filepath.Join(cache, "works"))
-	if err != nil {
-		return err
-	}
-	ws, err := st.works.List(ctx)
-	if err != nil {
-		return err
-	}
-	var inputs []status.Input
-	for _, wk := range ws {
-		s, err := st.status.GetStatus(ctx, wk.Spec.Cluster)
-		if err != nil {
-			return err
-		}
-		mode := wk.Spec.SyncMode
-		if mode == "" {
-			mode = "Push"
-		}
-		inputs = append(inputs, status.Input{Work: wk, Status: s, Mode: mode})
-	}
-	newest, err := st.works.NewestRevision(ctx)
+	defer cleanup()
+	inputs, newest, err := gather(ctx, st, nil)
 	if err != nil {
 		return err
 	}
@@ -92,6 +69,55 @@ func (o *statusOptions) run(ctx context.Context, w io.Writer) error {
 	}
 	printReport(w, rep, time.Now())
 	return nil
+}
+
+// openStores builds the stores the flags name, the git store cloning into
+// a temporary folder that cleanup removes.
+func openStores(repo gitOptions, so storeOptions, pattern string) (*stores, func(), error) {
+	auth, err := repo.auth()
+	if err != nil {
+		return nil, nil, err
+	}
+	cache, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() { _ = os.RemoveAll(cache) }
+	st, err := so.build(repo, auth, filepath.Join(cache, "works"))
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return st, cleanup, nil
+}
+
+// gather reads the Works (of clusters only, when any are named), their
+// status and the store's newest revision.
+func gather(ctx context.Context, st *stores, clusters []string) ([]status.Input, string, error) {
+	ws, err := st.works.List(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	var inputs []status.Input
+	for _, wk := range ws {
+		if len(clusters) > 0 && !slices.Contains(clusters, wk.Spec.Cluster) {
+			continue
+		}
+		s, err := st.status.GetStatus(ctx, wk.Spec.Cluster)
+		if err != nil {
+			return nil, "", err
+		}
+		mode := wk.Spec.SyncMode
+		if mode == "" {
+			mode = "Push"
+		}
+		inputs = append(inputs, status.Input{Work: wk, Status: s, Mode: mode})
+	}
+	newest, err := st.works.NewestRevision(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	return inputs, newest, nil
 }
 
 func printReport(w io.Writer, r *status.Report, now time.Time) {
