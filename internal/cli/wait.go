@@ -145,7 +145,7 @@ type waiter struct {
 	last   []status.Progress
 	// lastErr is the last read error, nil once a read succeeds.
 	lastErr error
-	seen   map[string]status.Progress
+	seen    map[string]status.Progress
 }
 
 // poll reads the store once and reports whether every targeted member

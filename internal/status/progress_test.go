@@ -77,8 +77,8 @@ func TestReached(t *testing.T) {
 		in:   Input{Work: wk(rev), Status: applied(wk(rev), rev, "True", "ok")}, newest: next, target: Target{Revision: rev, Healthy: true},
 		want: Progress{Cluster: "m1", Reached: true, AppliedRevision: rev, Ready: "True", Message: "ok"},
 	}, {
-		name: "recorded, not applied: the Ready message says why",
-		in:   Input{Work: wk(rev), Status: applied(stale, old, "False", "member not reachable: NoCredentials: no credentials")},
+		name:   "recorded, not applied: the Ready message says why",
+		in:     Input{Work: wk(rev), Status: applied(stale, old, "False", "member not reachable: NoCredentials: no credentials")},
 		newest: rev, target: Target{Revision: rev},
 		want: Progress{Cluster: "m1", AppliedRevision: old, Ready: "False", Message: "not applied yet: member not reachable: NoCredentials: no credentials"},
 	}, {
