@@ -47,9 +47,9 @@ type Progress struct {
 // Reached tells where the member of in stands on t, newest being the
 // newest revision the Work store recorded. A Work keeps the revision that
 // last changed it, so a member runs the target revision when the store's
-// newest revision (or its own Work's) is the target and what the member
-// applied is this Work's content (its AppliedDigest); a Work the prune guard
-// holds on an earlier revision has not reached it.
+// newest revision (or its own Work's) is the target and the member applied
+// this Work's content (see appliedWork); a Work the prune guard holds on an
+// earlier revision has not reached it.
 func Reached(in Input, newest string, t Target) Progress {
 	st := in.Status
 	if st == nil {
@@ -69,7 +69,7 @@ func Reached(in Input, newest string, t Target) Progress {
 		p.Message = "the newest recorded revision is " + short(newest) + ", not " + short(t.Revision) + " (not rendered yet, or superseded)"
 	case in.Work.Annotations[workv1alpha1.AnnotationPruneHeld] != "":
 		p.Message = "prune held: " + in.Work.Annotations[workv1alpha1.AnnotationPruneHeld]
-	case st.AppliedDigest != workv1alpha1.Digest(in.Work):
+	case !appliedWork(in.Work, st, newest):
 		p.Message = join("not applied yet", readyMsg)
 	case t.Healthy && p.Ready != "True":
 		p.Message = join("applied, not healthy", readyMsg)
@@ -77,6 +77,20 @@ func Reached(in Input, newest string, t Target) Progress {
 		p.Reached, p.Message = true, readyMsg
 	}
 	return p
+}
+
+// appliedWork reports whether st says the member applied w's content: the
+// same digest (a pull agent digests the Work it read), or, since the push
+// controller applies the Work as rendered (same content, other bytes), the
+// revision w records or the newest one, which rendered w's content too.
+func appliedWork(w *workv1alpha1.Work, st *workv1alpha1.WorkStatus, newest string) bool {
+	switch {
+	case st.AppliedDigest != "" && st.AppliedDigest == workv1alpha1.Digest(w):
+		return true
+	case st.AppliedRevision == "":
+		return false
+	}
+	return st.AppliedRevision == w.Spec.SourceRevision || st.AppliedRevision == newest
 }
 
 func join(head, detail string) string {

@@ -82,6 +82,21 @@ func TestReached(t *testing.T) {
 		newest: rev, target: Target{Revision: rev},
 		want: Progress{Cluster: "m1", AppliedRevision: old, Ready: "False", Message: "not applied yet: member not reachable: NoCredentials: no credentials"},
 	}, {
+		name:   "applied as rendered (other bytes, same revision): the revision tells",
+		in:     Input{Work: wk(rev), Status: &workv1alpha1.WorkStatus{AppliedRevision: rev, AppliedDigest: "ffffffffffffffff", Conditions: []metav1.Condition{{Type: "Ready", Status: "True", Message: "ok"}}}},
+		newest: rev, target: Target{Revision: rev, Healthy: true},
+		want: Progress{Cluster: "m1", Reached: true, AppliedRevision: rev, Ready: "True", Message: "ok"},
+	}, {
+		name:   "back after missing the revision that changed its Work: applied at the newest",
+		in:     Input{Work: wk(old), Status: &workv1alpha1.WorkStatus{AppliedRevision: rev, AppliedDigest: "ffffffffffffffff", Conditions: []metav1.Condition{{Type: "Ready", Status: "True", Message: "ok"}}}},
+		newest: rev, target: Target{Revision: rev, Healthy: true},
+		want: Progress{Cluster: "m1", Reached: true, AppliedRevision: rev, Ready: "True", Message: "ok"},
+	}, {
+		name:   "an apply that failed keeps an older revision: not applied",
+		in:     Input{Work: wk(rev), Status: &workv1alpha1.WorkStatus{AppliedRevision: old, Conditions: []metav1.Condition{{Type: "Ready", Status: "False", Message: "apply failed"}}}},
+		newest: rev, target: Target{Revision: rev},
+		want: Progress{Cluster: "m1", AppliedRevision: old, Ready: "False", Message: "not applied yet: apply failed"},
+	}, {
 		name: "no status at all", in: Input{Work: wk(rev)}, newest: rev, target: Target{Revision: rev},
 		want: Progress{Cluster: "m1", Ready: "Unknown", Message: "not applied yet"},
 	}, {
