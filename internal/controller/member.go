@@ -121,6 +121,22 @@ func ready(st *clusterv1alpha1.ClusterStatus) bool {
 	return st != nil && meta.IsStatusConditionTrue(st.Conditions, clusterv1alpha1.ConditionReady)
 }
 
+// notReadyCause is the probe's Ready reason and message ("" before the
+// first probe): why the member is not reachable, for its status row.
+func notReadyCause(st *clusterv1alpha1.ClusterStatus) string {
+	if st == nil {
+		return ""
+	}
+	c := meta.FindStatusCondition(st.Conditions, clusterv1alpha1.ConditionReady)
+	if c == nil {
+		return ""
+	}
+	if c.Message == "" {
+		return c.Reason
+	}
+	return c.Reason + ": " + c.Message
+}
+
 // run is the worker loop: it applies on every wake-up and when the drift
 // watch reports a change on the member, and re-runs itself after a backoff
 // when an apply failed or objects are not healthy yet.
@@ -151,11 +167,12 @@ func (m *member) reconcile(ctx context.Context) time.Duration {
 	if w == nil {
 		return 0
 	}
-	deliverTo := m.syncer.Sync
-	if !ready(probe) {
-		deliverTo = m.syncer.Unreachable
+	var again time.Duration
+	if ready(probe) {
+		again = m.syncer.Sync(ctx, w, sourceErr)
+	} else {
+		again = m.syncer.Unreachable(ctx, w, sourceErr, notReadyCause(probe))
 	}
-	again := deliverTo(ctx, w, sourceErr)
 	state := workState(m.syncer.Status(), w)
 	m.mu.Lock()
 	changed := m.state != state

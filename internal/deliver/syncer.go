@@ -99,9 +99,12 @@ func (s *Syncer) Sync(ctx context.Context, w *workv1alpha1.Work, sourceErr strin
 
 // Unreachable records that the member did not answer its last probe:
 // nothing is applied, and Ready says why (unless the Work is held back for
-// a reason of its own, as Sync would say). It returns 0: the driver calls
-// Sync when the member answers again.
-func (s *Syncer) Unreachable(ctx context.Context, w *workv1alpha1.Work, sourceErr string) time.Duration {
+// a reason of its own, as Sync would say). probe is the probe's own
+// "Reason: message" (such as "NoCredentials: …" or "ClusterUnreachable:
+// readyz failed: …"), "" when unknown; Ready's message carries it so
+// `propagit status` shows the real cause next to the member. It returns 0:
+// the driver calls Sync when the member answers again.
+func (s *Syncer) Unreachable(ctx context.Context, w *workv1alpha1.Work, sourceErr, probe string) time.Duration {
 	st, ok := s.begin(ctx, sourceErr)
 	if !ok {
 		return s.backoff()
@@ -109,7 +112,11 @@ func (s *Syncer) Unreachable(ctx context.Context, w *workv1alpha1.Work, sourceEr
 	if s.held(ctx, w, st) {
 		return 0
 	}
-	s.set(st, workv1alpha1.ConditionReady, metav1.ConditionFalse, workv1alpha1.ReasonMemberNotReady, "the member did not answer its last probe; applying waits")
+	msg := "the member did not answer its last probe; applying waits"
+	if probe != "" {
+		msg = "member not reachable: " + probe + "; applying waits"
+	}
+	s.set(st, workv1alpha1.ConditionReady, metav1.ConditionFalse, workv1alpha1.ReasonMemberNotReady, msg)
 	s.write(ctx, st)
 	return 0
 }

@@ -57,7 +57,18 @@ func TestSyncerStateMachine(t *testing.T) {
 		return func(ctx context.Context, h *harness) time.Duration { return h.s.Sync(ctx, w, sourceErr) }
 	}
 	unreachable := func(w *workv1alpha1.Work) func(context.Context, *harness) time.Duration {
-		return func(ctx context.Context, h *harness) time.Duration { return h.s.Unreachable(ctx, w, "") }
+		return func(ctx context.Context, h *harness) time.Duration { return h.s.Unreachable(ctx, w, "", "") }
+	}
+	unreachableBecause := func(w *workv1alpha1.Work, probe string) func(context.Context, *harness) time.Duration {
+		return func(ctx context.Context, h *harness) time.Duration { return h.s.Unreachable(ctx, w, "", probe) }
+	}
+	readyMessage := func(want string) func(t *testing.T, h *harness) {
+		return func(t *testing.T, h *harness) {
+			t.Helper()
+			if c := meta.FindStatusCondition(h.s.Status().Conditions, workv1alpha1.ConditionReady); c == nil || c.Message != want {
+				t.Errorf("Ready = %+v, want message %q", c, want)
+			}
+		}
 	}
 	applyOK := step{requeue: drift, calls: []string{"Apply", "Health"}, writes: 2,
 		conds: []string{"Applied=True/Applied", "Healthy=True/Healthy", "Ready=True/Ready"}}
@@ -87,7 +98,22 @@ func TestSyncerStateMachine(t *testing.T) {
 			requeue: 0, writes: 1, conds: []string{"Ready=False/Suspended"}, check: noApplier,
 		}}},
 		{name: "unreachable: applying waits", work: w1, steps: []step{{
-			call: unreachable(w1), requeue: 0, writes: 1, conds: []string{"Ready=False/MemberNotReady"}, check: noApplier,
+			call: unreachable(w1), requeue: 0, writes: 1, conds: []string{"Ready=False/MemberNotReady"},
+			check: func(t *testing.T, h *harness) {
+				noApplier(t, h)
+				readyMessage("the member did not answer its last probe; applying waits")(t, h)
+			},
+		}}},
+		{name: "unreachable: Ready carries the probe's cause, and a new cause is written", work: w1, steps: []step{{
+			call: unreachableBecause(w1, "NoCredentials: no credentials"), requeue: 0, writes: 1, conds: []string{"Ready=False/MemberNotReady"},
+			check: readyMessage("member not reachable: NoCredentials: no credentials; applying waits"),
+		}, {
+			call: unreachableBecause(w1, "ClusterUnreachable: readyz failed: connection refused"), requeue: 0, writes: 1,
+			conds: []string{"Ready=False/MemberNotReady"},
+			check: func(t *testing.T, h *harness) {
+				noApplier(t, h)
+				readyMessage("member not reachable: ClusterUnreachable: readyz failed: connection refused; applying waits")(t, h)
+			},
 		}}},
 		{name: "unreachable and suspended: suspended wins", work: w1, steps: []step{{
 			call: unreachable(suspended), requeue: 0, writes: 1, conds: []string{"Ready=False/Suspended"}, check: noApplier,

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -95,6 +96,12 @@ type ClusterRow struct {
 	// PruneHeld is why the member is held on an earlier revision by the
 	// prune guard ("" when it is not).
 	PruneHeld string `json:"pruneHeld,omitempty"`
+	// KubernetesVersion, CPU and Memory (allocatable) are the member as
+	// its pull agent measured it; empty for push members, whose probe
+	// stays in the controller.
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
+	CPU               string `json:"cpu,omitempty"`
+	Memory            string `json:"memory,omitempty"`
 }
 
 // TemplateRow is one template across clusters.
@@ -182,6 +189,17 @@ func clusterRow(in Input) ClusterRow {
 	}
 	if st.Message != "" {
 		row.Message = st.Message // a source or format problem outranks the condition
+	}
+	if c := st.Cluster; c != nil {
+		row.KubernetesVersion = c.KubernetesVersion
+		if rs := c.ResourceSummary; rs != nil {
+			if q, ok := rs.Allocatable[corev1.ResourceCPU]; ok {
+				row.CPU = q.String()
+			}
+			if q, ok := rs.Allocatable[corev1.ResourceMemory]; ok {
+				row.Memory = q.String()
+			}
+		}
 	}
 	if held := in.Work.Annotations[workv1alpha1.AnnotationPruneHeld]; held != "" {
 		row.PruneHeld = held

@@ -1,0 +1,152 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/propagit/propagit/internal/cli"
+	"github.com/propagit/propagit/internal/status"
+	"github.com/propagit/propagit/internal/testenv"
+)
+
+// cliRun is one in-process run of the propagit command.
+type cliRun struct {
+	code           int
+	stdout, stderr string
+	err            error
+}
+
+// runCLI runs propagit with args in-process, as the binary would, and
+// returns its exit code (Execute's mapping) and output.
+func runCLI(t *testing.T, timeout time.Duration, args ...string) cliRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	cmd := cli.NewRootCommand(&out, &errOut)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	r := cliRun{stdout: out.String(), stderr: errOut.String(), err: err}
+	var ee *cli.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.Code
+	default:
+		r.code = 2
+	}
+	return r
+}
+
+func (r cliRun) String() string {
+	return fmt.Sprintf("exit %d (%v)\nstdout:\n%s\nstderr:\n%s", r.code, r.err, r.stdout, r.stderr)
+}
+
+// TestOpsWaitForARevision is what a deploy pipeline does after a merge:
+// `propagit wait` for the pushed revision exits 0 once both real members
+// run it (and they do), and `status --exit-code` agrees. With member2's
+// apiserver stopped, the next revision reaches member1 only: wait exits 1
+// with member2 in its reason table, the status row names the probe's real
+// cause, and `status --exit-code` exits 1. A member without credentials
+// shows NoCredentials in its row.
+func TestOpsWaitForARevision(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{Members: 2})
+	m1, m2 := env.Members[0], env.Members[1]
+	ns := randomNamespace("wait")
+	remote := httpRemote(t)
+	co := newCheckout(t, remote)
+	configMapFleet(co, ns, m1.Name, m2.Name)
+	co.write(fleetDir+"/app.yaml", configMapYAML(ns, "app", "v1"))
+	rev1, pushed := co.commitPush("app v1")
+	startController(t, newSetup(t, remote, env.Members...))
+	store := []string{"--repo", remote.URL}
+
+	r := runCLI(t, 2*converge, append([]string{"wait", "--revision", rev1[:7], "--timeout", converge.String(), "--interval", "200ms"}, store...)...)
+	if r.code != 0 {
+		t.Fatalf("wait for %s: %s", short(rev1), r)
+	}
+	t.Logf("timing: wait for %s returned %s after the push", short(rev1), time.Since(pushed).Round(time.Millisecond))
+	for _, m := range env.Members { // wait said healthy: no polling here
+		cm, err := getConfigMap(m, ns, "app")
+		if err != nil || cm == nil || cm.Data["value"] != "v1" {
+			t.Errorf("%s: wait exited 0 but ConfigMap app is %+v (%v), want value v1", m.Name, cm, err)
+		}
+	}
+	if r := runCLI(t, converge, append([]string{"status", "--exit-code"}, store...)...); r.code != 0 {
+		t.Errorf("status --exit-code with both members on %s: %s", short(rev1), r)
+	}
+
+	if err := m2.StopAPIServer(); err != nil {
+		t.Fatalf("failed to stop member2's apiserver: %v", err)
+	}
+	co.edit(fleetDir+"/app.yaml", `"v1"`, `"v2"`)
+	rev2, _ := co.commitPush("app v2")
+	r = runCLI(t, 2*converge, append([]string{"wait", "--revision", rev2, "--for", "applied", "--cluster", m1.Name,
+		"--timeout", converge.String(), "--interval", "200ms"}, store...)...)
+	if r.code != 0 {
+		t.Fatalf("wait for %s on member1 alone: %s", short(rev2), r)
+	}
+	// The status row names the probe's cause, not a fixed sentence.
+	eventually(t, converge, func() (bool, string) {
+		r := runCLI(t, converge, append([]string{"status", "-o", "json", "--cluster", m2.Name}, store...)...)
+		var rep status.Report
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil || len(rep.Clusters) != 1 {
+			return false, r.String()
+		}
+		msg := rep.Clusters[0].Message
+		return strings.HasPrefix(msg, "member not reachable: ClusterUnreachable: readyz failed"),
+			fmt.Sprintf("member2's message = %q, want the probe's cause", msg)
+	})
+
+	r = runCLI(t, converge, append([]string{"wait", "--revision", rev2[:12], "--timeout", "3s", "--interval", "200ms"}, store...)...)
+	if r.code != 1 {
+		t.Fatalf("wait for %s with member2 down: %s, want exit 1", short(rev2), r)
+	}
+	rows := tableRows(r.stdout)
+	if got := rows[m1.Name]; len(got) < 2 || got[1] != "yes" {
+		t.Errorf("member1's row %v, want reached; %s", got, r)
+	}
+	if got := strings.Join(rows[m2.Name], " "); !strings.Contains(got, "no "+rev1[:7]+" False not applied yet: member not reachable: ClusterUnreachable") {
+		t.Errorf("member2's row %q, want not reached, %s applied, the probe's cause; %s", got, rev1[:7], r)
+	}
+	if !strings.Contains(r.err.Error(), "timed out after 3s: 1/2 clusters reached") {
+		t.Errorf("wait's error %v, want 1/2 clusters reached", r.err)
+	}
+	t.Logf("wait with member2 down:\n%s", r.stdout)
+	if r := runCLI(t, converge, append([]string{"status", "--exit-code"}, store...)...); r.code != 1 {
+		t.Errorf("status --exit-code with member2 down: %s, want exit 1", r)
+	}
+
+	// A member the hub holds no credentials for says so in its row.
+	const ghost = "ghost"
+	configMapFleet(co, ns, m1.Name, m2.Name, ghost)
+	co.commitPush("a member without credentials")
+	eventually(t, converge, func() (bool, string) {
+		r := runCLI(t, converge, append([]string{"status", "-o", "json", "--cluster", ghost}, store...)...)
+		var rep status.Report
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil || len(rep.Clusters) != 1 {
+			return false, r.String()
+		}
+		msg := rep.Clusters[0].Message
+		return strings.HasPrefix(msg, "member not reachable: NoCredentials: ") && strings.Contains(msg, ghost),
+			fmt.Sprintf("%s's message = %q, want NoCredentials naming it", ghost, msg)
+	})
+}
+
+// tableRows splits a table printed by the CLI into its rows' words, by
+// first column.
+func tableRows(out string) map[string][]string {
+	rows := map[string][]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			rows[f[0]] = f
+		}
+	}
+	return rows
+}

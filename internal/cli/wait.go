@@ -1,0 +1,238 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/propagit/propagit/internal/status"
+)
+
+// Bounds of wait's durations: a pipeline step must end, and polling a Git
+// remote faster than this only loads it.
+const (
+	maxWaitTimeout  = 24 * time.Hour
+	minWaitInterval = 100 * time.Millisecond
+)
+
+type waitOptions struct {
+	repo     gitOptions
+	store    storeOptions
+	revision string
+	forState string
+	timeout  time.Duration
+	interval time.Duration
+	clusters []string
+}
+
+func newWaitCommand() *cobra.Command {
+	o := &waitOptions{}
+	cmd := &cobra.Command{
+		Use:   "wait --revision REV",
+		Short: "Wait until every member runs a revision, applied or healthy",
+		Long: `wait polls the same Work store propagit status reads until every member
+(or every --cluster) runs the source revision REV: its Work is the one the
+controller recorded for REV (or a later revision that did not change it) and
+the member applied exactly that content; --for healthy (the default) also
+needs the Work's Ready condition True. REV is a full revision or a prefix of
+at least 7 characters.
+
+A line goes to stderr each time a member's state changes. wait exits 0 when
+every targeted member reached REV, 1 when --timeout ran out (with a table of
+each member, its applied revision, Ready and why it has not reached REV),
+and 2 on invalid flags or when the store cannot be read at all.`,
+		Example: `  # in a deploy pipeline, after the merge
+  propagit wait --repo https://git.example.com/fleet.git --revision "$(git rev-parse HEAD)" --timeout 10m
+  propagit wait --works-store cr --hub-kubeconfig hub.kubeconfig --revision 3f2a9c1 --for applied --cluster prod-eu --cluster prod-us`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	o.repo.bindFlags(cmd, "repo", "the repository holding the work branch (git store)")
+	o.store.bindFlags(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.revision, "revision", "", "source revision to wait for: a full commit hash or a prefix of at least 7 characters (required)")
+	f.StringVar(&o.forState, "for", "healthy", `what each member must reach: "applied" (the revision's content applied) or "healthy" (applied and Ready)`)
+	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long to wait before exiting 1 (at most 24h)")
+	f.DurationVar(&o.interval, "interval", 2*time.Second, "how often to read the store (at least 100ms)")
+	f.StringArrayVar(&o.clusters, "cluster", nil, "wait only for this member (repeatable; default: every member with a Work)")
+	return cmd
+}
+
+func (o *waitOptions) validate() error {
+	switch {
+	case o.revision == "":
+		return errors.New("--revision is required")
+	case len(o.revision) < status.MinRevisionPrefix || !isHex(o.revision):
+		return fmt.Errorf("--revision %q: want a commit hash or a prefix of at least %d hex characters", o.revision, status.MinRevisionPrefix)
+	case o.forState != "applied" && o.forState != "healthy":
+		return fmt.Errorf(`--for must be "applied" or "healthy", not %q`, o.forState)
+	case o.timeout <= 0 || o.timeout > maxWaitTimeout:
+		return fmt.Errorf("--timeout %s: want more than 0 and at most %s", o.timeout, maxWaitTimeout)
+	case o.interval < minWaitInterval:
+		return fmt.Errorf("--interval %s: want at least %s", o.interval, minWaitInterval)
+	}
+	for _, c := range o.clusters {
+		if c == "" {
+			return errors.New("--cluster: empty name")
+		}
+	}
+	return nil
+}
+
+func isHex(s string) bool {
+	for _, r := range s {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f' || 'A' <= r && r <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func (o *waitOptions) run(parent context.Context, stdout, stderr io.Writer) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(orBackground(parent), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	st, cleanup, err := openStores(o.repo, o.store, "propagit-wait-*")
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	target := status.Target{Revision: o.revision, Healthy: o.forState == "healthy"}
+	deadline, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	w := &waiter{opts: o, target: target, stderr: stderr, seen: map[string]status.Progress{}}
+	for {
+		done, err := w.poll(deadline, st)
+		switch {
+		case err != nil && w.last == nil && deadline.Err() == nil:
+			return err // the store cannot be read at all: no point waiting
+		case err != nil && deadline.Err() == nil:
+			fmt.Fprintf(stderr, "failed to read the store (retrying): %v\n", err)
+		case done:
+			fmt.Fprintf(stdout, "%s %s on %d/%d clusters\n", o.revision, o.forState, len(w.last), len(w.last))
+			return nil
+		}
+		select {
+		case <-deadline.Done():
+			if ctx.Err() != nil {
+				return ctx.Err() // interrupted, not timed out
+			}
+			printProgress(stdout, w.last)
+			return &ExitError{Code: 1, Err: fmt.Errorf("timed out after %s: %s", o.timeout, w.summary())}
+		case <-time.After(o.interval):
+		}
+	}
+}
+
+// waiter remembers what the last poll saw, to report changes once.
+type waiter struct {
+	opts   *waitOptions
+	target status.Target
+	stderr io.Writer
+	last   []status.Progress
+	// lastErr is the last read error, nil once a read succeeds.
+	lastErr error
+	seen    map[string]status.Progress
+}
+
+// poll reads the store once and reports whether every targeted member
+// reached the target.
+func (w *waiter) poll(ctx context.Context, st *stores) (bool, error) {
+	inputs, newest, err := gather(ctx, st, w.opts.clusters)
+	w.lastErr = err
+	if err != nil {
+		return false, err
+	}
+	w.last = progress(inputs, newest, w.target, w.opts.clusters)
+	for _, p := range w.last {
+		if prev, ok := w.seen[p.Cluster]; ok && prev == p {
+			continue
+		}
+		w.seen[p.Cluster] = p
+		if p.Reached {
+			fmt.Fprintf(w.stderr, "%s: reached %s (%s)\n", p.Cluster, w.opts.revision, w.opts.forState)
+		} else {
+			fmt.Fprintf(w.stderr, "%s: waiting: %s\n", p.Cluster, p.Message)
+		}
+	}
+	return reachedAll(w.last), nil
+}
+
+// progress is where each targeted member stands, sorted by cluster; a
+// named cluster without a Work is a member that has not reached anything.
+func progress(inputs []status.Input, newest string, t status.Target, clusters []string) []status.Progress {
+	var out []status.Progress
+	for _, in := range inputs {
+		out = append(out, status.Reached(in, newest, t))
+	}
+	for _, c := range clusters {
+		if !slices.ContainsFunc(out, func(p status.Progress) bool { return p.Cluster == c }) {
+			out = append(out, status.Progress{Cluster: c, Ready: "Unknown", Message: "no Work recorded for this cluster"})
+		}
+	}
+	slices.SortFunc(out, func(a, b status.Progress) int { return cmpString(a.Cluster, b.Cluster) })
+	return out
+}
+
+func reachedAll(ps []status.Progress) bool {
+	for _, p := range ps {
+		if !p.Reached {
+			return false
+		}
+	}
+	return len(ps) > 0
+}
+
+func (w *waiter) summary() string {
+	switch {
+	case w.last == nil && w.lastErr != nil:
+		return fmt.Sprintf("the store could not be read: %v", w.lastErr)
+	case len(w.last) == 0:
+		return "no Works recorded yet"
+	}
+	n := 0
+	for _, p := range w.last {
+		if p.Reached {
+			n++
+		}
+	}
+	return fmt.Sprintf("%d/%d clusters reached %s (%s)", n, len(w.last), w.opts.revision, w.opts.forState)
+}
+
+// printProgress prints one row per member: what it applied, its Ready
+// condition and why it has not reached the target.
+func printProgress(w io.Writer, ps []status.Progress) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLUSTER\tREACHED\tAPPLIED\tREADY\tMESSAGE")
+	for _, p := range ps {
+		reached := "no"
+		if p.Reached {
+			reached = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Cluster, reached, shortRev(p.AppliedRevision), p.Ready, orDash(p.Message))
+	}
+	_ = tw.Flush()
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
