@@ -181,7 +181,8 @@ func bigReport(clusters, objects, size int) *Report {
 		name := fmt.Sprintf("member%02d", c)
 		for o := 0; o < objects; o++ {
 			base[name] = append(base[name], configMap(fmt.Sprintf("cfg%02d", o), strings.Repeat("a", size)))
-			head[name] = append(head[name], configMap(fmt.Sprintf("cfg%02d", o), strings.Repeat("b", size)))
+			// Each cluster's change differs, so none are grouped.
+			head[name] = append(head[name], configMap(fmt.Sprintf("cfg%02d", o), name+strings.Repeat("b", size)))
 		}
 	}
 	base["small"] = []*unstructured.Unstructured{deployment("web", 1, "web:1")}
@@ -218,7 +219,9 @@ func TestMarkdownTruncation(t *testing.T) {
 func TestMarkdownHardCut(t *testing.T) {
 	r := bigReport(1, 1, 10)
 	for i := 0; i < 3000; i++ {
-		r.Clusters = append(r.Clusters, Cluster{Name: fmt.Sprintf("member-%04d", i), Changed: 1})
+		name := fmt.Sprintf("member-%04d", i)
+		r.Clusters = append(r.Clusters, Cluster{Name: name, Changed: 1,
+			Objects: []Object{{Ref: Ref{Kind: "ConfigMap", Namespace: "demo", Name: name}, Change: Changed}}})
 	}
 	md := r.Markdown(MarkdownLimit)
 	if len(md) > MarkdownLimit || !strings.HasSuffix(md, "Run `propagit diff` locally for the full output.\n") {
@@ -284,5 +287,40 @@ func TestWarnings(t *testing.T) {
 	if !strings.Contains(text, "  fleet/apps/web.yaml:3: Deployment.apps/demo/web on b: not rendered: override failed\n") ||
 		!strings.Contains(md, "- `fleet/apps/web.yaml:3`: `Deployment.apps/demo/web` on `b`: not rendered: override failed\n") {
 		t.Errorf("warnings not shown:\n%s\n%s", text, md)
+	}
+}
+
+// TestMarkdownGroupsIdenticalChanges: a one-line image bump on 1,000
+// clusters is one change, shown once with its hunk and the clusters it
+// touches, and fits one pull-request comment.
+func TestMarkdownGroupsIdenticalChanges(t *testing.T) {
+	base, head := map[string][]*unstructured.Unstructured{}, map[string][]*unstructured.Unstructured{}
+	for c := range 1000 {
+		name := fmt.Sprintf("c%04d", c)
+		base[name] = []*unstructured.Unstructured{deployment("web", 2, "web:1")}
+		head[name] = []*unstructured.Unstructured{deployment("web", 2, "web:2")}
+	}
+	base["odd"] = []*unstructured.Unstructured{deployment("web", 2, "web:1")}
+	head["odd"] = []*unstructured.Unstructured{deployment("web", 2, "web:3")}
+	r := Compare(Input{Base: result(base), Head: result(head)})
+	md := r.Markdown(MarkdownLimit)
+	if len(md) > MarkdownLimit || strings.Contains(md, "cut here") || strings.Contains(md, "truncated") {
+		t.Fatalf("markdown is %d bytes or was cut:\n%s", len(md), md[:min(len(md), 2000)])
+	}
+	for _, s := range []string{"same change on 1000 clusters: `c0000`", "and 990 more", "-      - image: web:1\n+      - image: web:2\n",
+		"-      - image: web:1\n+      - image: web:3\n", "| `odd` |"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("markdown lacks %q:\n%s", s, md)
+		}
+	}
+	if n := strings.Count(md, "image: web:2"); n != 1 {
+		t.Errorf("the shared hunk appears %d times, want once", n)
+	}
+	if n := strings.Count(md, "<details>"); n != 2 {
+		t.Errorf("%d sections, want 2 (the 1000 alike, and odd)", n)
+	}
+	txt := r.Text()
+	if !strings.Contains(txt, "=== same change on 1000 clusters: c0000") || strings.Count(txt, "image: web:2") != 1 {
+		t.Errorf("text output does not group the change:\n%s", txt[:min(len(txt), 2000)])
 	}
 }

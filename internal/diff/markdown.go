@@ -20,9 +20,10 @@ const MarkdownLimit = 65536
 // first, and each cut is stated where it happened.
 func (r *Report) Markdown(limit int) string {
 	head := r.markdownHead()
-	sections := make([]section, len(r.Clusters))
-	for i, c := range r.Clusters {
-		sections[i] = clusterSection(c)
+	groups := r.groups()
+	sections := make([]section, len(groups))
+	for i, g := range groups {
+		sections[i] = clusterSection(g)
 	}
 	return fit(head, sections, limit)
 }
@@ -39,8 +40,9 @@ func (r *Report) markdownHead() string {
 	}
 	fmt.Fprintf(&sb, ": %s.\n\n", r.summaryLine())
 	sb.WriteString("| Cluster | Added | Changed | Removed | Replicas before→after |\n| :-- | --: | --: | --: | :-: |\n")
-	for _, c := range r.Clusters {
-		fmt.Fprintf(&sb, "| %s | %d | %d | %d | %s |\n", codeCell(c.Name), c.Added, c.Changed, c.Removed, replicaText(c.Replicas))
+	for _, g := range r.groups() {
+		c := g.Cluster
+		fmt.Fprintf(&sb, "| %s | %d | %d | %d | %s |\n", g.title(codeCell), c.Added, c.Changed, c.Removed, replicaText(c.Replicas))
 	}
 	if r.UnchangedClusters > 0 {
 		fmt.Fprintf(&sb, "\n%s unchanged.\n", plural(r.UnchangedClusters, "other cluster"))
@@ -93,9 +95,10 @@ func objectName(namespace, name string) string {
 
 // clusterSection renders one cluster as a <details> block whose items are
 // its objects.
-func clusterSection(c Cluster) section {
+func clusterSection(g clusterGroup) section {
+	c := g.Cluster
 	s := section{
-		summary: fmt.Sprintf("<details>\n<summary><b>%s</b>: %s", html.EscapeString(oneLine(c.Name)), c.counts()),
+		summary: fmt.Sprintf("<details>\n<summary><b>%s</b>: %s", g.title(func(n string) string { return html.EscapeString(oneLine(n)) }), c.counts()),
 		close:   "</details>\n\n",
 	}
 	for _, o := range c.Objects {

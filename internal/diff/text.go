@@ -23,8 +23,9 @@ func (r *Report) text() string {
 	fmt.Fprintf(&sb, "%s.\n\n", r.summaryLine())
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CLUSTER\tADDED\tCHANGED\tREMOVED\tREPLICAS")
-	for _, c := range r.Clusters {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", c.Name, c.Added, c.Changed, c.Removed, replicaText(c.Replicas))
+	for _, g := range r.groups() {
+		c := g.Cluster
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", g.title(func(s string) string { return s }), c.Added, c.Changed, c.Removed, replicaText(c.Replicas))
 	}
 	_ = tw.Flush()
 	if r.UnchangedClusters > 0 {
@@ -48,8 +49,9 @@ func (r *Report) text() string {
 	}
 	r.textSafety(&sb)
 	r.textWarnings(&sb)
-	for _, c := range r.Clusters {
-		fmt.Fprintf(&sb, "\n=== %s: %s ===\n", c.Name, c.counts())
+	for _, g := range r.groups() {
+		c := g.Cluster
+		fmt.Fprintf(&sb, "\n=== %s: %s ===\n", g.title(func(s string) string { return s }), c.counts())
 		for _, o := range c.Objects {
 			fmt.Fprintf(&sb, "\n%s %s %s%s\n", o.sign(), label(o.Ref), o.Change, o.moveNote(func(s string) string { return s }))
 			sb.WriteString(o.Diff)
