@@ -1,20 +1,24 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/cluster"
+	"github.com/propagit/propagit/internal/join"
 	"github.com/propagit/propagit/internal/testenv"
 )
 
@@ -62,6 +66,36 @@ func putSecret(t *testing.T, c client.Client, ns, name string, labels map[string
 	}
 }
 
+// joinPush runs `propagit join --mode push` against m, applies the
+// credential Secret it renders to the hub, and returns the Cluster to commit.
+func joinPush(t *testing.T, hub client.Client, m *testenv.Member) []byte {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", m.KubeconfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := join.DefaultOptions()
+	opts.Name, opts.Mode, opts.CheckTimeout = m.Name, join.ModePush, 15*time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := join.Join(ctx, cfg, opts)
+	if err != nil {
+		t.Fatalf("join %s: %v", m.Name, err)
+	}
+	out, err := join.Render(opts, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s corev1.Secret
+	if err := yaml.Unmarshal(out.Secret, &s); err != nil {
+		t.Fatal(err)
+	}
+	if err := hub.Create(ctx, &s); err != nil {
+		t.Fatalf("failed to apply join's Secret %s/%s to the hub: %v", s.Namespace, s.Name, err)
+	}
+	return out.Cluster
+}
+
 // trustCluster is a push Cluster; ref is "namespace/name" or "".
 func trustCluster(name, endpoint, ref string) string {
 	y := fmt.Sprintf("apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: %s\nspec:\n  syncMode: Push\n", name)
@@ -81,7 +115,7 @@ func trustCluster(name, endpoint, ref string) string {
 // own Cluster redirected to another endpoint. None is contacted: the trap
 // never receives a request, the probe reports CredentialMismatch naming the
 // mismatch, and no token appears in the logs. member1, correctly bound,
-// gets its ConfigMap.
+// gets its ConfigMap through the Cluster and Secret `propagit join` wrote.
 func TestTrustClusterCannotRedirectCredentials(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	m1, hubMember := env.Members[0], env.Members[1]
@@ -93,23 +127,19 @@ func TestTrustClusterCannotRedirectCredentials(t *testing.T) {
 	// credentials namespace.
 	putSecret(t, hub, hubNS, "propagit-git", nil, map[string]string{"token": trustGitToken})
 	putSecret(t, hub, cluster.DefaultNamespace, "loose", nil, map[string]string{"token": trustLooseToken})
-	putMemberSecret(t, hub, cluster.DefaultNamespace, m1.Name+"-credentials", m1)
-	m1Server, err := clientcmd.BuildConfigFromFlags("", m1.KubeconfigPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m1Cluster := joinPush(t, hub, m1)
 	trap := newCredentialTrap(t)
 
 	ns := randomNamespace("trust")
 	attacks := map[string]struct{ ref, mention string }{
 		"steal-git":   {hubNS + "/propagit-git", "read only from namespace " + cluster.DefaultNamespace},
 		"steal-loose": {cluster.DefaultNamespace + "/loose", "has no " + workv1alpha1.LabelCredentialsFor + " label"},
-		"steal-m1":    {cluster.DefaultNamespace + "/" + m1.Name + "-credentials", workv1alpha1.LabelCredentialsFor + "=" + m1.Name + ", not this cluster"},
+		"steal-m1":    {cluster.DefaultNamespace + "/" + join.SecretName(m1.Name), workv1alpha1.LabelCredentialsFor + "=" + m1.Name + ", not this cluster"},
 	}
 	remote := httpRemote(t)
 	co := newCheckout(t, remote)
 	names := []string{m1.Name}
-	co.write(fleetDir+"/clusters/"+m1.Name+".yaml", trustCluster(m1.Name, m1Server.Host, cluster.DefaultNamespace+"/"+m1.Name+"-credentials"))
+	co.write(fleetDir+"/clusters/"+m1.Name+".yaml", string(m1Cluster))
 	for name, a := range attacks {
 		co.write(fleetDir+"/clusters/"+name+".yaml", trustCluster(name, trap.URL, a.ref))
 		names = append(names, name)
@@ -160,7 +190,7 @@ spec:
 
 	// member1's own Cluster redirected to the trap: refused as well, and
 	// what member1 runs is left alone.
-	co.write(fleetDir+"/clusters/"+m1.Name+".yaml", trustCluster(m1.Name, trap.URL, cluster.DefaultNamespace+"/"+m1.Name+"-credentials"))
+	co.write(fleetDir+"/clusters/"+m1.Name+".yaml", trustCluster(m1.Name, trap.URL, cluster.DefaultNamespace+"/"+join.SecretName(m1.Name)))
 	rev2, _ := co.commitPush("trust: member1 redirected")
 	r.waitRevision(rev2)
 	r.waitPasses(3)
