@@ -61,6 +61,21 @@ func newCreds(t *testing.T, extra ...*corev1.Secret) *Credentials {
 	return &Credentials{Hub: b.Build(), QPS: 1, Burst: 1}
 }
 
+// testKubeconfig reaches m1Server with m1Token.
+const testKubeconfig = `apiVersion: v1
+kind: Config
+clusters:
+- name: m1
+  cluster: {server: "` + m1Server + `"}
+users:
+- name: m1
+  user: {token: "` + m1Token + `"}
+contexts:
+- name: m1
+  context: {cluster: m1, user: m1}
+current-context: m1
+`
+
 func m1Cluster(mod func(*clusterv1alpha1.ClusterSpec)) *clusterv1alpha1.Cluster {
 	c := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "m1"}}
 	if mod != nil {
@@ -117,6 +132,14 @@ func TestCredentialsRefuseRedirection(t *testing.T) {
 			ns:    "creds", want: ErrCredentialMismatch, mention: "a proxy is taken only from the credential"},
 		{name: "two Secrets labelled for the cluster",
 			extra: []*corev1.Secret{dup}, want: ErrCredentialMismatch, mention: "2 Secrets"},
+		{name: "kubeconfig credential redirected by apiEndpoint",
+			extra: []*corev1.Secret{credSecret("kc", "k", "m1", "", map[string]string{"kubeconfig": testKubeconfig})},
+			ns:    "kc", spec: func(s *clusterv1alpha1.ClusterSpec) { s.APIEndpoint = "https://attacker.example" },
+			want: ErrCredentialMismatch, mention: "spec.apiEndpoint https://attacker.example is not the server of credential Secret kc/k"},
+		{name: "bound Secret without a server",
+			extra: []*corev1.Secret{credSecret("half", "h", "m1", m1Token, nil)},
+			ns:    "half", spec: func(s *clusterv1alpha1.ClusterSpec) { s.APIEndpoint = "https://attacker.example" },
+			want: ErrNoCredentials, mention: "has neither a server nor a kubeconfig key"},
 		{name: "secretRef to a missing Secret",
 			spec: func(s *clusterv1alpha1.ClusterSpec) { s.SecretRef = ref(DefaultNamespace, "nope") },
 			want: ErrNoCredentials, mention: "karmada-cluster/nope"},
@@ -170,6 +193,13 @@ func TestCredentialsBound(t *testing.T) {
 			spec: func(s *clusterv1alpha1.ClusterSpec) {
 				s.SecretRef, s.APIEndpoint = ref(DefaultNamespace, "m1-credentials"), m1Server+"/"
 			}},
+		{name: "kubeconfig credential, endpoint restated",
+			creds: func(t *testing.T) *Credentials {
+				cr := newCreds(t, credSecret("kc", "k", "m1", "", map[string]string{"kubeconfig": testKubeconfig, "caBundle": "CA"}))
+				cr.Namespace = "kc"
+				return cr
+			},
+			spec: func(s *clusterv1alpha1.ClusterSpec) { s.APIEndpoint = m1Server }},
 		{name: "proxy and insecure granted by the Secret in a chosen namespace",
 			creds: func(t *testing.T) *Credentials {
 				cr := newCreds(t, proxied)
