@@ -53,7 +53,7 @@ func createNamespace(t *testing.T, c client.Client, name string) {
 }
 
 // putMemberSecret stores m's kubeconfig in Secret ns/name on the hub, the
-// shape a Cluster's spec.secretRef names.
+// shape a Cluster's spec.secretRef names, bound to m by its label.
 func putMemberSecret(t *testing.T, c client.Client, ns, name string, m *testenv.Member) {
 	t.Helper()
 	data, err := os.ReadFile(m.KubeconfigPath)
@@ -62,7 +62,8 @@ func putMemberSecret(t *testing.T, c client.Client, ns, name string, m *testenv.
 	}
 	ctx, cancel := kubeCtx()
 	defer cancel()
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string][]byte{"kubeconfig": data}}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{workv1alpha1.LabelCredentialsFor: m.Name}},
+		Data: map[string][]byte{"kubeconfig": data}}
 	if err := c.Create(ctx, s); err != nil {
 		t.Fatalf("failed to create Secret %s/%s on the hub: %v", ns, name, err)
 	}

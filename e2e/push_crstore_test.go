@@ -31,7 +31,14 @@ func TestPushCRStore(t *testing.T) {
 	s := newSetup(t, remote)
 	s.KubeconfigDir = ""
 	s.Hub, s.HubNamespace = hub, hubNS
-	runQuickstart(t, quickstart{remote: remote, members: members, setup: s, status: newCRStatusReader(t, hub, hubNS)})
+	// A Cluster's apiEndpoint must be its credential's server: the
+	// example's placeholders become the members' real endpoints.
+	prepare := func(co *checkout) {
+		for _, m := range members {
+			co.edit(fleetDir+"/clusters/"+m.Name+".yaml", "https://"+m.Name+".clusters.example.internal:6443", m.Config.Host)
+		}
+	}
+	runQuickstart(t, quickstart{remote: remote, members: members, setup: s, status: newCRStatusReader(t, hub, hubNS), prepare: prepare})
 	// With the CR store the controller only reads the source repository.
 	repo, err := git.PlainOpen(remote.Dir)
 	if err != nil {

@@ -48,6 +48,8 @@ type quickstart struct {
 	status  *statusReader
 	// healthy: the members run workloads, so the status must reach Ready.
 	healthy bool
+	// prepare, when set, edits the copied fleet before the first commit.
+	prepare func(co *checkout)
 }
 
 // runQuickstart is the quickstart scenario: it lands with the override, a
@@ -59,6 +61,9 @@ func runQuickstart(t *testing.T, q quickstart) {
 	status := q.status
 	co := newCheckout(t, q.remote)
 	co.copyDir(quickstartDir, fleetDir)
+	if q.prepare != nil {
+		q.prepare(co)
+	}
 	rev1, _ := co.commitPush("quickstart")
 	started := time.Now()
 	ctrl := startController(t, q.setup)

@@ -30,7 +30,9 @@ func newJoinCommand() *cobra.Command {
 propagit and the RBAC propagit needs (cluster-wide, or limited to --namespaces),
 checks them with a server-side dry-run of a Deployment, and prints the Cluster
 to commit plus, for push, the hub credential Secret (never commit it) or, for
-pull, the agent Deployment. Every object is labelled propagit.io/joined-by=join.
+pull, the agent Deployment. The Secret (server, token, caBundle) goes in the
+hub namespace karmada-cluster and is labelled propagit.io/credentials-for=NAME:
+only the Cluster of that name can use it, at that server. Every object is labelled propagit.io/joined-by=join.
 Running join again changes nothing but mints a fresh token.`,
 		Example: `  propagit join edge-1 --kubeconfig edge-1.kubeconfig --mode push --region eu --labels env=prod --out clusters/
   propagit join shop --kubeconfig shop.kubeconfig --mode pull --namespaces shop,shop-data`,

@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/propagit/propagit/internal/cluster"
 )
 
 const (
@@ -31,11 +33,11 @@ const (
 	LabelJoinedByValue = "join"
 	// Namespace holds the ServiceAccount in the member.
 	Namespace = "propagit-system"
-	// CredentialsNamespace holds, on the hub, the member credential Secrets
-	// that Clusters' spec.secretRef name: Karmada's karmada-cluster, so
-	// existing Karmada Cluster YAML works unchanged; deploy/rbac grants the
-	// controller read access there.
-	CredentialsNamespace = "karmada-cluster"
+	// CredentialsNamespace holds, on the hub, the member credential Secrets,
+	// each labelled propagit.io/credentials-for=<cluster>: Karmada's
+	// karmada-cluster, so existing Karmada Cluster YAML keeps its
+	// secretRef; deploy/rbac grants the controller read access there only.
+	CredentialsNamespace = cluster.DefaultNamespace
 	// ServiceAccount is the name of the member ServiceAccount propagit uses.
 	ServiceAccount = "propagit"
 	// ServiceAccountUser is the username the ServiceAccount authenticates as.

@@ -8,14 +8,17 @@ import (
 	"sigs.k8s.io/yaml"
 
 	clusterv1alpha1 "github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/cluster"
 )
 
 // Manifests are the documents a join produces.
 type Manifests struct {
 	// Cluster is the Cluster to commit to Git.
 	Cluster []byte
-	// Secret is, for push, the credential Secret for the hub. It holds a
-	// token: never commit it.
+	// Secret is, for push, the credential Secret for the hub, bound to the
+	// member by the propagit.io/credentials-for label. It holds a token:
+	// never commit it.
 	Secret []byte
 	// Agent is, for pull, the agent Deployment to apply in the member.
 	Agent []byte
@@ -74,18 +77,21 @@ func clusterManifest(opts Options, res *Result) ([]byte, error) {
 	return b, nil
 }
 
-// secretManifest is Karmada's credential shape: token and caBundle.
+// secretManifest is the member's bound credential: Karmada's token and
+// caBundle keys plus the server, labelled with the cluster's name so that
+// only the Cluster of that name can use it (cluster.Credentials).
 func secretManifest(name string, res *Result) ([]byte, error) {
-	data := map[string][]byte{"token": []byte(res.Token)}
+	data := map[string][]byte{cluster.KeyServer: []byte(res.APIEndpoint), cluster.KeyToken: []byte(res.Token)}
 	if len(res.CABundle) > 0 {
-		data["caBundle"] = res.CABundle
+		data[cluster.KeyCABundle] = res.CABundle
 	}
 	doc := map[string]any{
 		"apiVersion": "v1",
 		"kind":       "Secret",
-		"metadata":   map[string]any{"name": SecretName(name), "namespace": CredentialsNamespace},
-		"type":       "Opaque",
-		"data":       data, // []byte marshals as base64
+		"metadata": map[string]any{"name": SecretName(name), "namespace": CredentialsNamespace,
+			"labels": map[string]string{workv1alpha1.LabelCredentialsFor: name}},
+		"type": "Opaque",
+		"data": data, // []byte marshals as base64
 	}
 	b, err := yaml.Marshal(doc)
 	if err != nil {

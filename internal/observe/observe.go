@@ -2,6 +2,7 @@ package observe
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -159,9 +160,13 @@ type CredentialProber struct {
 func (p CredentialProber) Probe(ctx context.Context, cl *clusterv1alpha1.Cluster) *clusterv1alpha1.ClusterStatus {
 	cfg, err := p.Credentials.Config(ctx, cl)
 	if err != nil {
+		reason := workv1alpha1.ReasonNoCredentials
+		if errors.Is(err, cluster.ErrCredentialMismatch) {
+			reason = workv1alpha1.ReasonCredentialMismatch
+		}
 		st := &clusterv1alpha1.ClusterStatus{}
 		st.Conditions = []metav1.Condition{{Type: clusterv1alpha1.ConditionReady, Status: metav1.ConditionUnknown,
-			Reason: workv1alpha1.ReasonNoCredentials, Message: err.Error(), LastTransitionTime: metav1.NewTime(p.Clock.Now())}}
+			Reason: reason, Message: err.Error(), LastTransitionTime: metav1.NewTime(p.Clock.Now())}}
 		return st
 	}
 	return cluster.Probe(ctx, cfg, p.Clock.Now())

@@ -29,9 +29,13 @@ const (
 // Reasons of a member's Ready condition as propagit observes it (the
 // cluster status fed to the scheduler).
 const (
-	ReasonClientError         = "ClientError"
-	ReasonClusterUnreachable  = "ClusterUnreachable"
-	ReasonNoCredentials       = "NoCredentials"
+	ReasonClientError        = "ClientError"
+	ReasonClusterUnreachable = "ClusterUnreachable"
+	ReasonNoCredentials      = "NoCredentials"
+	// ReasonCredentialMismatch: the Cluster in Git asks for a credential,
+	// endpoint, TLS or proxy setting its bound credential Secret does not
+	// grant, so the member is not contacted.
+	ReasonCredentialMismatch  = "CredentialMismatch"
 	ReasonAgentHeartbeatStale = "AgentHeartbeatStale"
 	ReasonClusterReady        = "ClusterReady"
 	ReasonClusterNotReady     = "ClusterNotReady"

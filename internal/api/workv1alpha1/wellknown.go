@@ -19,6 +19,10 @@ const (
 	LabelCluster = "propagit.io/cluster"
 	// LabelJoinedBy marks the objects `propagit join` created in a member.
 	LabelJoinedBy = "propagit.io/joined-by"
+	// LabelCredentialsFor, on a hub Secret in the credentials namespace,
+	// names the one member whose credential the Secret holds. A Cluster in
+	// Git reaches only the Secret labelled with its own name.
+	LabelCredentialsFor = "propagit.io/credentials-for"
 
 	// AnnotationTemplate names the source template of an object
 	// (ObjectKey.String()).
