@@ -54,10 +54,11 @@ func newControllerCommand() *cobra.Command {
 records them (a Git work branch or Work custom resources on a hub), applies
 each push member's Work with server-side apply, and writes per-cluster status.
 
-Credentials never live in Git: a Cluster's spec.secretRef names a Secret in
-the controller's namespace (Karmada's token/caBundle keys with
-spec.apiEndpoint, or a kubeconfig key); outside a cluster --kubeconfig-dir
-holds <cluster>.kubeconfig files.`,
+Credentials never live in Git: each member's credential is one Secret in the
+hub namespace karmada-cluster labelled propagit.io/credentials-for=<cluster>
+(server, caBundle and token keys, or a kubeconfig key; propagit join writes
+it), and a Cluster in Git cannot point it elsewhere. Outside a cluster
+--kubeconfig-dir holds <cluster>.kubeconfig files.`,
 		Example: `  propagit controller --repo https://git.example.com/fleet.git --branch main \
     --kubeconfig-dir ./members --works-store git
   propagit controller --repo file:///srv/fleet.git --works-store cr --hub-kubeconfig hub.kubeconfig`,
