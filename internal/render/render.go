@@ -43,16 +43,14 @@ type Input struct {
 // placement reports Healthy).
 type Health map[string]map[workv1alpha1.ObjectKey]bool
 
-// Options tune what is never propagated.
+// Options tune what is never propagated and how Namespaces travel.
 type Options struct {
 	// SkippedNamespaces are anchored regular expressions; templates in a
 	// matching namespace are never propagated. Karmada's default is kube-.*.
 	SkippedNamespaces []*regexp.Regexp
-}
-
-// DefaultOptions returns Karmada's defaults.
-func DefaultOptions() Options {
-	return Options{SkippedNamespaces: []*regexp.Regexp{regexp.MustCompile(`^kube-.*$`)}}
+	// NamespaceAutoPropagation copies every Namespace to every cluster
+	// without a policy (Karmada's namespace controller, on by default).
+	NamespaceAutoPropagation bool
 }
 
 // Result is the outcome of one render.
