@@ -61,7 +61,7 @@ func (c *checker) overriders(path string, o *policyv1alpha1.Overriders) {
 		if c.required(p+".component", im.Component) {
 			c.oneOf(p+".component", im.Component, policyv1alpha1.ImageRegistry, policyv1alpha1.ImageRepository, policyv1alpha1.ImageTag)
 		}
-		c.operation(p, im.Operator, im.Value != "")
+		c.imageOperation(p, im.Operator, im.Value)
 	}
 	for _, list := range []struct {
 		name string
@@ -95,6 +95,18 @@ func (c *checker) operation(path, op string, hasValue bool) {
 	case op == policyv1alpha1.OpRemove && hasValue:
 		c.add(path+".value", "must be empty when operator is remove")
 	}
+}
+
+// imageOperation checks an imageOverrider's operator and value. Karmada's
+// schema says the value "defaults to empty and ignored when operator is
+// remove", and its webhook does not check it: a value next to remove is
+// accepted, with a warning that it does nothing.
+func (c *checker) imageOperation(path, op, value string) {
+	if op == policyv1alpha1.OpRemove && value != "" {
+		c.warn(path+".value", "%q is ignored: operator remove takes no value", value)
+		return
+	}
+	c.operation(path, op, value != "")
 }
 
 // metadataOverriders checks labelsOverrider or annotationsOverrider.

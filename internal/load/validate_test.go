@@ -57,6 +57,14 @@ var validationCases = []struct {
 		},
 	},
 	{
+		// karmada-semantics.md §1.3: staticWeightList weight is int64 >= 1
+		// (StaticClusterWeight.weight, kubebuilder Minimum=1): the
+		// apiserver rejects 0.
+		name: "a static weight of 0 is rejected",
+		doc:  ppWith("  placement:\n    replicaScheduling:\n      weightPreference:\n        staticWeightList:\n        - targetCluster: {}\n          weight: 0\n"),
+		want: []string{"a.yaml:14: spec.placement.replicaScheduling.weightPreference.staticWeightList[0].weight: 0 must be at least 1 (Karmada's CRD minimum); leave the cluster out of staticWeightList to give it no replicas"},
+	},
+	{
 		name: "replica scheduling enums and weights",
 		doc: ppWith("  placement:\n    replicaScheduling:\n      replicaSchedulingType: Split\n      replicaDivisionPreference: Even\n" +
 			"      weightPreference:\n        dynamicWeight: Free\n        staticWeightList:\n        - {targetCluster: {}, weight: -1}\n"),
@@ -64,7 +72,7 @@ var validationCases = []struct {
 			`a.yaml:11: spec.placement.replicaScheduling.replicaSchedulingType: "Split" is not one of Duplicated, Divided`,
 			`a.yaml:12: spec.placement.replicaScheduling.replicaDivisionPreference: "Even" is not one of Aggregated, Weighted`,
 			`a.yaml:14: spec.placement.replicaScheduling.weightPreference.dynamicWeight: "Free" is not one of AvailableReplicas`,
-			"a.yaml:16: spec.placement.replicaScheduling.weightPreference.staticWeightList[0].weight: -1 must be at least 1",
+			"a.yaml:16: spec.placement.replicaScheduling.weightPreference.staticWeightList[0].weight: -1 must be at least 1 (Karmada's CRD minimum); leave the cluster out of staticWeightList to give it no replicas",
 		},
 	},
 	{
