@@ -1,6 +1,9 @@
 package load
 
 import (
+	"net/url"
+	"slices"
+
 	"k8s.io/apimachinery/pkg/api/validate/content"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
@@ -30,9 +33,38 @@ func validateCluster(cl *clusterv1alpha1.Cluster) []issue {
 			c.oneOf(p+".effect", string(t.Effect), taintEffects...)
 		}
 	}
-	if sr := cl.Spec.SecretRef; sr != nil {
-		c.required("spec.secretRef.namespace", sr.Namespace)
-		c.required("spec.secretRef.name", sr.Name)
+	for _, ref := range []struct {
+		field string
+		sr    *clusterv1alpha1.LocalSecretReference
+	}{{"spec.secretRef", cl.Spec.SecretRef}, {"spec.impersonatorSecretRef", cl.Spec.ImpersonatorSecretRef}} {
+		if ref.sr != nil {
+			c.required(ref.field+".namespace", ref.sr.Namespace)
+			c.required(ref.field+".name", ref.sr.Name)
+		}
+	}
+	if e := cl.Spec.APIEndpoint; e != "" {
+		c.apiEndpoint("spec.apiEndpoint", e)
+	}
+	if p := cl.Spec.ProxyURL; p != "" {
+		if u, err := url.Parse(p); err != nil || !slices.Contains([]string{"http", "https", "socks5"}, u.Scheme) {
+			c.add("spec.proxyURL", "%q is not an http, https or socks5 URL", p)
+		}
 	}
 	return c.issues
+}
+
+// apiEndpoint follows Karmada's ValidateClusterAPIEndpoint: a URL with a
+// host, and no user information, fragment or query.
+func (c *checker) apiEndpoint(field, e string) {
+	u, err := url.Parse(e)
+	switch {
+	case err != nil:
+		c.add(field, "%q is not a valid URL: %v", e, err)
+	case u.Host == "":
+		c.add(field, "%q has no host: write it as a URL such as https://10.0.0.1:6443", e)
+	case u.User != nil:
+		c.add(field, "user information is not permitted in the URL")
+	case u.Fragment != "" || u.RawQuery != "":
+		c.add(field, "%q: fragments and query parameters are not permitted in the URL", e)
+	}
 }

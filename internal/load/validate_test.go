@@ -161,6 +161,32 @@ var validationCases = []struct {
 		},
 	},
 	{
+		// karmada-semantics.md §1.6; Karmada's ValidateClusterSpec:
+		// impersonatorSecretRef needs namespace and name like secretRef.
+		name: "cluster impersonatorSecretRef needs namespace and name",
+		doc:  clHead + "  syncMode: Push\n  impersonatorSecretRef: {name: imp}\n",
+		want: []string{"a.yaml:7: spec.impersonatorSecretRef.namespace: required"},
+	},
+	{
+		// karmada-semantics.md §1.6; Karmada's ValidateClusterAPIEndpoint:
+		// the endpoint must parse as a URL with a host.
+		name: "cluster apiEndpoint without a scheme has no host and is rejected",
+		doc:  clHead + "  syncMode: Push\n  apiEndpoint: member1.example.com\n",
+		want: []string{`a.yaml:7: spec.apiEndpoint: "member1.example.com" has no host: write it as a URL such as https://10.0.0.1:6443`},
+	},
+	{
+		// Karmada's ValidateClusterAPIEndpoint: no query or fragment.
+		name: "cluster apiEndpoint with a query is rejected",
+		doc:  clHead + "  syncMode: Push\n  apiEndpoint: https://10.0.0.1:6443/?x=1\n",
+		want: []string{`a.yaml:7: spec.apiEndpoint: "https://10.0.0.1:6443/?x=1": fragments and query parameters are not permitted in the URL`},
+	},
+	{
+		// Karmada's ValidateClusterProxyURL: http, https or socks5.
+		name: "cluster proxyURL with another scheme is rejected",
+		doc:  clHead + "  syncMode: Push\n  proxyURL: ftp://proxy:21\n",
+		want: []string{`a.yaml:7: spec.proxyURL: "ftp://proxy:21" is not an http, https or socks5 URL`},
+	},
+	{
 		name: "cluster spec.taint is not a field",
 		doc:  clHead + "  taint:\n  - {key: k, effect: NoSchedule}\n",
 		want: []string{"a.yaml:6: spec.taint: unknown field"},
@@ -190,6 +216,7 @@ func TestValidationAccepts(t *testing.T) {
 		{"empty legacy overriders next to rules", opHead + "      plaintext: [{path: /a, operator: remove}]\n  overriders: {}\n"},
 		{"legacy form alone", "apiVersion: policy.karmada.io/v1alpha1\nkind: ClusterOverridePolicy\nmetadata: {name: o}\nspec:\n" +
 			"  targetCluster: {clusterNames: [a]}\n  overriders:\n    annotationsOverrider: [{operator: add, value: {example.com/x: \"any value\"}}]\n"},
+		{"cluster with a socks5 proxy and an https endpoint", clHead + "  syncMode: Push\n  apiEndpoint: https://10.0.0.1:6443\n  proxyURL: socks5://proxy:1080\n"},
 		{"cluster with deprecated zone", clHead + "  syncMode: Pull\n  zone: z1\n  provider: aws\n"},
 	}
 	for _, tt := range tests {
