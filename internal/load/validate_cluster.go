@@ -50,7 +50,42 @@ func validateCluster(cl *clusterv1alpha1.Cluster) []issue {
 			c.add("spec.proxyURL", "%q is not an http, https or socks5 URL", p)
 		}
 	}
+	c.resourceModels("spec.resourceModels", cl.Spec.ResourceModels)
 	return c.issues
+}
+
+// resourceModelNames are the resources Karmada's resource models may use.
+var resourceModelNames = []string{"cpu", "ephemeral-storage", "memory", "storage"}
+
+// resourceModels follows the order-independent rules of Karmada's
+// ValidateClusterResourceModels: distinct grades, every grade modelling the
+// same resources in the same order, supported names, max above min. (The
+// contiguity and first/last bounds depend on the webhook's sorting and are
+// not checked.)
+func (c *checker) resourceModels(path string, models []clusterv1alpha1.ResourceModel) {
+	grades := map[uint]bool{}
+	for i, m := range models {
+		p := indexPath(path, i)
+		if grades[m.Grade] {
+			c.add(p+".grade", "%d is used by another model: grades must differ", m.Grade)
+		}
+		grades[m.Grade] = true
+		if i > 0 && len(m.Ranges) != len(models[0].Ranges) {
+			c.add(p+".ranges", "models %d resources, the first model %d: every grade must model the same resources", len(m.Ranges), len(models[0].Ranges))
+		}
+		for j, r := range m.Ranges {
+			rp := indexPath(p+".ranges", j)
+			if c.required(rp+".name", string(r.Name)) {
+				c.oneOf(rp+".name", string(r.Name), resourceModelNames...)
+			}
+			if i > 0 && j < len(models[0].Ranges) && r.Name != models[0].Ranges[j].Name {
+				c.add(rp+".name", "%q differs from the first model's %q: every grade must list the same resources in the same order", r.Name, models[0].Ranges[j].Name)
+			}
+			if r.Max.Cmp(r.Min) <= 0 {
+				c.add(rp+".max", "%s must be greater than min %s", r.Max.String(), r.Min.String())
+			}
+		}
+	}
 }
 
 // apiEndpoint follows Karmada's ValidateClusterAPIEndpoint: a URL with a

@@ -187,6 +187,21 @@ var validationCases = []struct {
 		want: []string{`a.yaml:7: spec.proxyURL: "ftp://proxy:21" is not an http, https or socks5 URL`},
 	},
 	{
+		// karmada-semantics.md §1.6 (resourceModels); Karmada's
+		// ValidateClusterResourceModels: distinct grades, the same
+		// resources in every grade, supported names, max above min.
+		name: "cluster resource models: duplicate grade, unsupported name, max not above min",
+		doc: clHead + "  syncMode: Push\n  resourceModels:\n" +
+			"  - grade: 0\n    ranges:\n    - {name: cpu, min: 0, max: 1}\n" +
+			"  - grade: 0\n    ranges:\n    - {name: gpu, min: 2, max: 2}\n",
+		want: []string{
+			"a.yaml:11: spec.resourceModels[1].grade: 0 is used by another model: grades must differ",
+			`a.yaml:13: spec.resourceModels[1].ranges[0].name: "gpu" is not one of cpu, ephemeral-storage, memory, storage`,
+			`a.yaml:13: spec.resourceModels[1].ranges[0].name: "gpu" differs from the first model's "cpu": every grade must list the same resources in the same order`,
+			"a.yaml:13: spec.resourceModels[1].ranges[0].max: 2 must be greater than min 2",
+		},
+	},
+	{
 		name: "cluster spec.taint is not a field",
 		doc:  clHead + "  taint:\n  - {key: k, effect: NoSchedule}\n",
 		want: []string{"a.yaml:6: spec.taint: unknown field"},
@@ -217,6 +232,9 @@ func TestValidationAccepts(t *testing.T) {
 		{"legacy form alone", "apiVersion: policy.karmada.io/v1alpha1\nkind: ClusterOverridePolicy\nmetadata: {name: o}\nspec:\n" +
 			"  targetCluster: {clusterNames: [a]}\n  overriders:\n    annotationsOverrider: [{operator: add, value: {example.com/x: \"any value\"}}]\n"},
 		{"cluster with a socks5 proxy and an https endpoint", clHead + "  syncMode: Push\n  apiEndpoint: https://10.0.0.1:6443\n  proxyURL: socks5://proxy:1080\n"},
+		{"cluster with two contiguous resource models", clHead + "  syncMode: Push\n  resourceModels:\n" +
+			"  - grade: 0\n    ranges:\n    - {name: cpu, min: 0, max: 1}\n    - {name: memory, min: 0, max: 4Gi}\n" +
+			"  - grade: 1\n    ranges:\n    - {name: cpu, min: 1, max: 2}\n    - {name: memory, min: 4Gi, max: 16Gi}\n"},
 		{"cluster with deprecated zone", clHead + "  syncMode: Pull\n  zone: z1\n  provider: aws\n"},
 	}
 	for _, tt := range tests {
