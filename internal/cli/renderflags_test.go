@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -26,5 +29,78 @@ func TestRenderFlagsOnEveryRenderingCommand(t *testing.T) {
 				t.Errorf("%s --%s defaults to %s, want %s", name, flag, f.DefValue, def)
 			}
 		}
+	}
+}
+
+const namespaceFleet = `apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: member1}
+spec: {syncMode: Push}
+---
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: member2}
+spec: {syncMode: Push}
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: team-b
+  labels: {namespace.karmada.io/skip-auto-propagation: "true"}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-c}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterPropagationPolicy
+metadata: {name: team-b-on-member2}
+spec:
+  resourceSelectors:
+  - {apiVersion: v1, kind: Namespace, name: team-b}
+  placement:
+    clusterAffinity: {clusterNames: [member2]}
+`
+
+// TestExplainNamespacePlacedByPolicy runs explain as a user would
+// (karmada-semantics.md §3.2): a Namespace labelled to skip
+// auto-propagation is placed by the ClusterPropagationPolicy that selects
+// it, and explain names that policy; with auto-propagation off, a Namespace
+// no policy selects goes nowhere, and explain says why.
+func TestExplainNamespacePlacedByPolicy(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "fleet")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "all.yaml"), []byte(namespaceFleet), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    []string
+		notWant []string
+	}{
+		{name: "the labelled Namespace is placed by its policy",
+			args:    []string{"explain", "namespace/team-b", "--source", src},
+			want:    []string{"ClusterPropagationPolicy team-b-on-member2 wins", "Placement:\n  member2\n"},
+			notWant: []string{"Placement:\n  member1", "none:", "Not propagated"}},
+		{name: "with auto-propagation off an unselected Namespace goes nowhere",
+			args: []string{"explain", "namespace/team-c", "--source", src, "--namespace-auto-propagation=false"},
+			want: []string{"none: no ClusterPropagationPolicy selects it and namespace auto-propagation is off", "the template goes to no cluster"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, _ := runCLI(t, 0, tc.args...)
+			for _, s := range tc.want {
+				if !strings.Contains(stdout, s) {
+					t.Errorf("output lacks %q:\n%s", s, stdout)
+				}
+			}
+			for _, s := range tc.notWant {
+				if strings.Contains(stdout, s) {
+					t.Errorf("output has %q:\n%s", s, stdout)
+				}
+			}
+		})
 	}
 }
