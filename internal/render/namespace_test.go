@@ -181,3 +181,37 @@ func TestOptionsBindFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestNamespaceLint checks what lint says of Namespaces
+// (karmada-semantics.md §3.2): a policy that selects a Namespace which
+// auto-propagation also sends everywhere does not decide its clusters, and
+// lint says so; a labelled Namespace, placed by its policy or by none, is
+// what the user asked for and draws no finding.
+func TestNamespaceLint(t *testing.T) {
+	for _, tc := range []struct {
+		name, ns, policy string
+		want             []string
+	}{
+		{name: "a CPP selecting an unlabelled Namespace warns that auto-propagation sends it everywhere anyway",
+			ns: plainNamespace, policy: cpp("only-m1", "m1", "team-a"),
+			want: []string{`warning: Namespace.core/team-a is placed by ClusterPropagationPolicy only-m1, but namespace auto-propagation also sends it to every cluster; label it namespace.karmada.io/skip-auto-propagation: "true" to place it by the policy only`}},
+		{name: "a labelled Namespace placed by a CPP draws no finding",
+			ns: skipLabelled, policy: cpp("only-m1", "m1", "team-b")},
+		{name: "a labelled Namespace no CPP selects draws no finding",
+			ns: skipLabelled, policy: cpp("other", "m1", "team-z")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set := loadFiles(t, map[string]string{"clusters.yaml": clusters("m1", "m2"), "ns.yaml": tc.ns, "cpp.yaml": tc.policy}, nil)
+			res := render.Render(render.Input{Set: set, Options: render.DefaultOptions()})
+			var got []string
+			for _, f := range render.Lint(set, res) {
+				if f.Source.Path == "ns.yaml" {
+					got = append(got, string(f.Severity)+": "+f.Message)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("findings on ns.yaml (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

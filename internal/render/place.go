@@ -152,6 +152,7 @@ func autoPropagate(b *Binding, o Options, clusters []*clusterv1alpha1.Cluster) {
 		b.Choice.Reason = "Namespaces propagate to every cluster without a policy (Karmada's namespace auto-propagation)"
 	} else {
 		b.Choice.Reason += "; namespace auto-propagation sends it to every other cluster too"
+		b.AlsoAutoPropagated = true
 	}
 	placed := map[string]bool{}
 	for _, t := range b.Targets {

@@ -123,6 +123,9 @@ type Binding struct {
 	// ran before: its Targets are its last recorded objects, kept (Karmada
 	// keeps the binding and the member objects when a policy goes, §2.4).
 	Unclaimed bool
+	// AlsoAutoPropagated is set on a Namespace that a policy places and
+	// namespace auto-propagation also sends to every cluster.
+	AlsoAutoPropagated bool
 }
 
 // Target is the rendering of a template for one cluster.
