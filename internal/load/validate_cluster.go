@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
@@ -12,6 +13,12 @@ import (
 // maxClusterName is Karmada's limit: the execution namespace
 // "karmada-es-<name>" must still be a valid namespace name.
 const maxClusterName = 48
+
+// clusterTaintEffects are the effects Karmada's ValidateClusterTaints
+// allows on a Cluster: not PreferNoSchedule, which tolerations may still
+// name. (Newer Karmada also allows SelectiveNoExecute, which propagit does
+// not implement.)
+var clusterTaintEffects = []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectNoExecute)}
 
 // validateCluster applies Karmada's Cluster validation (semantics §1.6).
 func validateCluster(cl *clusterv1alpha1.Cluster) []issue {
@@ -23,14 +30,20 @@ func validateCluster(cl *clusterv1alpha1.Cluster) []issue {
 		c.messages("metadata.name", name, content.IsDNS1123Label(name))
 	}
 	c.oneOf("spec.syncMode", cl.Spec.SyncMode, clusterv1alpha1.SyncModePush, clusterv1alpha1.SyncModePull)
+	seen := map[string]bool{}
 	for i, t := range cl.Spec.Taints {
 		p := indexPath("spec.taints", i)
+		if k := t.Key + "\x00" + string(t.Effect); seen[k] {
+			c.add(p, "another taint has key %q and effect %s: taints must be unique by key and effect", t.Key, t.Effect)
+		} else {
+			seen[k] = true
+		}
 		if c.required(p+".key", t.Key) {
 			c.labelKey(p+".key", t.Key)
 		}
 		c.labelValue(p+".value", t.Value)
 		if c.required(p+".effect", string(t.Effect)) {
-			c.oneOf(p+".effect", string(t.Effect), taintEffects...)
+			c.oneOf(p+".effect", string(t.Effect), clusterTaintEffects...)
 		}
 	}
 	for _, ref := range []struct {

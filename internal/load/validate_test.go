@@ -157,7 +157,7 @@ var validationCases = []struct {
 		want: []string{
 			`a.yaml:4: metadata.name: "a-very-long-cluster-name-that-goes-past-forty-eight-chars" is longer than 48 characters`,
 			`a.yaml:6: spec.syncMode: "push" is not one of Push, Pull`,
-			`a.yaml:8: spec.taints[0].effect: "PreferNoExecute" is not one of NoSchedule, PreferNoSchedule, NoExecute`,
+			`a.yaml:8: spec.taints[0].effect: "PreferNoExecute" is not one of NoSchedule, NoExecute`,
 		},
 	},
 	{
@@ -200,6 +200,22 @@ var validationCases = []struct {
 			`a.yaml:13: spec.resourceModels[1].ranges[0].name: "gpu" differs from the first model's "cpu": every grade must list the same resources in the same order`,
 			"a.yaml:13: spec.resourceModels[1].ranges[0].max: 2 must be greater than min 2",
 		},
+	},
+	{
+		// karmada-semantics.md §1.6 (taints); Karmada's
+		// lifted.ValidateClusterTaints, as Kubernetes for Nodes: one taint
+		// per key and effect.
+		name: "cluster taints with the same key and effect are rejected",
+		doc:  clHead + "  syncMode: Push\n  taints:\n  - {key: k, value: a, effect: NoSchedule}\n  - {key: k, value: b, effect: NoSchedule}\n  - {key: k, effect: NoExecute}\n",
+		want: []string{`a.yaml:9: spec.taints[1]: another taint has key "k" and effect NoSchedule: taints must be unique by key and effect`},
+	},
+	{
+		// karmada-semantics.md §1.6 (taints); Karmada's
+		// validateClusterTaintEffect allows NoSchedule and NoExecute (and,
+		// in newer releases, SelectiveNoExecute), never PreferNoSchedule.
+		name: "cluster taint effect PreferNoSchedule is rejected",
+		doc:  clHead + "  syncMode: Push\n  taints:\n  - {key: k, effect: PreferNoSchedule}\n",
+		want: []string{`a.yaml:8: spec.taints[0].effect: "PreferNoSchedule" is not one of NoSchedule, NoExecute`},
 	},
 	{
 		name: "cluster spec.taint is not a field",
