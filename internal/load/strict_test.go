@@ -156,6 +156,15 @@ func TestSoftProblemsBecomeFindings(t *testing.T) {
 			},
 		},
 		{
+			// Karmada's webhook (ValidateOverrideRules) checks no plaintext
+			// operator or value, and a JSON patch remove ignores a value: the
+			// apiserver accepts it, so propagit loads it and warns.
+			name:      "a plaintext remove with a value loads, with a warning that the value is ignored",
+			doc:       opHead + "      plaintext:\n      - {path: /spec/x, operator: remove, value: 1}\n",
+			wantFinds: []string{"a.yaml:9: spec.overrideRules[0].overriders.plaintext[0].value: is ignored: operator remove takes no value"},
+			loaded:    true,
+		},
+		{
 			// karmada-semantics.md §1.5; Karmada's ImageOverrider.value:
 			// "defaults to empty and ignored when operator is remove", and
 			// the webhook does not check it, so the apiserver accepts it.

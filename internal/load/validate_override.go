@@ -51,6 +51,12 @@ func (c *checker) overriders(path string, o *policyv1alpha1.Overriders) {
 	for i, pt := range o.Plaintext {
 		p := indexPath(path+".plaintext", i)
 		c.jsonPointer(p+".path", pt.Path)
+		if pt.Operator == policyv1alpha1.OpRemove && pt.Value != nil {
+			// Karmada's webhook checks no plaintext value; a JSON patch
+			// remove ignores it.
+			c.warn(p+".value", "is ignored: operator remove takes no value")
+			continue
+		}
 		c.operation(p, pt.Operator, pt.Value != nil)
 	}
 	for i, im := range o.ImageOverrider {

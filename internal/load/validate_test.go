@@ -112,12 +112,11 @@ var validationCases = []struct {
 	{
 		name: "plaintext operator, pointer and value",
 		doc: opHead + "      plaintext:\n      - {path: spec.replicas, operator: repalce, value: 1}\n" +
-			"      - {path: /spec/replicas, operator: add}\n      - {path: /spec/x, operator: remove, value: 1}\n",
+			"      - {path: /spec/replicas, operator: add}\n",
 		want: []string{
 			`a.yaml:9: spec.overrideRules[0].overriders.plaintext[0].path: "spec.replicas" is not a JSON pointer: it must start with "/" (e.g. /spec/replicas)`,
 			`a.yaml:9: spec.overrideRules[0].overriders.plaintext[0].operator: "repalce" is not one of add, remove, replace`,
 			"a.yaml:10: spec.overrideRules[0].overriders.plaintext[1].value: required when operator is add",
-			"a.yaml:11: spec.overrideRules[0].overriders.plaintext[2].value: must be empty when operator is remove",
 		},
 	},
 	{
