@@ -125,7 +125,7 @@ func (c *checker) metadataOverriders(path string, list []policyv1alpha1.LabelAnn
 		for _, k := range sortedKeys(lo.Value) {
 			field := keyPath(p+".value", k)
 			c.labelKey(field, k)
-			if labels && lo.Operator != policyv1alpha1.OpRemove {
+			if labels {
 				c.labelValue(field, lo.Value[k])
 			}
 		}

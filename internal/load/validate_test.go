@@ -150,6 +150,14 @@ var validationCases = []struct {
 		},
 	},
 	{
+		// karmada-semantics.md §1.5 (label keys and values, k8s rules);
+		// Karmada's ValidateOverrideRules runs ValidateLabels on every
+		// labelsOverrider value, whatever the operator.
+		name: "labelsOverrider remove with an invalid label value is rejected",
+		doc:  opHead + "      labelsOverrider:\n      - operator: remove\n        value: {app: \"not a label value\"}\n",
+		want: []string{`a.yaml:10: spec.overrideRules[0].overriders.labelsOverrider[0].value[app]: "not a label value" is invalid: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`},
+	},
+	{
 		name: "cluster name, sync mode and taints",
 		doc: "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: a-very-long-cluster-name-that-goes-past-forty-eight-chars\n" +
 			"spec:\n  syncMode: push\n  taints:\n  - {key: k, effect: PreferNoExecute}\n",
