@@ -78,8 +78,8 @@ file and the line) or a template that fails to render at head.`,
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text, markdown or json")
 	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 when anything differs, 0 otherwise")
 	o.src.limits.bindFlags(f)
-	f.StringSliceVar(&o.src.skippedNamespaces, "skipped-namespaces", []string{"kube-.*"},
-		"regular expressions (anchored) of namespaces never propagated; karmada-system, karmada-cluster and karmada-es-* are always skipped")
+	o.src.render = render.DefaultOptions()
+	o.src.render.BindFlags(f)
 	return cmd
 }
 
@@ -88,10 +88,7 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts, err := o.src.renderOptions()
-	if err != nil {
-		return err
-	}
+	opts := o.src.render
 	repo, err := source.Open(ctx, o.repo)
 	if err != nil {
 		return err

@@ -50,10 +50,7 @@ func (o *explainOptions) run(w io.Writer, ref string) error {
 	if err != nil {
 		return err
 	}
-	opts, err := o.renderOptions()
-	if err != nil {
-		return err
-	}
+	opts := o.render
 	in := render.Input{Set: set, Options: opts}
 	if o.previous != "" {
 		works, err := readRendered(o.previous)

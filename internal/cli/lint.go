@@ -57,10 +57,7 @@ func (o *lintOptions) run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts, err := o.renderOptions()
-	if err != nil {
-		return err
-	}
+	opts := o.render
 	res := render.Render(render.Input{Set: set, Options: opts})
 	findings := render.Lint(set, res)
 	for _, f := range findings {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -28,28 +27,16 @@ const renderMarker = ".propagit-render"
 
 // sourceOptions are the flags every command that reads a source shares.
 type sourceOptions struct {
-	source            string
-	skippedNamespaces []string
-	limits            limitOptions
+	source string
+	render render.Options
+	limits limitOptions
 }
 
 func (o *sourceOptions) bindFlags(cmd *cobra.Command) {
 	o.limits.bindFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&o.source, "source", "s", ".", "folder holding templates, policies and Cluster objects")
-	cmd.Flags().StringSliceVar(&o.skippedNamespaces, "skipped-namespaces", []string{"kube-.*"},
-		"regular expressions (anchored) of namespaces never propagated; karmada-system, karmada-cluster and karmada-es-* are always skipped")
-}
-
-func (o *sourceOptions) renderOptions() (render.Options, error) {
-	var opts render.Options
-	for _, s := range o.skippedNamespaces {
-		re, err := regexp.Compile("^(?:" + s + ")$")
-		if err != nil {
-			return opts, fmt.Errorf("invalid --skipped-namespaces pattern %q: %w", s, err)
-		}
-		opts.SkippedNamespaces = append(opts.SkippedNamespaces, re)
-	}
-	return opts, nil
+	o.render = render.DefaultOptions()
+	o.render.BindFlags(cmd.Flags())
 }
 
 func (o *sourceOptions) load() (*load.Set, error) {
@@ -104,10 +91,7 @@ func (o *renderOptions) run(stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts, err := o.renderOptions()
-	if err != nil {
-		return err
-	}
+	opts := o.render
 	in := render.Input{Set: set, Options: opts}
 	if o.previous != "" {
 		works, err := readRendered(o.previous)

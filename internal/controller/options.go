@@ -113,6 +113,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.PullHeartbeatTimeout, "pull-heartbeat-timeout", o.PullHeartbeatTimeout, "a pull member whose agent has not reported for this long is not Ready (0 disables); keep it above the agents' --heartbeat-interval")
 	fs.IntVar(&o.Guard.MaxPercent, "max-prune-percent", o.Guard.MaxPercent, "hold a revision that would delete more than this share of a Ready member's objects (or all of them) "+
 		"until a commit carries the trailer \""+guard.AllowTrailer+": true\" (100 turns the guard off)")
+	o.Render.BindFlags(fs)
 	o.Deliver.BindFlags(fs)
 	o.Apply.BindFlags(fs)
 }

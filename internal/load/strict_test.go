@@ -156,9 +156,21 @@ func TestSoftProblemsBecomeFindings(t *testing.T) {
 			},
 		},
 		{
-			name:      "weight 0 is a warning",
-			doc:       ppWith("  placement:\n    replicaScheduling:\n      weightPreference:\n        staticWeightList:\n        - targetCluster: {}\n          weight: 0\n"),
-			wantFinds: []string{"a.yaml:14: spec.placement.replicaScheduling.weightPreference.staticWeightList[0].weight: 0 is below Karmada's minimum of 1; the clusters it selects get no replicas"},
+			// Karmada's webhook (ValidateOverrideRules) checks no plaintext
+			// operator or value, and a JSON patch remove ignores a value: the
+			// apiserver accepts it, so propagit loads it and warns.
+			name:      "a plaintext remove with a value loads, with a warning that the value is ignored",
+			doc:       opHead + "      plaintext:\n      - {path: /spec/x, operator: remove, value: 1}\n",
+			wantFinds: []string{"a.yaml:9: spec.overrideRules[0].overriders.plaintext[0].value: is ignored: operator remove takes no value"},
+			loaded:    true,
+		},
+		{
+			// karmada-semantics.md §1.5; Karmada's ImageOverrider.value:
+			// "defaults to empty and ignored when operator is remove", and
+			// the webhook does not check it, so the apiserver accepts it.
+			name:      "an imageOverrider remove with a value loads, with a warning that the value is ignored",
+			doc:       opHead + "      imageOverrider:\n      - {component: Tag, operator: remove, value: v2}\n",
+			wantFinds: []string{`a.yaml:9: spec.overrideRules[0].overriders.imageOverrider[0].value: "v2" is ignored: operator remove takes no value`},
 			loaded:    true,
 		},
 	}

@@ -158,15 +158,11 @@ func (c *checker) jsonPointer(field, value string) {
 	}
 }
 
-// weight checks a static weight: Karmada's CRD requires at least 1. A
-// weight of 0 (the cluster gets no replicas) is only a warning, because
-// EXPECT.md accepts a corpus file that uses it; below 0 is an error.
+// weight checks a static weight: Karmada's CRD schema requires at least 1
+// (StaticClusterWeight.weight, Minimum=1), so the apiserver rejects 0.
 func (c *checker) weight(field string, v int64) {
-	switch {
-	case v < 0:
-		c.add(field, "%s must be at least 1", strconv.FormatInt(v, 10))
-	case v == 0:
-		c.warn(field, "0 is below Karmada's minimum of 1; the clusters it selects get no replicas")
+	if v < 1 {
+		c.add(field, "%s must be at least 1 (Karmada's CRD minimum); leave the cluster out of staticWeightList to give it no replicas", strconv.FormatInt(v, 10))
 	}
 }
 

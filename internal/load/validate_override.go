@@ -51,6 +51,12 @@ func (c *checker) overriders(path string, o *policyv1alpha1.Overriders) {
 	for i, pt := range o.Plaintext {
 		p := indexPath(path+".plaintext", i)
 		c.jsonPointer(p+".path", pt.Path)
+		if pt.Operator == policyv1alpha1.OpRemove && pt.Value != nil {
+			// Karmada's webhook checks no plaintext value; a JSON patch
+			// remove ignores it.
+			c.warn(p+".value", "is ignored: operator remove takes no value")
+			continue
+		}
 		c.operation(p, pt.Operator, pt.Value != nil)
 	}
 	for i, im := range o.ImageOverrider {
@@ -61,7 +67,7 @@ func (c *checker) overriders(path string, o *policyv1alpha1.Overriders) {
 		if c.required(p+".component", im.Component) {
 			c.oneOf(p+".component", im.Component, policyv1alpha1.ImageRegistry, policyv1alpha1.ImageRepository, policyv1alpha1.ImageTag)
 		}
-		c.operation(p, im.Operator, im.Value != "")
+		c.imageOperation(p, im.Operator, im.Value)
 	}
 	for _, list := range []struct {
 		name string
@@ -97,6 +103,18 @@ func (c *checker) operation(path, op string, hasValue bool) {
 	}
 }
 
+// imageOperation checks an imageOverrider's operator and value. Karmada's
+// schema says the value "defaults to empty and ignored when operator is
+// remove", and its webhook does not check it: a value next to remove is
+// accepted, with a warning that it does nothing.
+func (c *checker) imageOperation(path, op, value string) {
+	if op == policyv1alpha1.OpRemove && value != "" {
+		c.warn(path+".value", "%q is ignored: operator remove takes no value", value)
+		return
+	}
+	c.operation(path, op, value != "")
+}
+
 // metadataOverriders checks labelsOverrider or annotationsOverrider.
 func (c *checker) metadataOverriders(path string, list []policyv1alpha1.LabelAnnotationOverrider, labels bool) {
 	for i, lo := range list {
@@ -107,7 +125,7 @@ func (c *checker) metadataOverriders(path string, list []policyv1alpha1.LabelAnn
 		for _, k := range sortedKeys(lo.Value) {
 			field := keyPath(p+".value", k)
 			c.labelKey(field, k)
-			if labels && lo.Operator != policyv1alpha1.OpRemove {
+			if labels {
 				c.labelValue(field, lo.Value[k])
 			}
 		}

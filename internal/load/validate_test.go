@@ -57,6 +57,14 @@ var validationCases = []struct {
 		},
 	},
 	{
+		// karmada-semantics.md §1.3: staticWeightList weight is int64 >= 1
+		// (StaticClusterWeight.weight, kubebuilder Minimum=1): the
+		// apiserver rejects 0.
+		name: "a static weight of 0 is rejected",
+		doc:  ppWith("  placement:\n    replicaScheduling:\n      weightPreference:\n        staticWeightList:\n        - targetCluster: {}\n          weight: 0\n"),
+		want: []string{"a.yaml:14: spec.placement.replicaScheduling.weightPreference.staticWeightList[0].weight: 0 must be at least 1 (Karmada's CRD minimum); leave the cluster out of staticWeightList to give it no replicas"},
+	},
+	{
 		name: "replica scheduling enums and weights",
 		doc: ppWith("  placement:\n    replicaScheduling:\n      replicaSchedulingType: Split\n      replicaDivisionPreference: Even\n" +
 			"      weightPreference:\n        dynamicWeight: Free\n        staticWeightList:\n        - {targetCluster: {}, weight: -1}\n"),
@@ -64,7 +72,7 @@ var validationCases = []struct {
 			`a.yaml:11: spec.placement.replicaScheduling.replicaSchedulingType: "Split" is not one of Duplicated, Divided`,
 			`a.yaml:12: spec.placement.replicaScheduling.replicaDivisionPreference: "Even" is not one of Aggregated, Weighted`,
 			`a.yaml:14: spec.placement.replicaScheduling.weightPreference.dynamicWeight: "Free" is not one of AvailableReplicas`,
-			"a.yaml:16: spec.placement.replicaScheduling.weightPreference.staticWeightList[0].weight: -1 must be at least 1",
+			"a.yaml:16: spec.placement.replicaScheduling.weightPreference.staticWeightList[0].weight: -1 must be at least 1 (Karmada's CRD minimum); leave the cluster out of staticWeightList to give it no replicas",
 		},
 	},
 	{
@@ -104,12 +112,11 @@ var validationCases = []struct {
 	{
 		name: "plaintext operator, pointer and value",
 		doc: opHead + "      plaintext:\n      - {path: spec.replicas, operator: repalce, value: 1}\n" +
-			"      - {path: /spec/replicas, operator: add}\n      - {path: /spec/x, operator: remove, value: 1}\n",
+			"      - {path: /spec/replicas, operator: add}\n",
 		want: []string{
 			`a.yaml:9: spec.overrideRules[0].overriders.plaintext[0].path: "spec.replicas" is not a JSON pointer: it must start with "/" (e.g. /spec/replicas)`,
 			`a.yaml:9: spec.overrideRules[0].overriders.plaintext[0].operator: "repalce" is not one of add, remove, replace`,
 			"a.yaml:10: spec.overrideRules[0].overriders.plaintext[1].value: required when operator is add",
-			"a.yaml:11: spec.overrideRules[0].overriders.plaintext[2].value: must be empty when operator is remove",
 		},
 	},
 	{
@@ -143,14 +150,79 @@ var validationCases = []struct {
 		},
 	},
 	{
+		// karmada-semantics.md §1.5 (label keys and values, k8s rules);
+		// Karmada's ValidateOverrideRules runs ValidateLabels on every
+		// labelsOverrider value, whatever the operator.
+		name: "labelsOverrider remove with an invalid label value is rejected",
+		doc:  opHead + "      labelsOverrider:\n      - operator: remove\n        value: {app: \"not a label value\"}\n",
+		want: []string{`a.yaml:10: spec.overrideRules[0].overriders.labelsOverrider[0].value[app]: "not a label value" is invalid: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`},
+	},
+	{
 		name: "cluster name, sync mode and taints",
 		doc: "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: a-very-long-cluster-name-that-goes-past-forty-eight-chars\n" +
 			"spec:\n  syncMode: push\n  taints:\n  - {key: k, effect: PreferNoExecute}\n",
 		want: []string{
 			`a.yaml:4: metadata.name: "a-very-long-cluster-name-that-goes-past-forty-eight-chars" is longer than 48 characters`,
 			`a.yaml:6: spec.syncMode: "push" is not one of Push, Pull`,
-			`a.yaml:8: spec.taints[0].effect: "PreferNoExecute" is not one of NoSchedule, PreferNoSchedule, NoExecute`,
+			`a.yaml:8: spec.taints[0].effect: "PreferNoExecute" is not one of NoSchedule, NoExecute`,
 		},
+	},
+	{
+		// karmada-semantics.md §1.6; Karmada's ValidateClusterSpec:
+		// impersonatorSecretRef needs namespace and name like secretRef.
+		name: "cluster impersonatorSecretRef needs namespace and name",
+		doc:  clHead + "  syncMode: Push\n  impersonatorSecretRef: {name: imp}\n",
+		want: []string{"a.yaml:7: spec.impersonatorSecretRef.namespace: required"},
+	},
+	{
+		// karmada-semantics.md §1.6; Karmada's ValidateClusterAPIEndpoint:
+		// the endpoint must parse as a URL with a host.
+		name: "cluster apiEndpoint without a scheme has no host and is rejected",
+		doc:  clHead + "  syncMode: Push\n  apiEndpoint: member1.example.com\n",
+		want: []string{`a.yaml:7: spec.apiEndpoint: "member1.example.com" has no host: write it as a URL such as https://10.0.0.1:6443`},
+	},
+	{
+		// Karmada's ValidateClusterAPIEndpoint: no query or fragment.
+		name: "cluster apiEndpoint with a query is rejected",
+		doc:  clHead + "  syncMode: Push\n  apiEndpoint: https://10.0.0.1:6443/?x=1\n",
+		want: []string{`a.yaml:7: spec.apiEndpoint: "https://10.0.0.1:6443/?x=1": fragments and query parameters are not permitted in the URL`},
+	},
+	{
+		// Karmada's ValidateClusterProxyURL: http, https or socks5.
+		name: "cluster proxyURL with another scheme is rejected",
+		doc:  clHead + "  syncMode: Push\n  proxyURL: ftp://proxy:21\n",
+		want: []string{`a.yaml:7: spec.proxyURL: "ftp://proxy:21" is not an http, https or socks5 URL`},
+	},
+	{
+		// karmada-semantics.md §1.6 (resourceModels); Karmada's
+		// ValidateClusterResourceModels: distinct grades, the same
+		// resources in every grade, supported names, max above min.
+		name: "cluster resource models: duplicate grade, unsupported name, max not above min",
+		doc: clHead + "  syncMode: Push\n  resourceModels:\n" +
+			"  - grade: 0\n    ranges:\n    - {name: cpu, min: 0, max: 1}\n" +
+			"  - grade: 0\n    ranges:\n    - {name: gpu, min: 2, max: 2}\n",
+		want: []string{
+			"a.yaml:11: spec.resourceModels[1].grade: 0 is used by another model: grades must differ",
+			`a.yaml:13: spec.resourceModels[1].ranges[0].name: "gpu" is not one of cpu, ephemeral-storage, memory, storage`,
+			`a.yaml:13: spec.resourceModels[1].ranges[0].name: "gpu" differs from the first model's "cpu": every grade must list the same resources in the same order`,
+			"a.yaml:13: spec.resourceModels[1].ranges[0].max: 2 must be greater than min 2",
+		},
+	},
+	{
+		// karmada-semantics.md §1.6 (taints); Karmada's
+		// lifted.ValidateClusterTaints, as Kubernetes for Nodes: one taint
+		// per key and effect.
+		name: "cluster taints with the same key and effect are rejected",
+		doc:  clHead + "  syncMode: Push\n  taints:\n  - {key: k, value: a, effect: NoSchedule}\n  - {key: k, value: b, effect: NoSchedule}\n  - {key: k, effect: NoExecute}\n",
+		want: []string{`a.yaml:9: spec.taints[1]: another taint has key "k" and effect NoSchedule: taints must be unique by key and effect`},
+	},
+	{
+		// karmada-semantics.md §1.6 (taints); Karmada's
+		// validateClusterTaintEffect allows NoSchedule and NoExecute (and,
+		// in newer releases, SelectiveNoExecute), never PreferNoSchedule.
+		name: "cluster taint effect PreferNoSchedule is rejected",
+		doc:  clHead + "  syncMode: Push\n  taints:\n  - {key: k, effect: PreferNoSchedule}\n",
+		want: []string{`a.yaml:8: spec.taints[0].effect: "PreferNoSchedule" is not one of NoSchedule, NoExecute`},
 	},
 	{
 		name: "cluster spec.taint is not a field",
@@ -182,6 +254,10 @@ func TestValidationAccepts(t *testing.T) {
 		{"empty legacy overriders next to rules", opHead + "      plaintext: [{path: /a, operator: remove}]\n  overriders: {}\n"},
 		{"legacy form alone", "apiVersion: policy.karmada.io/v1alpha1\nkind: ClusterOverridePolicy\nmetadata: {name: o}\nspec:\n" +
 			"  targetCluster: {clusterNames: [a]}\n  overriders:\n    annotationsOverrider: [{operator: add, value: {example.com/x: \"any value\"}}]\n"},
+		{"cluster with a socks5 proxy and an https endpoint", clHead + "  syncMode: Push\n  apiEndpoint: https://10.0.0.1:6443\n  proxyURL: socks5://proxy:1080\n"},
+		{"cluster with two contiguous resource models", clHead + "  syncMode: Push\n  resourceModels:\n" +
+			"  - grade: 0\n    ranges:\n    - {name: cpu, min: 0, max: 1}\n    - {name: memory, min: 0, max: 4Gi}\n" +
+			"  - grade: 1\n    ranges:\n    - {name: cpu, min: 1, max: 2}\n    - {name: memory, min: 4Gi, max: 16Gi}\n"},
 		{"cluster with deprecated zone", clHead + "  syncMode: Pull\n  zone: z1\n  provider: aws\n"},
 	}
 	for _, tt := range tests {

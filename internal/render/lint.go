@@ -109,6 +109,10 @@ func lintBinding(b *Binding, res *Result) []Finding {
 	if b.ScheduleError != "" {
 		add("%s cannot be scheduled: %s", b.Key, b.ScheduleError)
 	}
+	if b.AlsoAutoPropagated {
+		add("%s is placed by %s, but namespace auto-propagation also sends it to every cluster; label it %s: \"true\" to place it by the policy only",
+			b.Key, policyName(b.Policy), workv1alpha1.LabelSkipAutoPropagation)
+	}
 	if m, set := b.Template.Object.GetAnnotations()[workv1alpha1.AnnotationDrift]; set && !validDriftMode(m) {
 		add("%s: annotation %s=%q is not one of correct, warn, ignore; drift is corrected", b.Key, workv1alpha1.AnnotationDrift, m)
 	}

@@ -32,16 +32,15 @@ func place(t *load.Template, in Input, clusters []*clusterv1alpha1.Cluster) *Bin
 		b.Skipped = reason
 		return b
 	}
-	if isNamespace(obj) {
-		placeNamespace(b, obj, in.Options, clusters)
-		return b
-	}
 	prev := in.Previous.lookup(b.Key)
 	var claim *match.Claim
 	if prev != nil {
 		claim = prev.Claim
 	}
 	b.Choice = match.Policies(obj, obj.GetNamespace() != "", in.Set.Propagations, claim)
+	if isNamespace(obj) {
+		defer autoPropagate(b, in.Options, clusters)
+	}
 	if b.Choice.Winner == nil {
 		return b
 	}
@@ -135,19 +134,47 @@ func isNamespace(obj *unstructured.Unstructured) bool {
 	return obj.GetAPIVersion() == "v1" && obj.GetKind() == "Namespace"
 }
 
-// placeNamespace sends a Namespace to every cluster (Karmada's namespace
-// auto-propagation), except default and namespaces labelled to skip it.
-func placeNamespace(b *Binding, obj *unstructured.Unstructured, o Options, clusters []*clusterv1alpha1.Cluster) {
-	if obj.GetName() == "default" {
-		b.Skipped = `namespace "default" is never auto-propagated`
+// autoPropagate adds Karmada's namespace auto-propagation to the binding
+// of a Namespace (semantics §3.2): every cluster receives it, with no
+// policy, unless it is default, labelled to skip auto-propagation, or
+// auto-propagation is off. A ClusterPropagationPolicy that selects the
+// Namespace has placed it already; both apply, so it reaches the policy's
+// clusters and every other one.
+func autoPropagate(b *Binding, o Options, clusters []*clusterv1alpha1.Cluster) {
+	why := noAutoPropagation(b.Template.Object, o)
+	if why != "" {
+		if b.Choice.Winner == nil {
+			b.Choice.Reason = "no ClusterPropagationPolicy selects it and " + why
+		}
 		return
 	}
-	if strings.EqualFold(obj.GetLabels()[workv1alpha1.LabelSkipAutoPropagation], "true") {
-		b.Skipped = fmt.Sprintf("namespace is labelled %s=true", workv1alpha1.LabelSkipAutoPropagation)
-		return
+	if b.Choice.Winner == nil {
+		b.Choice.Reason = "Namespaces propagate to every cluster without a policy (Karmada's namespace auto-propagation)"
+	} else {
+		b.Choice.Reason += "; namespace auto-propagation sends it to every other cluster too"
+		b.AlsoAutoPropagated = true
 	}
-	b.Choice = match.Choice{Reason: "Namespaces propagate to every cluster without a policy (Karmada's namespace auto-propagation)"}
+	placed := map[string]bool{}
+	for _, t := range b.Targets {
+		placed[t.Cluster] = true
+	}
 	for _, c := range clusters {
-		b.Targets = append(b.Targets, &Target{Cluster: c.Name, Scheduled: true})
+		if !placed[c.Name] {
+			b.Targets = append(b.Targets, &Target{Cluster: c.Name, Scheduled: true})
+		}
 	}
+	slices.SortStableFunc(b.Targets, func(x, y *Target) int { return strings.Compare(x.Cluster, y.Cluster) })
+}
+
+// noAutoPropagation says why Namespace obj is not auto-propagated, or "".
+func noAutoPropagation(obj *unstructured.Unstructured, o Options) string {
+	switch {
+	case !o.NamespaceAutoPropagation:
+		return "namespace auto-propagation is off (--namespace-auto-propagation=false)"
+	case obj.GetName() == "default":
+		return `namespace "default" is never auto-propagated`
+	case strings.EqualFold(obj.GetLabels()[workv1alpha1.LabelSkipAutoPropagation], "true"):
+		return fmt.Sprintf("it is labelled %s=true, which stops auto-propagation", workv1alpha1.LabelSkipAutoPropagation)
+	}
+	return ""
 }

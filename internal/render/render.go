@@ -44,19 +44,17 @@ type Input struct {
 // placement reports Healthy).
 type Health map[string]map[workv1alpha1.ObjectKey]bool
 
-// Options tune what is never propagated.
+// Options tune what is never propagated and how Namespaces travel.
 type Options struct {
 	// SkippedNamespaces are anchored regular expressions; templates in a
 	// matching namespace are never propagated. Karmada's default is kube-.*.
 	SkippedNamespaces []*regexp.Regexp
+	// NamespaceAutoPropagation copies every Namespace to every cluster
+	// without a policy (Karmada's namespace controller, on by default).
+	NamespaceAutoPropagation bool
 	// Restrictions is what committers may deploy, read from outside the
 	// fleet repository; nil is the default policy (restrict.Policy).
 	Restrictions *restrict.Policy
-}
-
-// DefaultOptions returns Karmada's defaults.
-func DefaultOptions() Options {
-	return Options{SkippedNamespaces: []*regexp.Regexp{regexp.MustCompile(`^kube-.*$`)}}
 }
 
 // Result is the outcome of one render.
@@ -129,6 +127,9 @@ type Binding struct {
 	// ran before: its Targets are its last recorded objects, kept (Karmada
 	// keeps the binding and the member objects when a policy goes, §2.4).
 	Unclaimed bool
+	// AlsoAutoPropagated is set on a Namespace that a policy places and
+	// namespace auto-propagation also sends to every cluster.
+	AlsoAutoPropagated bool
 }
 
 // Target is the rendering of a template for one cluster.

@@ -206,9 +206,17 @@ spec:
 			skipped[b.Key.String()] = true
 		}
 	}
-	for _, k := range []string{"Namespace.core/default", "Namespace.core/kube-app-prod", "Namespace.core/private", "ConfigMap.core/kube-system/c"} {
+	for _, k := range []string{"Namespace.core/kube-app-prod", "ConfigMap.core/kube-system/c"} {
 		if !skipped[k] {
 			t.Errorf("%s should be skipped with a reason", k)
+		}
+	}
+	// default and a Namespace labelled to skip auto-propagation are not
+	// auto-propagated, but a ClusterPropagationPolicy could still place
+	// them (TestNamespacePlacement): they are not skipped.
+	for _, k := range []string{"Namespace.core/default", "Namespace.core/private"} {
+		if skipped[k] {
+			t.Errorf("%s should not be skipped", k)
 		}
 	}
 }
