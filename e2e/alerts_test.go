@@ -167,6 +167,8 @@ func checkSeriesExported(t *testing.T, src, unit []byte) {
 	m.ScheduleAttempt(metrics.ScheduleUnschedulable)
 	m.DriftCorrected("member", "Deployment")
 	m.SourceFetchSuccess(time.Now())
+	m.PruneHeld("member", true)
+	m.RenderErrors("member", 1)
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
