@@ -54,6 +54,7 @@ type renderOptions struct {
 	sourceOptions
 	out      string
 	previous string
+	summary  bool
 }
 
 func newRenderCommand() *cobra.Command {
@@ -75,14 +76,18 @@ previous replicas of dynamic and aggregated division, the clusterAffinities
 term in use); pass the previous render with --previous to reproduce them.`,
 		Example: `  propagit render --source ./fleet --out ./rendered
   propagit render --source ./fleet --out ./rendered --previous ./rendered
-  propagit render --source ./fleet --out -`,
+  propagit render --source ./fleet --out -
+  propagit render --source ./fleet --summary`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.OutOrStdout(), cmd.ErrOrStderr()) },
 	}
 	o.bindFlags(cmd)
 	cmd.Flags().StringVarP(&o.out, "out", "o", "", `output folder, or "-" for a YAML stream on stdout`)
 	cmd.Flags().StringVar(&o.previous, "previous", "", "folder of an earlier render whose placement is the history")
-	_ = cmd.MarkFlagRequired("out")
+	cmd.Flags().BoolVar(&o.summary, "summary", false, "write nothing: print per cluster the object count and the digest of its Work, "+
+		"encoded as the controller encodes it, and one digest of the whole render (for fleets too big to write out)")
+	cmd.MarkFlagsOneRequired("out", "summary")
+	cmd.MarkFlagsMutuallyExclusive("out", "summary")
 	return cmd
 }
 
@@ -105,6 +110,12 @@ func (o *renderOptions) run(stdout, stderr io.Writer) error {
 		return err
 	}
 	printFindings(stderr, set, res)
+	if o.summary {
+		if err := writeSummary(stdout, res.Works); err != nil {
+			return err
+		}
+		return renderErrors(stderr, res, in.Previous != nil)
+	}
 	if o.out == "-" {
 		if err := writeStream(stdout, res.Works); err != nil {
 			return err
