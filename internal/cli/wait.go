@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -183,7 +184,7 @@ func progress(inputs []status.Input, newest string, t status.Target, clusters []
 			out = append(out, status.Progress{Cluster: c, Ready: "Unknown", Message: "no Work recorded for this cluster"})
 		}
 	}
-	slices.SortFunc(out, func(a, b status.Progress) int { return cmpString(a.Cluster, b.Cluster) })
+	slices.SortFunc(out, func(a, b status.Progress) int { return strings.Compare(a.Cluster, b.Cluster) })
 	return out
 }
 
@@ -225,14 +226,4 @@ func printProgress(w io.Writer, ps []status.Progress) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Cluster, reached, shortRev(p.AppliedRevision), p.Ready, orDash(p.Message))
 	}
 	_ = tw.Flush()
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -63,24 +64,14 @@ func apiEnablements(d discovery.DiscoveryInterface) []clusterv1alpha1.APIEnablem
 				e.Resources = append(e.Resources, clusterv1alpha1.APIResource{Name: r.Name, Kind: r.Kind})
 			}
 		}
-		slices.SortFunc(e.Resources, func(a, b clusterv1alpha1.APIResource) int { return cmpString(a.Name, b.Name) })
+		slices.SortFunc(e.Resources, func(a, b clusterv1alpha1.APIResource) int { return strings.Compare(a.Name, b.Name) })
 		out = append(out, e)
 	}
-	slices.SortFunc(out, func(a, b clusterv1alpha1.APIEnablement) int { return cmpString(a.GroupVersion, b.GroupVersion) })
+	slices.SortFunc(out, func(a, b clusterv1alpha1.APIEnablement) int { return strings.Compare(a.GroupVersion, b.GroupVersion) })
 	return out
 }
 
 func containsSlash(s string) bool { return slices.Contains([]byte(s), '/') }
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
 
 // capacity sums node allocatable and the requests of running pods.
 func capacity(ctx context.Context, cs kubernetes.Interface) (*clusterv1alpha1.NodeSummary, *clusterv1alpha1.ResourceSummary) {

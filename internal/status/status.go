@@ -138,12 +138,12 @@ func Build(inputs []Input, newest string) (*Report, error) {
 			return nil, err
 		}
 	}
-	slices.SortFunc(r.Clusters, func(a, b ClusterRow) int { return cmpStr(a.Name, b.Name) })
+	slices.SortFunc(r.Clusters, func(a, b ClusterRow) int { return strings.Compare(a.Name, b.Name) })
 	for _, t := range templates {
 		slices.Sort(t.Clusters)
 		r.Templates = append(r.Templates, *t)
 	}
-	slices.SortFunc(r.Templates, func(a, b TemplateRow) int { return cmpStr(a.Template, b.Template) })
+	slices.SortFunc(r.Templates, func(a, b TemplateRow) int { return strings.Compare(a.Template, b.Template) })
 	for _, name := range slices.Sorted(maps.Keys(unclaimed)) {
 		r.Unclaimed = append(r.Unclaimed, UnclaimedRow{Template: name, Clusters: unclaimed[name]})
 	}
@@ -305,16 +305,6 @@ func notReady(rows []ClusterRow) int {
 		}
 	}
 	return n
-}
-
-func cmpStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func short(rev string) string {

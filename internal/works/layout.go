@@ -112,7 +112,7 @@ type encodedFile struct {
 }
 
 func encodeManifest(m *runtime.RawExtension) (encodedFile, error) {
-	obj, err := decodeManifest(m)
+	obj, err := workv1alpha1.DecodeManifest(m)
 	if err != nil {
 		return encodedFile{}, err
 	}
@@ -158,22 +158,6 @@ func (m *encodeMemo) put(r *runtime.RawExtension, f encodedFile) {
 // reuse.
 func (m *encodeMemo) start() {
 	m.prev, m.cur = m.cur, map[string]encodedFile{}
-}
-
-// decodeManifest reads one manifest, from its raw JSON or its object.
-func decodeManifest(m *runtime.RawExtension) (*unstructured.Unstructured, error) {
-	raw := m.Raw
-	if raw == nil && m.Object != nil {
-		var err error
-		if raw, err = json.Marshal(m.Object); err != nil {
-			return nil, err
-		}
-	}
-	obj := &unstructured.Unstructured{}
-	if err := obj.UnmarshalJSON(raw); err != nil {
-		return nil, err
-	}
-	return obj, nil
 }
 
 // decodeWork rebuilds the Work of cluster from the files of its folder
@@ -280,7 +264,7 @@ func ownAnnotations(ann map[string]string) map[string]string {
 
 // canonicalJSON re-encodes a manifest with sorted keys and no spacing.
 func canonicalJSON(m *runtime.RawExtension) (string, error) {
-	obj, err := decodeManifest(m)
+	obj, err := workv1alpha1.DecodeManifest(m)
 	if err != nil {
 		return "", err
 	}
