@@ -7,7 +7,6 @@ import (
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/guard"
-	"github.com/propagit/propagit/internal/status"
 	"github.com/propagit/propagit/internal/testenv"
 )
 
@@ -41,22 +40,7 @@ func TestSafetyPruneGuardHoldsALargeDeletion(t *testing.T) {
 	ctrl.waitRevision(rev2)
 	// The hold is visible where people look: the status row of the member.
 	eventually(t, converge, func() (bool, string) {
-		ws, err := reader.works()
-		if err != nil {
-			return false, err.Error()
-		}
-		var inputs []status.Input
-		for _, w := range ws {
-			st, err := reader.get(w.Spec.Cluster)
-			if err != nil {
-				return false, err.Error()
-			}
-			inputs = append(inputs, status.Input{Work: w, Status: st, Mode: "Push"})
-		}
-		rep, err := status.Build(inputs, "")
-		if err != nil {
-			return false, err.Error()
-		}
+		rep := reader.report(t)
 		for _, row := range rep.Clusters {
 			if row.Name == m1.Name {
 				ok := strings.Contains(row.PruneHeld, "would delete 4 of 6 objects") && strings.Contains(row.PruneHeld, guard.AllowTrailer) &&
