@@ -35,6 +35,29 @@ type Input struct {
 	// (plain renders) lets a Gracefully eviction end only at its grace
 	// period.
 	Health Health
+	// Unhealthy is, per cluster, since when each template's copy there has
+	// been reported unhealthy without a break; application failover moves
+	// a template off a Ready cluster once that lasts longer than its policy
+	// tolerates. nil (plain renders) never triggers it.
+	Unhealthy Unhealthy
+}
+
+// Unhealthy maps cluster → template → since when the template's copy on that
+// cluster has run unhealthy.
+type Unhealthy map[string]map[workv1alpha1.ObjectKey]time.Time
+
+// of returns, per cluster, since when the template key has run unhealthy.
+func (u Unhealthy) of(key workv1alpha1.ObjectKey) map[string]time.Time {
+	var out map[string]time.Time
+	for cluster, templates := range u {
+		if since, ok := templates[key]; ok {
+			if out == nil {
+				out = map[string]time.Time{}
+			}
+			out[cluster] = since
+		}
+	}
+	return out
 }
 
 // Health lists, per cluster, the templates whose copy in the Work last
