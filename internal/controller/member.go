@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
@@ -65,7 +66,7 @@ func (c *Controller) syncMembers(ctx context.Context, clusters []load.Cluster) {
 		if m == nil {
 			mctx, cancel := context.WithCancel(ctx)
 			m = &member{name: cl.Name, c: c, log: c.log.WithValues(logging.KeyCluster, cl.Name), wake: make(chan struct{}, 1), stop: cancel}
-			m.syncer = deliver.New(cl.Name, c.opts.Deliver, c.status, m.manager, m.log)
+			m.syncer = deliver.New(cl.Name, c.opts.Deliver, c.status, m.manager, m.log, deliver.WithStamp(m.stampProbe))
 			c.members[cl.Name] = m
 			c.wg.Add(1)
 			go func() { defer c.wg.Done(); m.run(mctx) }()
@@ -115,6 +116,26 @@ func (m *member) setProbe(st *clusterv1alpha1.ClusterStatus) {
 	if !wasReady && ready(st) {
 		m.poke() // came back: converge at once
 	}
+}
+
+// stampProbe records in the member's status what the last probe measured
+// of it, its Kubernetes version and capacity, so `propagit status -o wide`
+// shows them for push members as it does for pull ones. Readiness stays in
+// the controller: only these two are copied, and only a change asks for a
+// write.
+func (m *member) stampProbe(st *workv1alpha1.WorkStatus) bool {
+	m.mu.Lock()
+	probe := m.probe
+	m.mu.Unlock()
+	if probe == nil || probe.KubernetesVersion == "" {
+		return false
+	}
+	measured := &clusterv1alpha1.ClusterStatus{KubernetesVersion: probe.KubernetesVersion, ResourceSummary: probe.ResourceSummary.DeepCopy()}
+	if equality.Semantic.DeepEqual(st.Cluster, measured) {
+		return false
+	}
+	st.Cluster = measured
+	return true
 }
 
 func ready(st *clusterv1alpha1.ClusterStatus) bool {
