@@ -21,7 +21,7 @@ func TestStampProbeRecordsVersionAndCapacity(t *testing.T) {
 		t.Fatalf("stamped before any probe: %+v", st.Cluster)
 	}
 	m.setProbe(&clusterv1alpha1.ClusterStatus{KubernetesVersion: "v1.37.2",
-		Conditions: []metav1.Condition{{Type: clusterv1alpha1.ConditionReady, Status: "True"}},
+		Conditions:      []metav1.Condition{{Type: clusterv1alpha1.ConditionReady, Status: "True"}},
 		ResourceSummary: &clusterv1alpha1.ResourceSummary{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}})
 	if !m.stampProbe(st) {
 		t.Fatal("the first probe was not stamped")
