@@ -176,33 +176,73 @@ func sameObject(a, b *unstructured.Unstructured) bool {
 	return errX == nil && errY == nil && bytes.Equal(x, y)
 }
 
-// mustEvict reports whether tc must leave cluster c now.
+// mustEvict reports whether tc must leave cluster c now: a NoExecute taint
+// on c — the one a cluster that is not Ready carries, or one from Git or a
+// ClusterTaintPolicy — that the policy does not tolerate for long enough.
 func mustEvict(p *policyv1alpha1.PropagationPolicy, c *clusterv1alpha1.Cluster, tc schedule.TargetCluster, now time.Time) (Eviction, bool) {
 	fo := p.Spec.Failover
 	if fo == nil || c == nil || now.IsZero() {
 		return Eviction{}, false
 	}
-	key, since, ok := notReady(c)
-	if !ok {
-		return Eviction{}, false
-	}
-	wait, tolerated := toleration(p, key)
-	if tolerated && wait < 0 {
-		return Eviction{}, false // tolerated forever
-	}
-	if now.Before(since.Add(wait)) {
-		return Eviction{}, false
-	}
-	e := Eviction{Cluster: c.Name, Since: now, NotReadySince: since, Replicas: tc.Replicas, PurgeMode: purgeMode(fo),
-		Reason: "cluster " + c.Name + " not Ready since " + since.UTC().Format(time.RFC3339) + " (taint " + key + ":NoExecute)"}
-	if e.PurgeMode == policyv1alpha1.PurgeGracefully {
-		grace := defaultGracePeriod
-		if fo.Application != nil && fo.Application.GracePeriodSeconds != nil {
-			grace = time.Duration(*fo.Application.GracePeriodSeconds) * time.Second
+	for _, nt := range noExecuteTaints(c) {
+		wait, tolerated := toleration(p, nt.taint)
+		if tolerated && wait < 0 {
+			continue // tolerated forever
 		}
-		e.Until = now.Add(grace)
+		if now.Before(nt.since.Add(wait)) {
+			continue
+		}
+		e := Eviction{Cluster: c.Name, Since: now, Replicas: tc.Replicas, PurgeMode: purgeMode(fo)}
+		if nt.readiness {
+			e.NotReadySince = nt.since
+			e.Reason = "cluster " + c.Name + " not Ready since " + nt.since.UTC().Format(time.RFC3339) + " (taint " + nt.taint.Key + ":NoExecute)"
+		} else {
+			e.Reason = "cluster " + c.Name + " has taint " + nt.taint.ToString()
+			if !nt.since.IsZero() {
+				e.Reason += " since " + nt.since.UTC().Format(time.RFC3339)
+			}
+		}
+		if e.PurgeMode == policyv1alpha1.PurgeGracefully {
+			grace := defaultGracePeriod
+			if fo.Application != nil && fo.Application.GracePeriodSeconds != nil {
+				grace = time.Duration(*fo.Application.GracePeriodSeconds) * time.Second
+			}
+			e.Until = now.Add(grace)
+		}
+		return e, true
 	}
-	return e, true
+	return Eviction{}, false
+}
+
+// noExecuteTaint is a NoExecute taint on a cluster and since when it has
+// been there (zero: unknown, so a policy's tolerationSeconds are already
+// over).
+type noExecuteTaint struct {
+	taint     corev1.Taint
+	since     time.Time
+	readiness bool
+}
+
+// noExecuteTaints lists the NoExecute taints of c: the readiness one while
+// c is not Ready, since its Ready condition changed, then those in its
+// spec (from Git or a ClusterTaintPolicy), since they were added.
+func noExecuteTaints(c *clusterv1alpha1.Cluster) []noExecuteTaint {
+	var out []noExecuteTaint
+	key, since, down := notReady(c)
+	if down {
+		out = append(out, noExecuteTaint{taint: corev1.Taint{Key: key, Effect: corev1.TaintEffectNoExecute}, since: since, readiness: true})
+	}
+	for _, t := range c.Spec.Taints {
+		if t.Effect != corev1.TaintEffectNoExecute || (down && t.Key == key) {
+			continue
+		}
+		nt := noExecuteTaint{taint: t}
+		if t.TimeAdded != nil {
+			nt.since = t.TimeAdded.Time
+		}
+		out = append(out, nt)
+	}
+	return out
 }
 
 // mustEvictApplication reports whether tc must leave the Ready cluster c
@@ -270,12 +310,11 @@ func notReady(c *clusterv1alpha1.Cluster) (string, time.Time, bool) {
 	return clusterv1alpha1.TaintNotReady, time.Time{}, true
 }
 
-// toleration returns how long the policy tolerates the NoExecute taint key:
+// toleration returns how long the policy tolerates a NoExecute taint:
 // the smallest tolerationSeconds of a matching clusterToleration (a matching
 // toleration without seconds tolerates forever: -1), else the application
 // failover decision time, else 0 (evict at once).
-func toleration(p *policyv1alpha1.PropagationPolicy, key string) (time.Duration, bool) {
-	taint := corev1.Taint{Key: key, Effect: corev1.TaintEffectNoExecute}
+func toleration(p *policyv1alpha1.PropagationPolicy, taint corev1.Taint) (time.Duration, bool) {
 	found, wait := false, time.Duration(-1)
 	for _, t := range p.Spec.Placement.ClusterTolerations {
 		if !t.ToleratesTaint(logr.Discard(), &taint, false) {
