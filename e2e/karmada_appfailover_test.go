@@ -8,7 +8,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 
 	"github.com/propagit/propagit/internal/testenv"
 )
@@ -34,6 +37,17 @@ func TestKarmadaApplicationFailover(t *testing.T) {
 	if exists, _, _ := deploymentState(backup, ns); exists {
 		t.Fatal("the backup runs the application while it is healthy on the primary")
 	}
+	// The primary reports it healthy, and the controller has read that
+	// report: the unhealthy clock starts from the break, not the rollout.
+	reader := newStatusReader(t, remote)
+	eventually(t, converge, func() (bool, string) {
+		st, err := reader.get(primary.Name)
+		if err != nil {
+			return false, err.Error()
+		}
+		return meta.IsStatusConditionTrue(st.Conditions, workv1alpha1.ConditionReady), describeStatus(st)
+	})
+	r.waitPasses(2)
 	breaking := time.Now()
 	breakApplication(t, primary, ns)
 	waitDeployment(t, backup, ns, true, true, toleration*time.Second+converge)
@@ -43,8 +57,12 @@ func TestKarmadaApplicationFailover(t *testing.T) {
 		t.Errorf("moved after %s, before tolerationSeconds %ds", took, toleration)
 	}
 	line, ok := r.logs.find("failover", "from="+primary.Name)
-	if !ok || !strings.Contains(line, "application unhealthy on "+primary.Name) {
-		t.Errorf("no application failover log line for %s: %q", primary.Name, line)
+	_, after, found := strings.Cut(line, "application unhealthy on "+primary.Name+" since ")
+	if !ok || !found {
+		t.Fatalf("no application failover log line for %s: %q", primary.Name, line)
+	}
+	if since, err := time.Parse(time.RFC3339, strings.Fields(after)[0]); err != nil || since.Before(breaking.Truncate(time.Second)) {
+		t.Errorf("unhealthy since %s (err %v), before the application was broken at %s", since, err, breaking.Format(time.RFC3339))
 	}
 	// Directly: the primary's copy is removed although the primary is Ready.
 	waitDeployment(t, primary, ns, false, false, converge)
