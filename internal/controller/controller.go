@@ -17,6 +17,7 @@ import (
 	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/observe"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/shard"
 	"github.com/propagit/propagit/internal/works"
 )
 
@@ -136,12 +137,17 @@ func (c *Controller) Run(ctx context.Context) error {
 		if c.recorded != nil && c.recorded.previous.PendingGraceful() || len(c.unhealthy) > 0 {
 			recheck = c.clock.After(c.opts.Deliver.HealthInterval)
 		}
+		var resharded <-chan struct{}
+		if c.opts.Sharding != nil {
+			resharded = c.opts.Sharding.Changed()
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C():
 		case <-c.trigger:
 		case <-recheck:
+		case <-resharded:
 		}
 	}
 }
@@ -165,7 +171,11 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 	if err != nil {
 		sourceErr = err.Error()
 	}
+	c.wantKeys(cur.set.Clusters)
 	c.syncMembers(ctx, cur.set.Clusters)
+	if !c.recording() {
+		return c.follow(ctx, cur, sourceErr)
+	}
 	status := c.observe(ctx, cur.set.Clusters)
 	ws, placed, err := c.renderWorks(ctx, cur, status)
 	if err != nil {
@@ -185,6 +195,50 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 	c.dispatch(ws, sourceErr)
 	c.readPullStates(ctx, ws)
 	c.recordWorks()
+	return nil
+}
+
+// recording reports whether this replica renders and records the Works.
+func (c *Controller) recording() bool {
+	return c.opts.Sharding == nil || c.opts.Sharding.Holds(shard.RecorderKey)
+}
+
+// wantKeys tells the sharding which keys there are: the recorder and each
+// push member.
+func (c *Controller) wantKeys(clusters []load.Cluster) {
+	if c.opts.Sharding == nil {
+		return
+	}
+	keys := []string{shard.RecorderKey}
+	for _, cl := range pushClusters(clusters) {
+		keys = append(keys, shard.MemberKey(cl.Name))
+	}
+	c.opts.Sharding.Want(keys)
+}
+
+// follow is a pass of a replica that does not record: it probes the members
+// it applies to and hands them the Works another replica recorded.
+func (c *Controller) follow(ctx context.Context, cur *loaded, sourceErr string) error {
+	// The recorder's history moves on without this replica: read it again
+	// from the store if this replica records later.
+	c.mu.Lock()
+	c.recorded, c.unhealthy = nil, nil
+	c.mu.Unlock()
+	var mine []load.Cluster
+	for _, cl := range cur.set.Clusters {
+		if c.member(cl.Cluster.Name) != nil {
+			mine = append(mine, cl)
+		}
+	}
+	if len(mine) == 0 {
+		return nil
+	}
+	c.observe(ctx, mine)
+	ws, err := c.works.List(ctx)
+	if err != nil {
+		return fmt.Errorf("failed to read the recorded works: %w", err)
+	}
+	c.dispatch(ws, sourceErr)
 	return nil
 }
 
