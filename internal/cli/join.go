@@ -9,14 +9,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/propagit/propagit/internal/join"
 )
 
 type joinOptions struct {
 	join.Options
-	kubeconfig string
+	kubeconfig kubeconfigOptions
 	mode       string
 	out        string
 }
@@ -44,7 +43,7 @@ Running join again changes nothing but mints a fresh token.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the member, with rights to create RBAC")
+	o.kubeconfig.bindFlags(fs, "", "the member, with rights to create RBAC", "~/.kube/config")
 	fs.StringVar(&o.mode, "mode", string(join.ModePush), "push (the hub applies) or pull (an agent in the member applies)")
 	fs.StringVar(&o.Region, "region", "", "spec.region of the Cluster")
 	fs.StringVar(&o.Provider, "provider", "", "spec.provider of the Cluster")
@@ -53,7 +52,6 @@ Running join again changes nothing but mints a fresh token.`,
 	fs.StringSliceVar(&o.Namespaces, "namespaces", nil, "limit propagit to these namespaces (created if missing)")
 	fs.StringVar(&o.out, "out", "", "directory to write the manifests to (default: stdout)")
 	fs.DurationVar(&o.TokenExpiration, "token-expiration", o.TokenExpiration, "requested lifetime of the push token")
-	_ = cmd.MarkFlagRequired("kubeconfig")
 	return cmd
 }
 
@@ -61,9 +59,9 @@ func (o *joinOptions) run(cmd *cobra.Command) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	cfg, err := requireConfig(o.kubeconfig)
 	if err != nil {
-		return fmt.Errorf("failed to load kubeconfig %s: %w", o.kubeconfig, err)
+		return err
 	}
 	res, err := join.Join(cmd.Context(), cfg, o.Options)
 	if err != nil {
@@ -119,7 +117,7 @@ func writeManifests(stdout io.Writer, dir, name string, m join.Manifests) error 
 }
 
 func newUnjoinCommand() *cobra.Command {
-	var kubeconfig string
+	var kubeconfig kubeconfigOptions
 	cmd := &cobra.Command{
 		Use:   "unjoin NAME --kubeconfig member.kubeconfig",
 		Short: "Delete what propagit join created in a member",
@@ -129,9 +127,9 @@ objects. Remove the Cluster from Git and the credential Secret from the hub
 yourself.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			cfg, err := requireConfig(kubeconfig)
 			if err != nil {
-				return fmt.Errorf("failed to load kubeconfig %s: %w", kubeconfig, err)
+				return err
 			}
 			res, err := join.Unjoin(cmd.Context(), cfg)
 			if err != nil {
@@ -146,7 +144,6 @@ yourself.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the member")
-	_ = cmd.MarkFlagRequired("kubeconfig")
+	kubeconfig.bindFlags(cmd.Flags(), "", "the member", "~/.kube/config")
 	return cmd
 }
