@@ -26,8 +26,9 @@ import (
 )
 
 // renderMarker marks a folder written by `propagit render`, so a later render
-// may replace it; any other non-empty folder is refused.
-const renderMarker = ".propagit-render"
+// may replace it (any other non-empty folder is refused) and a load of a
+// source that contains it skips it.
+const renderMarker = load.RenderMarker
 
 // sourceOptions are the flags every command that reads a source shares.
 type sourceOptions struct {

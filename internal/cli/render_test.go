@@ -198,3 +198,21 @@ func TestRenderDeprecatedOutputFolder(t *testing.T) {
 		t.Errorf("unknown format with --out: %s", stderr)
 	}
 }
+
+// Rendering a folder into a folder inside it works again and again: the
+// earlier output holds the render marker and is not read as source.
+func TestRenderIntoItsOwnSource(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "fleet")
+	copyFleet(t, src, func(s string) string { return s })
+	writeFile(t, filepath.Join(src, "mkdocs.yml"), "site_name: fleet\n")
+	out := filepath.Join(src, "rendered")
+	for range 2 {
+		_, stderr := runCLI(t, 0, "render", "--source", src, "--out", out)
+		if !strings.Contains(stderr, "warning: mkdocs.yml:1: not a Kubernetes object") {
+			t.Errorf("no notice for mkdocs.yml:\n%s", stderr)
+		}
+	}
+	if diff := cmp.Diff(readTree(t, "../../examples/quickstart/rendered"), readTree(t, out)); diff != "" {
+		t.Errorf("render into its own source (-want +got):\n%s", diff)
+	}
+}
