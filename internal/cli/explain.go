@@ -16,6 +16,9 @@ import (
 	"github.com/propagit/propagit/internal/render"
 )
 
+// explainFormats are the values of explain's -o.
+var explainFormats = []string{"text", "json"}
+
 type explainOptions struct {
 	sourceOptions
 	namespace string
@@ -44,13 +47,13 @@ that more than one group defines must be qualified.`,
 	}
 	o.bindFlags(cmd)
 	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "default", "namespace of the template (ignored for cluster-scoped kinds)")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: "+strings.Join(explainFormats, ", "))
 	cmd.Flags().StringVar(&o.previous, "previous", "", "folder of an earlier render whose placement is the history (claims, replicas, affinity term, evictions)")
 	return cmd
 }
 
 func (o *explainOptions) run(w io.Writer, ref string) error {
-	if o.output != "text" && o.output != "json" {
+	if !slices.Contains(explainFormats, o.output) {
 		return fmt.Errorf(`--output must be "text" or "json", not %q`, o.output)
 	}
 	set, err := o.load()
