@@ -24,7 +24,7 @@ type kubeconfigOptions struct {
 // $KUBECONFIG is set.
 func (k *kubeconfigOptions) bindFlags(f *pflag.FlagSet, prefix, what, fallback string) {
 	f.StringVar(&k.path, prefix+"kubeconfig", "", fmt.Sprintf("kubeconfig of %s (default: $KUBECONFIG, else %s)", what, fallback))
-	f.StringVar(&k.context, prefix+"context", "", fmt.Sprintf("context of the %skubeconfig to use for %s (default: its current context)", prefix, what))
+	f.StringVar(&k.context, prefix+"context", "", fmt.Sprintf("kubeconfig context of %s (default: the current context)", what))
 }
 
 // restConfig follows controller-runtime's order: the kubeconfig flag,
