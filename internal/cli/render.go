@@ -163,7 +163,7 @@ func (o *renderOptions) run(stdout, stderr io.Writer) error {
 		return err
 	}
 	res = o.clusters.apply(res)
-	printFindings(stderr, set, res)
+	printFindings(stderr, set, res, o.clusters)
 	if o.summary {
 		if err := writeSummary(stdout, res.Works); err != nil {
 			return err
@@ -206,9 +206,10 @@ func renderWithin(in render.Input, d time.Duration) (*render.Result, error) {
 	}
 }
 
-// printFindings reports loader findings and per-template problems on stderr;
-// they do not stop the render. Render failures are renderErrors'.
-func printFindings(w io.Writer, set *load.Set, res *render.Result) {
+// printFindings reports loader findings and per-template problems (of the
+// filtered clusters) on stderr; they do not stop the render. Render
+// failures are renderErrors'.
+func printFindings(w io.Writer, set *load.Set, res *render.Result, clusters clusterFilter) {
 	for _, f := range set.Findings {
 		fmt.Fprintf(w, "warning: %s\n", f)
 	}
@@ -221,7 +222,7 @@ func printFindings(w io.Writer, set *load.Set, res *render.Result) {
 			fmt.Fprintf(w, "warning: %s: %s: scheduling failed: %s (%s)\n", b.Template.Source, b.Key, b.ScheduleError, kept)
 		}
 		for _, t := range b.Targets {
-			if t.Error != "" && t.Failure == nil { // failures: renderErrors
+			if t.Error != "" && t.Failure == nil && clusters.keep(t.Cluster) { // failures: renderErrors
 				fmt.Fprintf(w, "warning: %s: %s: not rendered for cluster %s: %s\n", b.Template.Source, b.Key, t.Cluster, t.Error)
 			}
 		}
