@@ -2,11 +2,13 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5"
 
@@ -155,5 +157,41 @@ func TestDiffClusterFilterKeepsMoves(t *testing.T) {
 	}
 	if len(r.Moves) != 1 || r.Moves[0].From != "member1" || len(r.Deletions) != 0 {
 		t.Errorf("moves %+v, deletions %+v: want the worker's move and no deletion", r.Moves, r.Deletions)
+	}
+}
+
+// A one-line image bump on a fleet of 1,000 clusters, compared folder to
+// folder: the markdown comment fits GitHub's limit, uncut, with the hunk
+// shown once for all the clusters.
+func TestDiffFoldersThousandClustersFitOneComment(t *testing.T) {
+	var clusters strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&clusters, "---\napiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: c%04d}\nspec: {syncMode: Push}\n", i)
+	}
+	const policy = "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: worker, namespace: demo}\n" +
+		"spec:\n  resourceSelectors:\n  - {apiVersion: apps/v1, kind: Deployment, name: worker}\n  placement: {}\n"
+	dirs := map[string]string{"base": "worker:2.0.0", "head": "worker:2.0.1"}
+	for side, image := range dirs {
+		dir := filepath.Join(t.TempDir(), side)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, "clusters.yaml"), clusters.String())
+		writeFile(t, filepath.Join(dir, "app.yaml"), fleetNamespace+"---\n"+strings.Replace(fleetWorker, "worker:2.0.0", image, 1)+"---\n"+policy)
+		dirs[side] = dir
+	}
+	start := time.Now()
+	md, _ := runCLI(t, 0, "diff", "--base-dir", dirs["base"], "--head-dir", dirs["head"], "-o", "markdown")
+	t.Logf("1,000-cluster diff folder to folder: %s, %d characters", time.Since(start).Round(time.Millisecond), len(md))
+	if len(md) > diff.MarkdownLimit || strings.Contains(md, "cut here") {
+		t.Fatalf("markdown is %d characters or was cut", len(md))
+	}
+	for _, s := range []string{"same change on 1000 clusters", "-      - image: registry.example.com/team/worker:2.0.0\n+      - image: registry.example.com/team/worker:2.0.1\n"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("markdown lacks %q:\n%s", s, md[:min(len(md), 3000)])
+		}
+	}
+	if n := strings.Count(md, "worker:2.0.1"); n != 1 {
+		t.Errorf("the hunk appears %d times, want once", n)
 	}
 }
