@@ -130,11 +130,11 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if err := o.clusters.check(base.set, head.set); err != nil {
 		return err
 	}
-	for _, s := range []side{base, head} {
-		if s.missing {
-			other := map[bool]string{true: "added", false: "removed"}[s.name == "base"]
-			fmt.Fprintf(stderr, "note: %s (%s) has no folder %q: everything is %s\n", s.name, s.label, folderName(root), other)
-		}
+	if base.missing != "" {
+		fmt.Fprintf(stderr, "note: %s: everything is added\n", base.missing)
+	}
+	if head.missing != "" {
+		fmt.Fprintf(stderr, "note: %s: everything is removed\n", head.missing)
 	}
 	for _, f := range head.set.Findings {
 		fmt.Fprintf(stderr, "warning: head (%s): %s: %s\n", head.label, path.Join(root, f.Source.String()), f.Message)
@@ -181,18 +181,10 @@ func (o *diffOptions) readSides(ctx context.Context) (base, head side, root stri
 			head, err = readSide(repo, "head", o.head, root, o.src.limits)
 		}
 	}
-	if err == nil && base.missing && head.missing {
-		err = fmt.Errorf("folder %q exists neither at base (%s) nor at head (%s)", folderName(root), base.label, head.label)
+	if err == nil && base.missing != "" && head.missing != "" {
+		err = fmt.Errorf("nothing to compare: %s, and %s", base.missing, head.missing)
 	}
 	return base, head, root, err
-}
-
-// folderName is root for messages: "." for the repository's root.
-func folderName(root string) string {
-	if root == "" {
-		return "."
-	}
-	return root
 }
 
 // side is one loaded revision or folder.
@@ -201,8 +193,9 @@ type side struct {
 	label    string // the short hash, "working tree" or the folder, for messages
 	revision diff.Revision
 	set      *load.Set
-	// missing is set when the side has no such folder: its set is empty.
-	missing bool
+	// missing, when the side has no such folder, says so; its set is then
+	// empty.
+	missing string
 }
 
 // readSide copies revision rev's folder dir into memory and loads it.
@@ -212,7 +205,11 @@ func readSide(repo *source.Repository, name, rev, dir string, limits limitOption
 	s := side{name: name, label: r.String(), revision: diff.Revision{Name: r.Name, Hash: r.Hash, WorkingTree: r.WorkingTree}}
 	switch {
 	case errors.Is(err, source.ErrFolderNotFound):
-		s.set, s.missing = &load.Set{}, true
+		folder := dir
+		if folder == "" {
+			folder = "."
+		}
+		s.set, s.missing = &load.Set{}, fmt.Sprintf("%s (%s) has no folder %q", name, s.label, folder)
 		return s, nil
 	case err != nil:
 		return side{}, fmt.Errorf("%s: %w", name, err)
@@ -232,7 +229,7 @@ func readDir(name, dir string, limits limitOptions) (side, error) {
 	}
 	switch fi, err := os.Stat(abs); {
 	case errors.Is(err, fs.ErrNotExist):
-		s.set, s.missing = &load.Set{}, true
+		s.set, s.missing = &load.Set{}, fmt.Sprintf("--%s-dir %s does not exist", name, dir)
 		return s, nil
 	case err != nil:
 		return side{}, fmt.Errorf("--%s-dir: %w", name, err)

@@ -82,7 +82,7 @@ func TestDiffNewOrRemovedFleetFolder(t *testing.T) {
 	}
 
 	_, stderr = runCLI(t, 2, "diff", "--repo", dir, "--path", "nowhere", "--base", "base", "--head", "second-fleet")
-	if !strings.Contains(stderr, `folder "nowhere" exists neither at base`) {
+	if !strings.Contains(stderr, `nothing to compare: base (`) || !strings.Contains(stderr, `) has no folder "nowhere", and head (`) {
 		t.Errorf("folder on neither side: %s", stderr)
 	}
 }
@@ -135,7 +135,7 @@ func TestDiffFolders(t *testing.T) {
 		{[]string{"--base-dir", base}, "--base-dir and --head-dir go together"},
 		{[]string{"--base-dir", base, "--head-dir", head, "--base", "main"}, "--base reads Git"},
 		{[]string{"--base-dir", base, "--head-dir", head, "--cluster", "member7"}, "--cluster member7: no Cluster of that name"},
-		{[]string{"--base-dir", filepath.Join(base, "nope"), "--head-dir", filepath.Join(head, "nope")}, "exists neither at base"},
+		{[]string{"--base-dir", filepath.Join(base, "nope"), "--head-dir", filepath.Join(head, "nope")}, "does not exist, and --head-dir"},
 	} {
 		_, stderr := runCLI(t, 2, append([]string{"diff"}, tc.args...)...)
 		if !strings.Contains(stderr, tc.want) {
