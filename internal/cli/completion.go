@@ -22,7 +22,7 @@ var outputFormats = map[string][]string{
 
 // registerCompletions adds dynamic completion to the command tree: -o
 // values, --cluster names from the source's Cluster objects (render,
-// diff) and explain's KIND/NAME from its templates.
+// diff) and explain's KIND/NAME and -n from its templates.
 func registerCompletions(root *cobra.Command) {
 	for _, cmd := range root.Commands() {
 		if formats, ok := outputFormats[cmd.Name()]; ok {
@@ -35,6 +35,7 @@ func registerCompletions(root *cobra.Command) {
 			_ = cmd.RegisterFlagCompletionFunc("cluster", completeClusters(diffFolder))
 		case "explain":
 			cmd.ValidArgsFunction = completeTemplates
+			_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces)
 		}
 	}
 }
@@ -119,6 +120,23 @@ func completeTemplates(cmd *cobra.Command, args []string, toComplete string) ([]
 		ref := kindName(schema.GroupKind{Group: gvk.Group, Kind: gvk.Kind}) + "/" + obj.GetName()
 		if strings.HasPrefix(strings.ToLower(ref), strings.ToLower(toComplete)) && !slices.Contains(out, ref) {
 			out = append(out, ref)
+		}
+	}
+	slices.Sort(out)
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeNamespaces completes explain's -n with the namespaces of the
+// templates of --source.
+func completeNamespaces(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	set := loadForCompletion(flagValue(cmd, "source"))
+	if set == nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []cobra.Completion
+	for _, t := range set.Templates {
+		if ns := t.Object.GetNamespace(); ns != "" && strings.HasPrefix(ns, toComplete) && !slices.Contains(out, ns) {
+			out = append(out, ns)
 		}
 	}
 	slices.Sort(out)

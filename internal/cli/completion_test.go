@@ -25,6 +25,7 @@ func TestCompletionGolden(t *testing.T) {
 		{"explain", "--source", fleet, "-n", "demo", "Dep"},
 		{"explain", "--source", fleet, ""},
 		{"explain", "--source", "testdata/no-such-folder", ""},
+		{"explain", "--source", "testdata/lintfleet", "-n", ""},
 	}
 	var b strings.Builder
 	for _, args := range cases {
