@@ -120,7 +120,7 @@ func (o *controllerOptions) run(parent context.Context) error {
 	}
 	opts := o.controller
 	opts.Deliver.Version = version
-	creds := &cluster.Credentials{KubeconfigDir: o.kubeconfigDir, Hub: stores.hub, Namespace: cluster.DefaultNamespace,
+	creds := &cluster.Credentials{KubeconfigDir: o.kubeconfigDir, Hub: stores.hub, Writer: stores.hub, Namespace: cluster.DefaultNamespace,
 		QPS: opts.Apply.QPS, Burst: opts.Apply.Burst}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/propagit/propagit/internal/join"
+	"github.com/propagit/propagit/internal/restrict"
 )
 
 type joinOptions struct {
@@ -18,6 +19,8 @@ type joinOptions struct {
 	kubeconfig kubeconfigOptions
 	mode       string
 	out        string
+	// restrictions is the restriction policy file, "" for the default.
+	restrictions string
 }
 
 func newJoinCommand() *cobra.Command {
@@ -51,12 +54,24 @@ Running join again changes nothing but mints a fresh token.`,
 	fs.StringToStringVar(&o.Labels, "labels", nil, "labels of the Cluster, k=v,...")
 	fs.StringSliceVar(&o.Namespaces, "namespaces", nil, "limit propagit to these namespaces (created if missing)")
 	fs.StringVar(&o.out, "out", "", "directory to write the manifests to (default: stdout)")
-	fs.DurationVar(&o.TokenExpiration, "token-expiration", o.TokenExpiration, "requested lifetime of the push token")
+	fs.DurationVar(&o.TokenExpiration, "token-expiration", o.TokenExpiration, "requested lifetime of the push token; the controller renews it after two thirds")
+	fs.StringVar(&o.restrictions, "restrictions", "", "the controller's restriction policy file: the member grants only its namespaces (exact names), "+
+		"and bind/escalate on roles only when it allows admin-bindings (without it, the default policy: no bind/escalate)")
 	return cmd
 }
 
 func (o *joinOptions) run(cmd *cobra.Command) error {
 	if err := o.Validate(); err != nil {
+		return err
+	}
+	var policy *restrict.Policy
+	if o.restrictions != "" {
+		var err error
+		if policy, err = restrict.Load(o.restrictions); err != nil {
+			return err
+		}
+	}
+	if err := o.WithRestrictions(policy); err != nil {
 		return err
 	}
 	cfg, err := requireConfig(o.kubeconfig)

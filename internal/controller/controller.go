@@ -43,6 +43,10 @@ type Controller struct {
 	// recorded is what the Works last recorded hold (nil until the first
 	// Put); Run and Reconcile are its only users.
 	recorded *recording
+	// unhealthy is since when each template has run unhealthy on each
+	// cluster, while a policy asks for application failover; Reconcile is
+	// its only user.
+	unhealthy render.Unhealthy
 
 	mu      sync.Mutex
 	members map[string]*member
@@ -112,8 +116,10 @@ func (c *Controller) Ready() bool {
 
 // Run reconciles every Interval and on Trigger until ctx ends, then waits
 // for the member workers to stop. While a Gracefully eviction waits for its
-// new placement to turn healthy, it also reconciles every
-// Deliver.HealthInterval, so the old copy goes soon after, without a commit.
+// new placement to turn healthy, or an application runs unhealthy under a
+// policy with application failover, it also reconciles every
+// Deliver.HealthInterval, so the old copy goes, or the application moves,
+// soon after, without a commit.
 func (c *Controller) Run(ctx context.Context) error {
 	if err := c.opts.Validate(); err != nil {
 		return err
@@ -127,7 +133,7 @@ func (c *Controller) Run(ctx context.Context) error {
 			c.log.Error(err, "reconcile failed")
 		}
 		var recheck <-chan time.Time
-		if c.recorded != nil && c.recorded.previous.PendingGraceful() {
+		if c.recorded != nil && c.recorded.previous.PendingGraceful() || len(c.unhealthy) > 0 {
 			recheck = c.clock.After(c.opts.Deliver.HealthInterval)
 		}
 		select {

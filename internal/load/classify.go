@@ -92,6 +92,8 @@ func (c *collector) document(di docInfo, n *yaml.Node, allowList bool) {
 		c.propagation(di, n, kind == policyv1alpha1.KindClusterPropagationPolicy)
 	case gvk.Group == "policy.karmada.io" && gvk.Version == "v1alpha1" && isOverrideKind(kind):
 		c.override(di, n, kind == policyv1alpha1.KindClusterOverridePolicy)
+	case gvk.Group == "policy.karmada.io" && gvk.Version == "v1alpha1" && kind == policyv1alpha1.KindClusterTaintPolicy:
+		c.taintPolicy(di, n)
 	case isKarmadaGroup(gvk.Group):
 		c.unsupported(src, n, gvk)
 	default:

@@ -228,6 +228,9 @@ func duplicates(s *Set) []Problem {
 	for _, cl := range s.Clusters {
 		all = append(all, entry{objectKey{"cluster.karmada.io", "Cluster", "", cl.Cluster.Name}, cl.Source})
 	}
+	for _, tp := range s.TaintPolicies {
+		all = append(all, entry{objectKey{"policy.karmada.io", "ClusterTaintPolicy", "", tp.Policy.Name}, tp.Source})
+	}
 	slices.SortStableFunc(all, func(a, b entry) int {
 		return cmp.Or(cmp.Compare(a.src.Path, b.src.Path), cmp.Compare(a.src.Line, b.src.Line))
 	})

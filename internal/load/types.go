@@ -73,5 +73,7 @@ type Set struct {
 	Propagations []Propagation
 	Overrides    []Override
 	Clusters     []Cluster
-	Findings     []Finding
+	// TaintPolicies are the ClusterTaintPolicies, in the order loaded.
+	TaintPolicies []TaintPolicy
+	Findings      []Finding
 }
