@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/propagit/propagit/internal/join"
 	"github.com/propagit/propagit/internal/restrict"
@@ -17,7 +16,7 @@ import (
 
 type joinOptions struct {
 	join.Options
-	kubeconfig string
+	kubeconfig kubeconfigOptions
 	mode       string
 	out        string
 	// restrictions is the restriction policy file, "" for the default.
@@ -47,7 +46,7 @@ Running join again changes nothing but mints a fresh token.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the member, with rights to create RBAC")
+	o.kubeconfig.bindFlags(fs, "", "the member, with rights to create RBAC", "~/.kube/config")
 	fs.StringVar(&o.mode, "mode", string(join.ModePush), "push (the hub applies) or pull (an agent in the member applies)")
 	fs.StringVar(&o.Region, "region", "", "spec.region of the Cluster")
 	fs.StringVar(&o.Provider, "provider", "", "spec.provider of the Cluster")
@@ -58,7 +57,6 @@ Running join again changes nothing but mints a fresh token.`,
 	fs.DurationVar(&o.TokenExpiration, "token-expiration", o.TokenExpiration, "requested lifetime of the push token; the controller renews it after two thirds")
 	fs.StringVar(&o.restrictions, "restrictions", "", "the controller's restriction policy file: the member grants only its namespaces (exact names), "+
 		"and bind/escalate on roles only when it allows admin-bindings (without it, the default policy: no bind/escalate)")
-	_ = cmd.MarkFlagRequired("kubeconfig")
 	return cmd
 }
 
@@ -76,9 +74,9 @@ func (o *joinOptions) run(cmd *cobra.Command) error {
 	if err := o.WithRestrictions(policy); err != nil {
 		return err
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	cfg, err := requireConfig(o.kubeconfig)
 	if err != nil {
-		return fmt.Errorf("failed to load kubeconfig %s: %w", o.kubeconfig, err)
+		return err
 	}
 	res, err := join.Join(cmd.Context(), cfg, o.Options)
 	if err != nil {
@@ -134,7 +132,7 @@ func writeManifests(stdout io.Writer, dir, name string, m join.Manifests) error 
 }
 
 func newUnjoinCommand() *cobra.Command {
-	var kubeconfig string
+	var kubeconfig kubeconfigOptions
 	cmd := &cobra.Command{
 		Use:   "unjoin NAME --kubeconfig member.kubeconfig",
 		Short: "Delete what propagit join created in a member",
@@ -144,9 +142,9 @@ objects. Remove the Cluster from Git and the credential Secret from the hub
 yourself.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			cfg, err := requireConfig(kubeconfig)
 			if err != nil {
-				return fmt.Errorf("failed to load kubeconfig %s: %w", kubeconfig, err)
+				return err
 			}
 			res, err := join.Unjoin(cmd.Context(), cfg)
 			if err != nil {
@@ -161,7 +159,6 @@ yourself.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the member")
-	_ = cmd.MarkFlagRequired("kubeconfig")
+	kubeconfig.bindFlags(cmd.Flags(), "", "the member", "~/.kube/config")
 	return cmd
 }

@@ -37,6 +37,10 @@ func (c *collector) addIssues(src Source, issues []issue) {
 // file parses one YAML stream and classifies its documents.
 func (c *collector) file(path string, data []byte) {
 	docs, errLine, errMsg := splitDocumentsMax(data, c.budget.documentsLeft())
+	if errMsg == "" && notObjects(docs) {
+		c.set.Findings = append(c.set.Findings, notObjectsFinding(path, docs))
+		return
+	}
 	markers := endMarkerLines(data)
 	for i, d := range docs {
 		z := c.budget.normalizer()
