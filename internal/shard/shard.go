@@ -11,8 +11,9 @@ package shard
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"sync"
 	"time"
@@ -178,11 +179,10 @@ func (s *Sharder) rebalance() {
 func Owner(key string, live []string) string {
 	best, bestScore := "", uint64(0)
 	for _, r := range live {
-		h := fnv.New64a()
-		h.Write([]byte(key))
-		h.Write([]byte{0})
-		h.Write([]byte(r))
-		if score := h.Sum64(); best == "" || score > bestScore {
+		// A cryptographic hash: every replica computes the same scores,
+		// and they are spread evenly (FNV's are not, for names this alike).
+		sum := sha256.Sum256([]byte(key + "\x00" + r))
+		if score := binary.BigEndian.Uint64(sum[:8]); best == "" || score > bestScore {
 			best, bestScore = r, score
 		}
 	}
