@@ -238,12 +238,13 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // manager returns the member's apply.Manager, built on first use and again
-// after the Cluster object changed.
+// after the Cluster object changed, with the customizations in force.
 func (m *member) manager(ctx context.Context) (deliver.Applier, error) {
 	m.mu.Lock()
 	mgr, cl := m.mgr, m.cluster
 	m.mu.Unlock()
 	if mgr != nil {
+		mgr.Interpret(m.c.interpreter())
 		return mgr, nil
 	}
 	cfg, err := m.c.creds.Config(ctx, cl)
@@ -253,6 +254,7 @@ func (m *member) manager(ctx context.Context) (deliver.Applier, error) {
 	if mgr, err = apply.NewForConfig(cfg, m.c.opts.Apply); err != nil {
 		return nil, err
 	}
+	mgr.Interpret(m.c.interpreter())
 	m.mu.Lock()
 	m.mgr = mgr
 	m.mu.Unlock()

@@ -61,6 +61,15 @@ func (c *collector) customization(di docInfo, n *yaml.Node) {
 	}
 }
 
+// Interpreter runs the set's customizations.
+func (s *Set) Interpreter() *interpret.Interpreter {
+	cs := make([]interpret.Customization, len(s.Customizations))
+	for i, c := range s.Customizations {
+		cs[i] = c.Compiled
+	}
+	return interpret.New(interpret.DefaultLimits(), cs)
+}
+
 // compileScript compiles a script and checks that it defines its function.
 func compileScript(name string, op interpret.Operation, src, file string, line int) (*interpret.Script, error) {
 	s, err := interpret.Compile(name, op, src, file, line)

@@ -21,15 +21,6 @@ import (
 // naming the customization, the script's file and line and the template;
 // the clusters keep what they last recorded.
 
-// interpreterOf builds the interpreter of a loaded set.
-func interpreterOf(set *load.Set) *interpret.Interpreter {
-	cs := make([]interpret.Customization, len(set.Customizations))
-	for i, c := range set.Customizations {
-		cs[i] = c.Compiled
-	}
-	return interpret.New(interpret.DefaultLimits(), cs)
-}
-
 // interpretReplicas runs the template's GetReplicas script; nil, nil when
 // its kind has none (the built-in rules decide).
 func interpretReplicas(obj *unstructured.Unstructured, ip *interpret.Interpreter) (*schedule.Interpreted, error) {
@@ -119,7 +110,7 @@ func customDependencies(obj *unstructured.Unstructured, ip *interpret.Interprete
 // others). Scripts that read a member's copy (status, health, retention)
 // need one and are not run.
 func lintCustomizations(set *load.Set, res *Result) []Finding {
-	ip := interpreterOf(set)
+	ip := set.Interpreter()
 	placed := map[workv1alpha1.ObjectKey]bool{}
 	for _, b := range res.Bindings {
 		placed[b.Key] = b.Choice.Winner != nil

@@ -168,7 +168,7 @@ func Render(in Input) *Result {
 	slices.SortStableFunc(templates, func(a, b load.Template) int {
 		return workv1alpha1.KeyOf(a.Object).Compare(workv1alpha1.KeyOf(b.Object))
 	})
-	ip := interpreterOf(in.Set)
+	ip := in.Set.Interpreter()
 	for i := range templates {
 		b := place(&templates[i], in, clusters, ip)
 		byKey[b.Key] = b
