@@ -78,7 +78,7 @@ func Compile(customization string, op Operation, source, file string, line int) 
 	if err != nil {
 		var pe *parse.Error
 		if errors.As(err, &pe) {
-			return nil, s.errorf(pe.Pos.Line, "syntax error: %s near %q", pe.Message, pe.Token)
+			return nil, s.errorf(pe.Pos.Line, "%s near %q", pe.Message, pe.Token)
 		}
 		return nil, s.errorf(0, "syntax error: %v", err)
 	}

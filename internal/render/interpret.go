@@ -68,7 +68,7 @@ func interpretFailure(b *Binding, cluster string, err error) *RenderError {
 // previous placement stays (as after any scheduling error but "no cluster
 // fits") and each of its clusters keeps its recorded copy.
 func failReplicas(b *Binding, err error) {
-	b.ScheduleError = err.Error()
+	b.ScheduleError, b.ScriptFailed = err.Error(), true
 	for _, t := range b.Targets {
 		t.Failure = interpretFailure(b, t.Cluster, err)
 		t.Error = err.Error()

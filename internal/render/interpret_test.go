@@ -117,8 +117,27 @@ func TestCustomizationGetReplicasErrorIsReported(t *testing.T) {
 	for _, f := range render.Lint(set, res) {
 		lint = append(lint, f.String())
 	}
-	if len(lint) != 1 || !strings.HasPrefix(lint[0], "rollout.yaml:1: warning: Rollout.argoproj.io/shop/web cannot be scheduled: ResourceInterpreterCustomization") {
+	if len(lint) != 1 || !strings.HasPrefix(lint[0], "rollout.yaml:1: error: Rollout.argoproj.io/shop/web cannot be scheduled: ResourceInterpreterCustomization") {
 		t.Errorf("lint = %q", lint)
+	}
+}
+
+// TestCustomizationErrorKeepsWhatTheClustersRun: after a good render, a
+// commit whose GetReplicas fails keeps the previous placement, and each
+// cluster keeps the copy it was given (commit safety).
+func TestCustomizationErrorKeepsWhatTheClustersRun(t *testing.T) {
+	files := sourceFiles(t, "testdata/interpret/source")
+	good := renderFiles(t, files, nil)
+	files["ric.yaml"] = strings.Replace(files["ric.yaml"], "return obj.spec.replicas or 1,", "while true do end return 1,", 1)
+	res := renderFiles(t, files, render.PreviousFromWorks(good.Works))
+	if d := cmp.Diff(placement(good), placement(res)); d != "" {
+		t.Errorf("placement changed (-before +after):\n%s", d)
+	}
+	if len(res.Errors) != 2 || !res.Errors[0].Kept || !strings.Contains(res.Errors[0].Message, "instruction budget exceeded") {
+		t.Errorf("errors = %v, want both clusters kept with the budget error", res.Errors)
+	}
+	if !res.Bindings[0].KeptPrevious {
+		t.Error("the previous placement was not kept")
 	}
 }
 

@@ -107,7 +107,10 @@ func lintBinding(b *Binding, res *Result) []Finding {
 		}
 		add("%s is selected by %d policies; only %s applies: %s", b.Key, len(names), policyName(b.Policy), strings.Join(names, ", "))
 	}
-	if b.ScheduleError != "" {
+	switch {
+	case b.ScriptFailed:
+		addAs(SeverityError, "%s cannot be scheduled: %s", b.Key, b.ScheduleError)
+	case b.ScheduleError != "":
 		add("%s cannot be scheduled: %s", b.Key, b.ScheduleError)
 	}
 	if b.DependencyError != "" {

@@ -109,6 +109,9 @@ type Binding struct {
 	// "no cluster fits").
 	ScheduleError string
 	KeptPrevious  bool
+	// ScriptFailed is set when ScheduleError is a customization's
+	// GetReplicas script failing on the template: a render error.
+	ScriptFailed bool
 	AffinityName  string
 	// DependencyOf lists the templates whose propagateDeps pulled this one in.
 	DependencyOf []string
