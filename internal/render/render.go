@@ -112,7 +112,7 @@ type Binding struct {
 	// ScriptFailed is set when ScheduleError is a customization's
 	// GetReplicas script failing on the template: a render error.
 	ScriptFailed bool
-	AffinityName  string
+	AffinityName string
 	// DependencyOf lists the templates whose propagateDeps pulled this one in.
 	DependencyOf []string
 	// DependencyError is why the template's dependencies could not be
