@@ -9,12 +9,15 @@ import (
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/propagit/propagit/e2e/e2etest"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/status"
 	"github.com/propagit/propagit/internal/testenv"
 )
@@ -114,7 +117,7 @@ func TestKarmadaInterpreterDividesACRD(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range env.Members {
-		e2etest.InstallCRD(t, memberClient(t, m), crdFile, converge, 200*time.Millisecond)
+		e2etest.InstallCRD(t, memberClient(t, m), crdFile, converge, pollEvery)
 	}
 	ns := randomNamespace("interp")
 	remote := httpRemote(t)
@@ -139,7 +142,23 @@ func TestKarmadaInterpreterDividesACRD(t *testing.T) {
 		}
 	}
 	template := "Rollout.argoproj.io/" + ns + "/web"
-	// No status yet: InterpretHealth says unhealthy, so nothing is ready.
+	// No status yet: InterpretHealth says unhealthy (kstatus would say
+	// Current), so nothing is ready.
+	for _, m := range env.Members {
+		eventually(t, converge, func() (bool, string) {
+			st, err := statuses.get(m.Name)
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, o := range st.Objects {
+				if o.Kind == "Rollout" {
+					return o.Health == workv1alpha1.HealthInProgress,
+						fmt.Sprintf("%s: Rollout health %s, want InProgress from InterpretHealth", m.Name, o.Health)
+				}
+			}
+			return false, fmt.Sprintf("%s: no Rollout in %s", m.Name, describeStatus(st))
+		})
+	}
 	row := waitTemplateRow(t, remote.URL, template, func(r status.TemplateRow) bool { return r.DesiredReplicas == 6 })
 	if row.ReadyReplicas != 0 {
 		t.Errorf("ready replicas %d before any status, want 0: health must come from InterpretHealth, not kstatus", row.ReadyReplicas)
@@ -151,9 +170,15 @@ func TestKarmadaInterpreterDividesACRD(t *testing.T) {
 	waitTemplateRow(t, remote.URL, template, func(r status.TemplateRow) bool { return r.ReadyReplicas == 6 })
 }
 
+// memberClient is a new client of m (so it discovers newly installed
+// kinds) that also knows CRDs.
 func memberClient(t *testing.T, m *testenv.Member) client.Client {
 	t.Helper()
-	c, err := client.New(m.Config, client.Options{})
+	scheme := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(m.Config, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
