@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/propagit/propagit/internal/agent"
@@ -21,7 +20,7 @@ import (
 type agentOptions struct {
 	repo       gitOptions
 	store      storeOptions
-	kubeconfig string
+	kubeconfig kubeconfigOptions
 	heartbeat  time.Duration
 	cacheDir   string
 	agent      agent.Options
@@ -52,7 +51,7 @@ says "agent too old for Work format N" in its status.`,
 	o.agent.BindFlags(f)
 	o.repo.bindFlags(cmd, "repo", "the repository holding the work branch (git store)")
 	o.store.bindFlags(cmd)
-	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of this member (default: in-cluster config)")
+	o.kubeconfig.bindFlags(f, "", "this member", "the in-cluster config, else ~/.kube/config")
 	f.DurationVar(&o.heartbeat, "heartbeat-interval", 10*time.Second, "how often the agent reports it is alive when nothing else changed (the Work CR's status, or the git store's heartbeat ref)")
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-agent-cache"), "folder for the Git clone")
 	o.log.BindFlags(f)
@@ -107,12 +106,5 @@ func (o *agentOptions) run(parent context.Context) error {
 }
 
 func (o *agentOptions) memberConfig() (*rest.Config, error) {
-	if o.kubeconfig != "" {
-		return clientcmd.BuildConfigFromFlags("", o.kubeconfig)
-	}
-	cfg, err := rest.InClusterConfig()
-	if err != nil {
-		return nil, fmt.Errorf("not running in a cluster: pass --kubeconfig: %w", err)
-	}
-	return cfg, nil
+	return requireConfig(o.kubeconfig)
 }

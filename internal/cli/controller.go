@@ -24,6 +24,7 @@ import (
 	"github.com/propagit/propagit/internal/events"
 	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/metrics"
+	"github.com/propagit/propagit/internal/shard"
 	"github.com/propagit/propagit/internal/source"
 	"github.com/propagit/propagit/internal/webhook"
 )
@@ -41,6 +42,7 @@ type controllerOptions struct {
 	controller    controller.Options
 	log           logging.Options
 	leader        leaderOptions
+	shard         shardOptions
 	limits        limitOptions
 	notify        notifyOptions
 }
@@ -77,6 +79,7 @@ it), and a Cluster in Git cannot point it elsewhere. Outside a cluster
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-cache"), "folder for the Git clones")
 	o.controller.BindFlags(f)
 	o.leader.bindFlags(f)
+	o.shard.bindFlags(f)
 	o.log.BindFlags(f)
 	o.limits.bindFlags(f)
 	o.notify.bindFlags(f)
@@ -115,12 +118,12 @@ func (o *controllerOptions) run(parent context.Context) error {
 	if err != nil {
 		return err
 	}
-	if o.leader.enabled && stores.hubConfig == nil {
-		return errors.New("--leader-elect needs a hub: pass --hub-kubeconfig or run in a cluster")
+	if (o.leader.enabled || o.shard.enabled) && stores.hubConfig == nil {
+		return errors.New("--leader-elect and --shard need a hub: pass --hub-kubeconfig or run in a cluster")
 	}
 	opts := o.controller
 	opts.Deliver.Version = version
-	creds := &cluster.Credentials{KubeconfigDir: o.kubeconfigDir, Hub: stores.hub, Namespace: cluster.DefaultNamespace,
+	creds := &cluster.Credentials{KubeconfigDir: o.kubeconfigDir, Hub: stores.hub, Writer: stores.hub, Namespace: cluster.DefaultNamespace,
 		QPS: opts.Apply.QPS, Burst: opts.Apply.Burst}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -138,7 +141,16 @@ func (o *controllerOptions) run(parent context.Context) error {
 		defer rec.Stop()
 		opts.Events = rec
 	}
-	c := controller.New(opts, limitedFetcher{controller.GitFetcher(follower), o.limits.Options}, stores.works, stores.status, creds, log)
+	var c *controller.Controller
+	var sh *shard.Sharder
+	if o.shard.enabled {
+		sh, err = o.shard.sharder(stores.hubConfig, o.store.namespace, o.leader, func() *controller.Controller { return c }, log)
+		if err != nil {
+			return &ExitError{Code: 2, Err: err}
+		}
+		opts.Sharding = sh
+	}
+	c = controller.New(opts, limitedFetcher{controller.GitFetcher(follower), o.limits.Options}, stores.works, stores.status, creds, log)
 	var hook http.Handler
 	if o.httpAddr != "" {
 		if hook, err = o.hooks.handler(o.branch, c, opts.Metrics, log); err != nil {
@@ -150,7 +162,10 @@ func (o *controllerOptions) run(parent context.Context) error {
 		return &ExitError{Code: 1, Err: err}
 	}
 	run := c.Run
-	if o.leader.enabled {
+	switch {
+	case o.shard.enabled:
+		run = func(ctx context.Context) error { return runSharded(ctx, sh, c.Run) }
+	case o.leader.enabled:
 		run = func(ctx context.Context) error {
 			return o.leader.runAsLeader(ctx, stores.hubConfig, o.store.namespace, log, c.Run)
 		}

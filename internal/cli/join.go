@@ -9,16 +9,18 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/propagit/propagit/internal/join"
+	"github.com/propagit/propagit/internal/restrict"
 )
 
 type joinOptions struct {
 	join.Options
-	kubeconfig string
+	kubeconfig kubeconfigOptions
 	mode       string
 	out        string
+	// restrictions is the restriction policy file, "" for the default.
+	restrictions string
 }
 
 func newJoinCommand() *cobra.Command {
@@ -44,7 +46,7 @@ Running join again changes nothing but mints a fresh token.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the member, with rights to create RBAC")
+	o.kubeconfig.bindFlags(fs, "", "the member, with rights to create RBAC", "~/.kube/config")
 	fs.StringVar(&o.mode, "mode", string(join.ModePush), "push (the hub applies) or pull (an agent in the member applies)")
 	fs.StringVar(&o.Region, "region", "", "spec.region of the Cluster")
 	fs.StringVar(&o.Provider, "provider", "", "spec.provider of the Cluster")
@@ -52,8 +54,9 @@ Running join again changes nothing but mints a fresh token.`,
 	fs.StringToStringVar(&o.Labels, "labels", nil, "labels of the Cluster, k=v,...")
 	fs.StringSliceVar(&o.Namespaces, "namespaces", nil, "limit propagit to these namespaces (created if missing)")
 	fs.StringVar(&o.out, "out", "", "directory to write the manifests to (default: stdout)")
-	fs.DurationVar(&o.TokenExpiration, "token-expiration", o.TokenExpiration, "requested lifetime of the push token")
-	_ = cmd.MarkFlagRequired("kubeconfig")
+	fs.DurationVar(&o.TokenExpiration, "token-expiration", o.TokenExpiration, "requested lifetime of the push token; the controller renews it after two thirds")
+	fs.StringVar(&o.restrictions, "restrictions", "", "the controller's restriction policy file: the member grants only its namespaces (exact names), "+
+		"and bind/escalate on roles only when it allows admin-bindings (without it, the default policy: no bind/escalate)")
 	return cmd
 }
 
@@ -61,9 +64,19 @@ func (o *joinOptions) run(cmd *cobra.Command) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	var policy *restrict.Policy
+	if o.restrictions != "" {
+		var err error
+		if policy, err = restrict.Load(o.restrictions); err != nil {
+			return err
+		}
+	}
+	if err := o.WithRestrictions(policy); err != nil {
+		return err
+	}
+	cfg, err := requireConfig(o.kubeconfig)
 	if err != nil {
-		return fmt.Errorf("failed to load kubeconfig %s: %w", o.kubeconfig, err)
+		return err
 	}
 	res, err := join.Join(cmd.Context(), cfg, o.Options)
 	if err != nil {
@@ -119,7 +132,7 @@ func writeManifests(stdout io.Writer, dir, name string, m join.Manifests) error 
 }
 
 func newUnjoinCommand() *cobra.Command {
-	var kubeconfig string
+	var kubeconfig kubeconfigOptions
 	cmd := &cobra.Command{
 		Use:   "unjoin NAME --kubeconfig member.kubeconfig",
 		Short: "Delete what propagit join created in a member",
@@ -129,9 +142,9 @@ objects. Remove the Cluster from Git and the credential Secret from the hub
 yourself.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			cfg, err := requireConfig(kubeconfig)
 			if err != nil {
-				return fmt.Errorf("failed to load kubeconfig %s: %w", kubeconfig, err)
+				return err
 			}
 			res, err := join.Unjoin(cmd.Context(), cfg)
 			if err != nil {
@@ -146,7 +159,6 @@ yourself.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the member")
-	_ = cmd.MarkFlagRequired("kubeconfig")
+	kubeconfig.bindFlags(cmd.Flags(), "", "the member", "~/.kube/config")
 	return cmd
 }

@@ -294,8 +294,8 @@ func printReportAs(w io.Writer, r *status.Report, now time.Time, wide bool) {
 	_ = tw.Flush()
 }
 
-// printProblems prints the templates that failed to render and those no
-// policy claims any more: each keeps what its clusters run.
+// printProblems prints the templates that failed to render, those the
+// scheduler could not place and those no policy claims any more.
 func printProblems(w io.Writer, r *status.Report) {
 	if len(r.RenderErrors) > 0 {
 		fmt.Fprintln(w)
@@ -305,6 +305,13 @@ func printProblems(w io.Writer, r *status.Report) {
 			fmt.Fprintf(tw, "%s\t%s\n", e.Error, e.Cluster)
 		}
 		_ = tw.Flush()
+	}
+	if len(r.ScheduleErrors) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "NOT SCHEDULED")
+		for _, e := range r.ScheduleErrors {
+			fmt.Fprintln(w, e)
+		}
 	}
 	if len(r.Unclaimed) > 0 {
 		fmt.Fprintln(w)

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
@@ -21,7 +20,7 @@ type storeOptions struct {
 	kind          string
 	branch        string
 	worksRepo     string
-	hubKubeconfig string
+	hubKubeconfig kubeconfigOptions
 	namespace     string
 	// heartbeat is how often an agent with nothing new to report still
 	// reports (CR status, or the git store's heartbeat ref); 0 writes on
@@ -34,7 +33,7 @@ func (s *storeOptions) bindFlags(cmd *cobra.Command) {
 	f.StringVar(&s.kind, "works-store", "git", `where Works are recorded: "git" (a work branch and per-cluster status refs) or "cr" (Work custom resources on the hub)`)
 	f.StringVar(&s.branch, "works-branch", "propagit/works", "work branch of the git store")
 	f.StringVar(&s.worksRepo, "works-repo", "", "repository of the git store (default: the source repository)")
-	f.StringVar(&s.hubKubeconfig, "hub-kubeconfig", "", "kubeconfig of the hub (default: in-cluster config when running in a cluster)")
+	s.hubKubeconfig.bindFlags(f, "hub-", "the hub", "the in-cluster config when running in a cluster")
 	f.StringVarP(&s.namespace, "namespace", "n", "propagit-system", "hub namespace of Work records and member credential Secrets")
 }
 
@@ -83,19 +82,12 @@ func (s *storeOptions) buildStores(repo gitOptions, auth transport.AuthMethod, c
 
 // hubClient returns the hub's config and client, or nils when there is none.
 func (s *storeOptions) hubClient() (*rest.Config, client.Client, error) {
-	var cfg *rest.Config
-	var err error
-	switch {
-	case s.hubKubeconfig != "":
-		cfg, err = clientcmd.BuildConfigFromFlags("", s.hubKubeconfig)
-	default:
-		cfg, err = rest.InClusterConfig()
-		if err == rest.ErrNotInCluster {
-			return nil, nil, nil
-		}
-	}
+	cfg, err := s.hubKubeconfig.restConfig(false)
 	if err != nil {
 		return nil, nil, fmt.Errorf("failed to build the hub client: %w", err)
+	}
+	if cfg == nil {
+		return nil, nil, nil
 	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {

@@ -65,6 +65,8 @@ type Credentials struct {
 	KubeconfigDir string
 	// Hub reads the credential Secrets; nil when running without a hub.
 	Hub client.Reader
+	// Writer stores renewed tokens in them (Renew); nil disables renewal.
+	Writer client.Writer
 	// Namespace holds the member credential Secrets on the hub, and nothing
 	// else; DefaultNamespace when empty. Never the controller's own
 	// namespace, where its Git token lives.

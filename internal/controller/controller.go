@@ -18,6 +18,7 @@ import (
 	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/observe"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/shard"
 	"github.com/propagit/propagit/internal/works"
 )
 
@@ -44,6 +45,10 @@ type Controller struct {
 	// recorded is what the Works last recorded hold (nil until the first
 	// Put); Run and Reconcile are its only users.
 	recorded *recording
+	// unhealthy is since when each template has run unhealthy on each
+	// cluster, while a policy asks for application failover; Reconcile is
+	// its only user.
+	unhealthy render.Unhealthy
 
 	mu      sync.Mutex
 	members map[string]*member
@@ -115,8 +120,10 @@ func (c *Controller) Ready() bool {
 
 // Run reconciles every Interval and on Trigger until ctx ends, then waits
 // for the member workers to stop. While a Gracefully eviction waits for its
-// new placement to turn healthy, it also reconciles every
-// Deliver.HealthInterval, so the old copy goes soon after, without a commit.
+// new placement to turn healthy, or an application runs unhealthy under a
+// policy with application failover, it also reconciles every
+// Deliver.HealthInterval, so the old copy goes, or the application moves,
+// soon after, without a commit.
 func (c *Controller) Run(ctx context.Context) error {
 	if err := c.opts.Validate(); err != nil {
 		return err
@@ -130,8 +137,12 @@ func (c *Controller) Run(ctx context.Context) error {
 			c.log.Error(err, "reconcile failed")
 		}
 		var recheck <-chan time.Time
-		if c.recorded != nil && c.recorded.previous.PendingGraceful() {
+		if c.recorded != nil && c.recorded.previous.PendingGraceful() || len(c.unhealthy) > 0 {
 			recheck = c.clock.After(c.opts.Deliver.HealthInterval)
+		}
+		var resharded <-chan struct{}
+		if c.opts.Sharding != nil {
+			resharded = c.opts.Sharding.Changed()
 		}
 		select {
 		case <-ctx.Done():
@@ -139,6 +150,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		case <-ticker.C():
 		case <-c.trigger:
 		case <-recheck:
+		case <-resharded:
 		}
 	}
 }
@@ -162,7 +174,11 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 	if err != nil {
 		sourceErr = err.Error()
 	}
+	c.wantKeys(cur.set.Clusters)
 	c.syncMembers(ctx, cur.set.Clusters)
+	if !c.recording() {
+		return c.follow(ctx, cur, sourceErr)
+	}
 	status := c.observe(ctx, cur.set.Clusters)
 	ws, placed, err := c.renderWorks(ctx, cur, status)
 	if err != nil {
@@ -182,6 +198,50 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 	c.dispatch(ws, sourceErr)
 	c.readPullStates(ctx, ws)
 	c.recordWorks()
+	return nil
+}
+
+// recording reports whether this replica renders and records the Works.
+func (c *Controller) recording() bool {
+	return c.opts.Sharding == nil || c.opts.Sharding.Holds(shard.RecorderKey)
+}
+
+// wantKeys tells the sharding which keys there are: the recorder and each
+// push member.
+func (c *Controller) wantKeys(clusters []load.Cluster) {
+	if c.opts.Sharding == nil {
+		return
+	}
+	keys := []string{shard.RecorderKey}
+	for _, cl := range pushClusters(clusters) {
+		keys = append(keys, shard.MemberKey(cl.Name))
+	}
+	c.opts.Sharding.Want(keys)
+}
+
+// follow is a pass of a replica that does not record: it probes the members
+// it applies to and hands them the Works another replica recorded.
+func (c *Controller) follow(ctx context.Context, cur *loaded, sourceErr string) error {
+	// The recorder's history moves on without this replica: read it again
+	// from the store if this replica records later.
+	c.mu.Lock()
+	c.recorded, c.unhealthy = nil, nil
+	c.mu.Unlock()
+	var mine []load.Cluster
+	for _, cl := range cur.set.Clusters {
+		if c.member(cl.Cluster.Name) != nil {
+			mine = append(mine, cl)
+		}
+	}
+	if len(mine) == 0 {
+		return nil
+	}
+	c.observe(ctx, mine)
+	ws, err := c.works.List(ctx)
+	if err != nil {
+		return fmt.Errorf("failed to read the recorded works: %w", err)
+	}
+	c.dispatch(ws, sourceErr)
 	return nil
 }
 

@@ -2,14 +2,18 @@ package controller
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
@@ -19,6 +23,7 @@ import (
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/metrics"
+	"github.com/propagit/propagit/internal/shard"
 )
 
 // member is one push member: its latest desired Work and the worker that
@@ -30,14 +35,21 @@ type member struct {
 	log  logr.Logger
 	wake chan struct{}
 	stop context.CancelFunc
+	// done is closed when the worker has returned.
+	done chan struct{}
 
 	mu      sync.Mutex
 	cluster *clusterv1alpha1.Cluster
 	work    *workv1alpha1.Work
 	probe   *clusterv1alpha1.ClusterStatus
 
-	mgr    *apply.Manager
-	syncer *deliver.Syncer
+	mgr *apply.Manager
+	// mgrCred identifies the credential mgr was built with: a rotated or
+	// renewed credential gets a new manager (and drift watch).
+	mgrCred [sha256.Size]byte
+	// renewChecked is when the member's token was last checked for renewal.
+	renewChecked time.Time
+	syncer       *deliver.Syncer
 	// state is the Work state for metrics, set by the worker after a sync.
 	state string
 	// sourceErr is the controller's current source problem.
@@ -60,20 +72,21 @@ func (c *Controller) syncMembers(ctx context.Context, clusters []load.Cluster) {
 	defer c.mu.Unlock()
 	seen := map[string]bool{}
 	for _, cl := range pushClusters(clusters) {
+		if !c.owns(cl.Name) {
+			continue // another replica applies to it
+		}
 		seen[cl.Name] = true
 		m := c.members[cl.Name]
 		if m == nil {
 			mctx, cancel := context.WithCancel(ctx)
-			m = &member{name: cl.Name, c: c, log: c.log.WithValues(logging.KeyCluster, cl.Name), wake: make(chan struct{}, 1), stop: cancel}
-			m.syncer = deliver.New(cl.Name, c.opts.Deliver, c.status, m.manager, m.log)
+			m = &member{name: cl.Name, c: c, log: c.log.WithValues(logging.KeyCluster, cl.Name), wake: make(chan struct{}, 1), stop: cancel,
+				done: make(chan struct{})}
+			m.syncer = deliver.New(cl.Name, c.opts.Deliver, c.status, m.manager, m.log, deliver.WithStamp(m.stampProbe))
 			c.members[cl.Name] = m
 			c.wg.Add(1)
-			go func() { defer c.wg.Done(); m.run(mctx) }()
+			go func() { defer c.wg.Done(); defer close(m.done); m.run(mctx) }()
 		}
 		m.mu.Lock()
-		if m.cluster != nil && m.cluster.ResourceVersion != cl.ResourceVersion {
-			m.mgr = nil // credentials may have changed
-		}
 		m.cluster = cl
 		m.mu.Unlock()
 	}
@@ -82,9 +95,37 @@ func (c *Controller) syncMembers(ctx context.Context, clusters []load.Cluster) {
 			m.stop()
 			delete(c.members, name)
 			c.opts.Metrics.ForgetCluster(name)
-			c.log.Info("cluster removed from the source; its objects are left in place", logging.KeyCluster, name)
+			if c.owns(name) {
+				c.log.Info("cluster removed from the source; its objects are left in place", logging.KeyCluster, name)
+			}
 		}
 	}
+}
+
+// owns reports whether this replica applies to cluster.
+func (c *Controller) owns(cluster string) bool {
+	return c.opts.Sharding == nil || c.opts.Sharding.Holds(shard.MemberKey(cluster))
+}
+
+// Release stops acting on a shard key before the Lease goes to another
+// replica: a member's worker is stopped and waited for, so no apply of
+// this replica overlaps one of the next.
+func (c *Controller) Release(key string) {
+	c.mu.Lock()
+	var m *member
+	for name, mm := range c.members {
+		if shard.MemberKey(name) == key {
+			m = mm
+			delete(c.members, name)
+		}
+	}
+	c.mu.Unlock()
+	if m == nil {
+		return
+	}
+	m.stop()
+	<-m.done
+	c.log.Info("member handed over to another replica", logging.KeyCluster, m.name)
 }
 
 // dispatch hands every push member its Work and the current source
@@ -115,6 +156,26 @@ func (m *member) setProbe(st *clusterv1alpha1.ClusterStatus) {
 	if !wasReady && ready(st) {
 		m.poke() // came back: converge at once
 	}
+}
+
+// stampProbe records in the member's status what the last probe measured
+// of it, its Kubernetes version and capacity, so `propagit status -o wide`
+// shows them for push members as it does for pull ones. Readiness stays in
+// the controller: only these two are copied, and only a change asks for a
+// write.
+func (m *member) stampProbe(st *workv1alpha1.WorkStatus) bool {
+	m.mu.Lock()
+	probe := m.probe
+	m.mu.Unlock()
+	if probe == nil || probe.KubernetesVersion == "" {
+		return false
+	}
+	measured := &clusterv1alpha1.ClusterStatus{KubernetesVersion: probe.KubernetesVersion, ResourceSummary: probe.ResourceSummary.DeepCopy()}
+	if equality.Semantic.DeepEqual(st.Cluster, measured) {
+		return false
+	}
+	st.Cluster = measured
+	return true
 }
 
 func ready(st *clusterv1alpha1.ClusterStatus) bool {
@@ -169,6 +230,7 @@ func (m *member) reconcile(ctx context.Context) time.Duration {
 	}
 	var again time.Duration
 	if ready(probe) {
+		m.renewToken(ctx)
 		again = m.syncer.Sync(ctx, w, sourceErr)
 	} else {
 		again = m.syncer.Unreachable(ctx, w, sourceErr, notReadyCause(probe))
@@ -241,22 +303,62 @@ func maxTime(a, b time.Time) time.Time {
 // after the Cluster object changed, with the customizations in force.
 func (m *member) manager(ctx context.Context) (deliver.Applier, error) {
 	m.mu.Lock()
-	mgr, cl := m.mgr, m.cluster
+	mgr, cl, built := m.mgr, m.cluster, m.mgrCred
 	m.mu.Unlock()
-	if mgr != nil {
-		mgr.Interpret(m.c.interpreter())
-		return mgr, nil
-	}
 	cfg, err := m.c.creds.Config(ctx, cl)
 	if err != nil {
 		return nil, err
+	}
+	cred := credentialID(cfg)
+	if mgr != nil && cred == built {
+		mgr.Interpret(m.c.interpreter())
+		return mgr, nil
 	}
 	if mgr, err = apply.NewForConfig(cfg, m.c.opts.Apply); err != nil {
 		return nil, err
 	}
 	mgr.Interpret(m.c.interpreter())
 	m.mu.Lock()
-	m.mgr = mgr
+	m.mgr, m.mgrCred = mgr, cred
 	m.mu.Unlock()
 	return mgr, nil
+}
+
+// credentialID digests what in cfg says where and as whom the member is
+// reached.
+func credentialID(cfg *rest.Config) [sha256.Size]byte {
+	h := sha256.New()
+	for _, b := range [][]byte{[]byte(cfg.Host), []byte(cfg.BearerToken), []byte(cfg.BearerTokenFile), cfg.CertData, cfg.KeyData,
+		cfg.CAData, []byte(cfg.CAFile), []byte(cfg.CertFile), []byte(cfg.KeyFile), []byte(strconv.FormatBool(cfg.Insecure))} {
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	return [sha256.Size]byte(h.Sum(nil))
+}
+
+// renewEvery is how often a member's token is checked for renewal; the
+// check reads the credential Secret from the hub's cache.
+const renewEvery = time.Minute
+
+// renewToken renews the member's short-lived token when it is due (see
+// cluster.Credentials.Renew). A failure is logged and tried again at the
+// next check: the token still has a third of its life.
+func (m *member) renewToken(ctx context.Context) {
+	now := m.c.clock.Now()
+	m.mu.Lock()
+	cl, due := m.cluster, now.Sub(m.renewChecked) >= renewEvery
+	if due {
+		m.renewChecked = now
+	}
+	m.mu.Unlock()
+	if !due || cl == nil {
+		return
+	}
+	r, err := m.c.creds.Renew(ctx, cl, now)
+	switch {
+	case err != nil:
+		m.log.Error(err, "failed to renew the member's token; it is tried again", "expires", r.Expires)
+	case r.Renewed:
+		m.log.Info("member token renewed", "expires", r.Expires)
+	}
 }

@@ -31,8 +31,9 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 		return nil, nil, err
 	}
 	now := c.clock.Now()
+	health, unhealthy := c.health(ctx, rec, cur.set, now)
 	res := render.Render(render.Input{Set: cur.set, Status: status, Previous: rec.previous, Options: c.opts.Render, Now: now,
-		Health: c.health(ctx, rec), Memo: c.memo})
+		Health: health, Unhealthy: unhealthy, Memo: c.memo})
 	c.recordRender(res)
 	c.recordFailovers(res, now)
 	byCluster := map[string]render.Work{}
@@ -77,6 +78,7 @@ func (c *Controller) renderProblems(res *render.Result) map[string]map[string]st
 	}
 	out := map[string]map[string]string{}
 	seen := map[string]bool{}
+	scheduling := c.scheduleProblems(res, seen)
 	for _, cl := range res.Clusters {
 		lines := errs[cl.Name]
 		c.opts.Metrics.RenderErrors(cl.Name, len(lines))
@@ -97,10 +99,50 @@ func (c *Controller) renderProblems(res *render.Result) map[string]map[string]st
 		if u := unclaimed[cl.Name]; len(u) > 0 {
 			ann[workv1alpha1.AnnotationUnclaimed] = strings.Join(u, ",")
 		}
+		if scheduling != "" {
+			ann[workv1alpha1.AnnotationScheduleErrors] = scheduling
+		}
 		out[cl.Name] = ann
 	}
 	c.renderErrs = seen
 	return out
+}
+
+// scheduleProblems returns the templates the scheduler could not place,
+// one line each as AnnotationScheduleErrors records them, and logs each the
+// first time it is seen, with a Warning Event on the Works of the clusters
+// that keep running the template (a template placed nowhere has no Work; its
+// record is the annotation every Work carries). seen collects the lines
+// reported in this pass.
+func (c *Controller) scheduleProblems(res *render.Result, seen map[string]bool) string {
+	var lines []string
+	for _, b := range res.Bindings {
+		if b.ScheduleError == "" {
+			continue
+		}
+		kept := "placed nowhere"
+		var on []string
+		if b.KeptPrevious {
+			for _, t := range b.Targets {
+				on = append(on, t.Cluster)
+			}
+			kept = "keeps its previous placement"
+		}
+		line := fmt.Sprintf("%s: %s (%s)", b.Key, b.ScheduleError, kept)
+		lines = append(lines, line)
+		seen[line] = true
+		if c.renderErrs[line] {
+			continue
+		}
+		c.log.Info("template could not be scheduled", logging.KeyTemplate, b.Key.String(), "error", b.ScheduleError, "keptOn", on)
+		for _, cl := range on {
+			c.event(cl, corev1.EventTypeWarning, workv1alpha1.EventScheduleFailed, line)
+		}
+	}
+	if len(lines) > maxRenderErrorLines {
+		lines = append(lines[:maxRenderErrorLines], fmt.Sprintf("… and %d more", len(lines)-maxRenderErrorLines))
+	}
+	return strings.Join(lines, "\n")
 }
 
 // guard returns the Work to record instead of the new one when the new one

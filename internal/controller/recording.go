@@ -3,10 +3,12 @@ package controller
 import (
 	"context"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/render"
 )
@@ -39,38 +41,91 @@ func (rec *recording) work(cluster string) *workv1alpha1.Work {
 	return nil
 }
 
-// health reads, when a Gracefully eviction waits on it, which templates run
-// healthy on each cluster: the objects of the recorded Work whose health is
-// Current, once the cluster's status says it applied that very Work (an
-// older Work's health says nothing of the copy the new placement got). A
-// status that cannot be read in time counts as not healthy; the grace
-// period still ends the eviction. The statuses are read in parallel, each
-// under the probe timeout.
-func (c *Controller) health(ctx context.Context, rec *recording) render.Health {
-	if !rec.previous.PendingGraceful() {
-		return nil
+// health reads, when a Gracefully eviction waits on it or a policy asks for
+// application failover, how each template runs on each cluster, from the
+// cluster's status of the recorded Work (an older Work's health says nothing
+// of the copy the new placement got). It returns the templates that run
+// healthy, and updates since when each runs unhealthy. A status that cannot
+// be read in time counts as not healthy, and stops the unhealthy clock:
+// only a member's own report moves an application. The statuses are read in
+// parallel, each under the probe timeout.
+func (c *Controller) health(ctx context.Context, rec *recording, set *load.Set, now time.Time) (render.Health, render.Unhealthy) {
+	appFailover := wantsApplicationFailover(set)
+	if !rec.previous.PendingGraceful() && !appFailover {
+		c.unhealthy = nil
+		return nil, nil
 	}
 	h := render.Health{}
+	reported := map[string]map[workv1alpha1.ObjectKey]workv1alpha1.Health{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, w := range rec.works {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if healthy := c.healthyTemplates(ctx, w, rec.objects[w.Spec.Cluster]); healthy != nil {
+			if templates := c.templateHealth(ctx, w, rec.objects[w.Spec.Cluster]); templates != nil {
 				mu.Lock()
-				h[w.Spec.Cluster] = healthy
+				reported[w.Spec.Cluster] = templates
 				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	return h
+	for cluster, templates := range reported {
+		for key, health := range templates {
+			if health == workv1alpha1.HealthCurrent {
+				if h[cluster] == nil {
+					h[cluster] = map[workv1alpha1.ObjectKey]bool{}
+				}
+				h[cluster][key] = true
+			}
+		}
+	}
+	if !appFailover {
+		c.unhealthy = nil
+		return h, nil
+	}
+	c.unhealthy = unhealthySince(c.unhealthy, reported, now)
+	return h, c.unhealthy
 }
 
-// healthyTemplates returns the templates whose objects in w run healthy on
-// its cluster; nil when its status is unreadable or not of w.
-func (c *Controller) healthyTemplates(ctx context.Context, w *workv1alpha1.Work, objs []*unstructured.Unstructured) map[workv1alpha1.ObjectKey]bool {
+// unhealthySince carries prev forward: a template reported InProgress or
+// Failed keeps the time it was first seen so (now when it is new), any other
+// report, or none, clears it.
+func unhealthySince(prev render.Unhealthy, reported map[string]map[workv1alpha1.ObjectKey]workv1alpha1.Health, now time.Time) render.Unhealthy {
+	out := render.Unhealthy{}
+	for cluster, templates := range reported {
+		for key, health := range templates {
+			if health != workv1alpha1.HealthInProgress && health != workv1alpha1.HealthFailed {
+				continue
+			}
+			since, ok := prev[cluster][key]
+			if !ok {
+				since = now
+			}
+			if out[cluster] == nil {
+				out[cluster] = map[workv1alpha1.ObjectKey]time.Time{}
+			}
+			out[cluster][key] = since
+		}
+	}
+	return out
+}
+
+// wantsApplicationFailover reports whether some policy asks for
+// application failover.
+func wantsApplicationFailover(set *load.Set) bool {
+	for _, p := range set.Propagations {
+		if fo := p.Policy.Spec.Failover; fo != nil && fo.Application != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// templateHealth returns the health of each template's object in w, as its
+// cluster reports it; nil when its status is unreadable or not of w.
+func (c *Controller) templateHealth(ctx context.Context, w *workv1alpha1.Work, objs []*unstructured.Unstructured) map[workv1alpha1.ObjectKey]workv1alpha1.Health {
 	cluster := w.Spec.Cluster
 	if c.opts.ProbeTimeout > 0 {
 		var cancel context.CancelFunc
@@ -85,16 +140,19 @@ func (c *Controller) healthyTemplates(ctx context.Context, w *workv1alpha1.Work,
 	if st == nil || st.AppliedDigest != workv1alpha1.Digest(w) {
 		return nil
 	}
-	current := map[workv1alpha1.ObjectKey]bool{}
+	reported := map[workv1alpha1.ObjectKey]workv1alpha1.Health{}
 	for _, o := range st.Objects {
-		current[o.ObjectKey] = o.Health == workv1alpha1.HealthCurrent
+		reported[o.ObjectKey] = o.Health
 	}
-	healthy := map[workv1alpha1.ObjectKey]bool{}
+	out := map[workv1alpha1.ObjectKey]workv1alpha1.Health{}
 	for _, obj := range objs {
 		key, err := workv1alpha1.ParseKey(obj.GetAnnotations()[workv1alpha1.AnnotationTemplate])
-		if err == nil && current[workv1alpha1.KeyOf(obj)] {
-			healthy[key] = true
+		if err != nil {
+			continue
+		}
+		if health, ok := reported[workv1alpha1.KeyOf(obj)]; ok {
+			out[key] = health
 		}
 	}
-	return healthy
+	return out
 }

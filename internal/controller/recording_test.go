@@ -13,7 +13,9 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/policyv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -67,13 +69,14 @@ func TestHealthReadsOnlyTheRecordedWork(t *testing.T) {
 		want render.Health
 	}{
 		{"applied and Current", status(workv1alpha1.Digest(ws[1]), "Current"), render.Health{"m2": {web: true}}},
-		{"applied, still progressing", status(workv1alpha1.Digest(ws[1]), "InProgress"), render.Health{"m2": {}}},
+		{"applied, still progressing", status(workv1alpha1.Digest(ws[1]), "InProgress"), render.Health{}},
 		{"Current at an older Work", status("0ld", "Current"), render.Health{}},
 		{"never applied", nil, render.Health{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := New(DefaultOptions(), nil, nil, statuses{"m2": tc.m2}, nil, logr.Discard())
-			if diff := cmp.Diff(tc.want, c.health(context.Background(), rec)); diff != "" {
+			got, _ := c.health(context.Background(), rec, &load.Set{}, time.Time{})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("health (-want +got):\n%s", diff)
 			}
 		})
@@ -81,9 +84,42 @@ func TestHealthReadsOnlyTheRecordedWork(t *testing.T) {
 
 	// Without a Gracefully eviction pending, no status is read at all.
 	calm := newRecording(ws[1:], rws[1:])
-	if got := New(DefaultOptions(), nil, nil, nil, nil, logr.Discard()).health(context.Background(), calm); got != nil {
-		t.Errorf("health without a pending eviction = %v, want nil", got)
+	if got, unhealthy := New(DefaultOptions(), nil, nil, nil, nil, logr.Discard()).health(context.Background(), calm, &load.Set{}, time.Time{}); got != nil || unhealthy != nil {
+		t.Errorf("health without a pending eviction or application failover = %v, %v; want nil", got, unhealthy)
 	}
+}
+
+// TestUnhealthyClockStartsAndStops pins how long a template counts as
+// unhealthy for application failover: from the first InProgress or Failed
+// report of the recorded Work, until any other report or none.
+func TestUnhealthyClockStartsAndStops(t *testing.T) {
+	web := workv1alpha1.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}
+	rws := []render.Work{{Cluster: "m1", Objects: []*unstructured.Unstructured{webCopy(false)}}}
+	w, err := toWork(&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "m1"}}, "rev", rws[0].Objects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecording([]*workv1alpha1.Work{w}, rws)
+	set := &load.Set{Propagations: []load.Propagation{{Policy: &policyv1alpha1.PropagationPolicy{Spec: policyv1alpha1.PropagationSpec{
+		Failover: &policyv1alpha1.FailoverBehavior{Application: &policyv1alpha1.ApplicationFailoverBehavior{}}}}}}}
+	report := statuses{}
+	c := New(DefaultOptions(), nil, nil, report, nil, logr.Discard())
+	t1 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	step := func(health workv1alpha1.Health, digest string, at time.Time, want render.Unhealthy) {
+		t.Helper()
+		report["m1"] = &workv1alpha1.WorkStatus{AppliedDigest: digest, Objects: []workv1alpha1.ObjectResult{{
+			ObjectRef: workv1alpha1.ObjectRef{ObjectKey: web, Version: "v1"}, Action: "Created", Health: health}}}
+		_, got := c.health(context.Background(), rec, set, at)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("at %s with %s (-want +got):\n%s", at.Format(time.TimeOnly), health, diff)
+		}
+	}
+	digest := workv1alpha1.Digest(w)
+	step("InProgress", digest, t1, render.Unhealthy{"m1": {web: t1}})
+	step("Failed", digest, t1.Add(time.Minute), render.Unhealthy{"m1": {web: t1}})
+	step("Current", digest, t1.Add(2*time.Minute), render.Unhealthy{})
+	step("Failed", digest, t1.Add(3*time.Minute), render.Unhealthy{"m1": {web: t1.Add(3 * time.Minute)}})
+	step("Failed", "0ld", t1.Add(4*time.Minute), render.Unhealthy{})
 }
 
 // offline is a source that cannot be fetched; it reports each attempt.

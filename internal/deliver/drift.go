@@ -49,6 +49,29 @@ func (s *Syncer) correctDrift(ctx context.Context, mgr Checker, w *workv1alpha1.
 	s.recordDrift(st, res)
 }
 
+// driftSuspects returns the suspects that may have drifted.
+func driftSuspects(suspects map[workv1alpha1.ObjectKey]bool) map[workv1alpha1.ObjectKey]bool {
+	out := map[workv1alpha1.ObjectKey]bool{}
+	for k, drift := range suspects {
+		if drift {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+// forgetHealth clears the recorded health of the objects in keys (of every
+// object when keys is nil), so that it is read from the member again.
+func forgetHealth(st *workv1alpha1.WorkStatus, keys map[workv1alpha1.ObjectKey]bool) {
+	for i := range st.Objects {
+		if _, listed := keys[st.Objects[i].ObjectKey]; keys == nil || listed {
+			if st.Objects[i].Health == workv1alpha1.HealthCurrent {
+				st.Objects[i].Health = workv1alpha1.HealthUnknown
+			}
+		}
+	}
+}
+
 // recordDrift adds the drift res found to st, the log and the metrics. A
 // drift reported but not corrected (the warn mode) is recorded once while
 // it stays the same.

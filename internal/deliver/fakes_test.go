@@ -166,7 +166,7 @@ func newHarness(t *testing.T, opts Options, options ...Option) *harness {
 		return h.app, nil
 	}
 	h.s = New("member1", opts, h.store, applier, logr.Discard(), append([]Option{WithClock(h.clock)}, options...)...)
-	h.s.newWatch = func(a Watchable, _ logr.Logger, _ func(workv1alpha1.ObjectRef)) driftWatch {
+	h.s.newWatch = func(a Watchable, _ logr.Logger, _ func(workv1alpha1.ObjectRef, bool)) driftWatch {
 		w := &fakeWatch{from: a}
 		h.watches = append(h.watches, w)
 		return w

@@ -16,7 +16,8 @@ type driftWatch interface {
 }
 
 // Suspect signals that an applied object was changed on the member: the
-// driver should call Sync soon, which checks those objects for drift.
+// driver should call Sync soon, which checks those objects for drift and
+// reads their health again.
 func (s *Syncer) Suspect() <-chan struct{} { return s.suspectC }
 
 // Close stops the drift watch.
@@ -61,13 +62,14 @@ func (s *Syncer) refreshWatch(ctx context.Context, inv []workv1alpha1.ObjectRef)
 	s.watchInventory(a, inv)
 }
 
-// suspect queues r for a drift check and signals the driver.
-func (s *Syncer) suspect(r workv1alpha1.ObjectRef) {
+// suspect queues r for a health check and, when its spec or metadata may
+// have drifted, a drift check, and signals the driver.
+func (s *Syncer) suspect(r workv1alpha1.ObjectRef, drift bool) {
 	s.mu.Lock()
 	if s.suspects == nil {
 		s.suspects = map[workv1alpha1.ObjectKey]bool{}
 	}
-	s.suspects[r.ObjectKey] = true
+	s.suspects[r.ObjectKey] = s.suspects[r.ObjectKey] || drift
 	s.mu.Unlock()
 	select {
 	case s.suspectC <- struct{}{}:
@@ -81,7 +83,8 @@ func (s *Syncer) hasSuspects() bool {
 	return len(s.suspects) > 0
 }
 
-// takeSuspects returns and clears the queued suspects.
+// takeSuspects returns and clears the queued suspects: each object whose
+// health may have changed, true for those that may have drifted too.
 func (s *Syncer) takeSuspects() map[workv1alpha1.ObjectKey]bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -93,7 +96,7 @@ func (s *Syncer) takeSuspects() map[workv1alpha1.ObjectKey]bool {
 // startWatch builds the drift watch for a's member; nil when a has no
 // config to watch with (a client handed in by a test) or the watch cannot
 // be built: the periodic check still runs.
-func startWatch(a Watchable, log logr.Logger, suspect func(workv1alpha1.ObjectRef)) driftWatch {
+func startWatch(a Watchable, log logr.Logger, suspect func(workv1alpha1.ObjectRef, bool)) driftWatch {
 	if a.Config() == nil {
 		return nil
 	}

@@ -45,7 +45,7 @@ type Syncer struct {
 	// The suspects it reports wait in suspects until the next Sync.
 	watch    driftWatch
 	watchOf  Applier
-	newWatch func(Watchable, logr.Logger, func(workv1alpha1.ObjectRef)) driftWatch
+	newWatch func(Watchable, logr.Logger, func(workv1alpha1.ObjectRef, bool)) driftWatch
 	mu       sync.Mutex
 	suspects map[workv1alpha1.ObjectKey]bool
 	suspectC chan struct{}
@@ -181,16 +181,21 @@ func (s *Syncer) syncReachable(ctx context.Context, w *workv1alpha1.Work, st *wo
 	if applied && (s.driftDue() || s.hasSuspects()) {
 		// Drift is corrected even while the Work is not healthy: an edit
 		// that breaks the workload must not keep itself in place.
-		suspects := s.takeSuspects()
-		if s.driftDue() {
-			suspects = nil // the periodic check looks at everything
+		due, suspects := s.driftDue(), s.takeSuspects()
+		if drifted := driftSuspects(suspects); due || len(drifted) > 0 {
+			if due {
+				drifted = nil // the periodic check looks at everything
+			}
+			s.correctDrift(ctx, a, w, st, drifted)
 		}
-		s.correctDrift(ctx, a, w, st, suspects)
 		s.watchInventory(a, st.Inventory)
-		if ready(st) {
-			s.write(ctx, st)
-			return s.opts.DriftInterval
+		// Health is read again for what changed, and for everything at the
+		// periodic check: an application healthy once can fail later, and
+		// application failover acts on what the status says.
+		if due {
+			suspects = nil
 		}
+		forgetHealth(st, suspects)
 	}
 	if !applied {
 		if !s.apply(ctx, a, w, st) {
@@ -201,11 +206,11 @@ func (s *Syncer) syncReachable(ctx context.Context, w *workv1alpha1.Work, st *wo
 			return s.backoff()
 		}
 		st.AppliedDigest, st.AppliedRevision, s.applied = d, w.Spec.SourceRevision, w
+		s.lastDriftCheck = s.clock.Now()
 	}
 	s.watchInventory(a, st.Inventory)
 	healthy := s.health(ctx, a, st, w)
 	s.failures = 0
-	s.lastDriftCheck = s.clock.Now()
 	s.write(ctx, st)
 	if !healthy {
 		return s.opts.HealthInterval

@@ -183,7 +183,7 @@ func TestSyncerStateMachine(t *testing.T) {
 			applyOK,
 			{before: func(h *harness) {
 				h.app.drift = []apply.Drift{{ObjectRef: ref("a"), Fields: []string{"data.k"}, Manager: "kubectl-edit", Corrected: true}}
-			}, advance: drift, requeue: drift, calls: []string{"Check"}, writes: 1, conds: []string{"Ready=True/Ready"},
+			}, advance: drift, requeue: drift, calls: []string{"Check", "Health"}, writes: 1, conds: []string{"Ready=True/Ready"},
 				check: func(t *testing.T, h *harness) {
 					if !slices.Equal(h.app.checked[0], []string{"a", "b"}) {
 						t.Errorf("checked %v, want every object", h.app.checked[0])
@@ -199,8 +199,8 @@ func TestSyncerStateMachine(t *testing.T) {
 		}},
 		{name: "a suspect from the watch is checked alone", work: w1, steps: []step{
 			applyOK,
-			{before: func(h *harness) { h.s.suspect(ref("b")) }, advance: time.Minute,
-				requeue: drift, calls: []string{"Check"}, writes: 1, conds: []string{"Ready=True/Ready"},
+			{before: func(h *harness) { h.s.suspect(ref("b"), true) }, advance: time.Minute,
+				requeue: drift, calls: []string{"Check", "Health"}, writes: 1, conds: []string{"Ready=True/Ready"},
 				check: func(t *testing.T, h *harness) {
 					if !slices.Equal(h.app.checked[0], []string{"b"}) {
 						t.Errorf("checked %v, want only the suspect", h.app.checked[0])
@@ -212,6 +212,26 @@ func TestSyncerStateMachine(t *testing.T) {
 					}
 				}},
 			{advance: time.Minute, requeue: drift, writes: 0},
+		}},
+		{name: "a status change reads health again: a healthy object that fails turns the Work not Ready", work: w1, steps: []step{
+			applyOK,
+			{before: func(h *harness) {
+				h.app.health = workv1alpha1.HealthInProgress
+				h.s.suspect(ref("b"), false)
+			}, advance: time.Minute, requeue: health, calls: []string{"Health"}, writes: 1,
+				conds: []string{"Healthy=False/Progressing", "Ready=False/Progressing"},
+				check: func(t *testing.T, h *harness) {
+					if len(h.app.checked) != 0 {
+						t.Errorf("a status change was checked for drift: %v", h.app.checked)
+					}
+					for _, o := range h.s.Status().Objects {
+						if want := map[bool]workv1alpha1.Health{true: workv1alpha1.HealthInProgress, false: workv1alpha1.HealthCurrent}[o.Name == "b"]; o.Health != want {
+							t.Errorf("%s health %s, want %s", o.Name, o.Health, want)
+						}
+					}
+				}},
+			{before: func(h *harness) { h.app.health = workv1alpha1.HealthCurrent }, advance: health,
+				requeue: drift, calls: []string{"Health"}, writes: 1, conds: []string{"Ready=True/Ready"}},
 		}},
 		{name: "backoff doubles up to RetryMax and resets after a success", work: w1, steps: []step{
 			applyFailed(time.Second), applyFailed(2 * time.Second), applyFailed(4 * time.Second), applyFailed(5 * time.Second),
@@ -275,7 +295,7 @@ func TestSyncerStateMachine(t *testing.T) {
 		{name: "a new applier (new credentials) rebuilds the drift watch", work: w1, steps: []step{
 			applyOK,
 			{before: func(h *harness) { h.app = &fakeApplier{health: workv1alpha1.HealthCurrent} }, advance: drift,
-				requeue: drift, calls: []string{"Check"}, writes: 1,
+				requeue: drift, calls: []string{"Check", "Health"}, writes: 1,
 				check: func(t *testing.T, h *harness) {
 					if len(h.watches) != 2 || !h.watches[0].closed || h.watches[1].from != Watchable(h.app) || h.watches[1].closed {
 						t.Errorf("drift watches = %+v, want the first closed and a second from the new applier", h.watches)

@@ -27,8 +27,10 @@ type watcher struct {
 	mapper meta.RESTMapper
 	own    string // propagit's field manager
 	log    logr.Logger
-	// suspect is called with the object that looks changed by someone else.
-	suspect func(workv1alpha1.ObjectRef)
+	// suspect is called with an object that looks changed by someone else
+	// (drift true), or whose status changed (drift false: its health may
+	// have).
+	suspect func(r workv1alpha1.ObjectRef, drift bool)
 
 	mu        sync.Mutex
 	informers map[watchKey]*informer
@@ -46,7 +48,7 @@ type informer struct {
 	refs map[string]workv1alpha1.ObjectRef
 }
 
-func newWatcher(cfg *rest.Config, mapper meta.RESTMapper, own string, log logr.Logger, suspect func(workv1alpha1.ObjectRef)) (*watcher, error) {
+func newWatcher(cfg *rest.Config, mapper meta.RESTMapper, own string, log logr.Logger, suspect func(workv1alpha1.ObjectRef, bool)) (*watcher, error) {
 	c, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -106,8 +108,12 @@ func (w *watcher) start(k watchKey, refs map[string]workv1alpha1.ObjectRef) *inf
 	_, _ = si.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(oldObj, newObj any) {
 			o, n := asMeta(oldObj), asMeta(newObj)
-			if o != nil && n != nil && w.changedByOther(o, n) {
-				w.report(inf, n.Name)
+			switch {
+			case o == nil || n == nil || o.ResourceVersion == n.ResourceVersion:
+			case w.changedByOther(o, n):
+				w.report(inf, n.Name, true)
+			default:
+				w.report(inf, n.Name, false)
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -115,7 +121,7 @@ func (w *watcher) start(k watchKey, refs map[string]workv1alpha1.ObjectRef) *inf
 				obj = tomb.Obj
 			}
 			if m := asMeta(obj); m != nil {
-				w.report(inf, m.Name)
+				w.report(inf, m.Name, true)
 			}
 		},
 	})
@@ -127,12 +133,12 @@ func (w *watcher) start(k watchKey, refs map[string]workv1alpha1.ObjectRef) *inf
 }
 
 // report passes an inventory object on to the Syncer.
-func (w *watcher) report(inf *informer, name string) {
+func (w *watcher) report(inf *informer, name string, drift bool) {
 	w.mu.Lock()
 	r, ok := inf.refs[name]
 	w.mu.Unlock()
 	if ok {
-		w.suspect(r)
+		w.suspect(r, drift)
 	}
 }
 

@@ -14,6 +14,8 @@ package join
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -23,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/propagit/propagit/internal/cluster"
+	"github.com/propagit/propagit/internal/restrict"
 )
 
 const (
@@ -68,16 +71,44 @@ type Options struct {
 	// (plus read access to nodes and pods for the resource summary).
 	Namespaces []string
 	// TokenExpiration is the lifetime requested for the push token; the
-	// apiserver may shorten it.
+	// apiserver may shorten it. The controller renews the token once two
+	// thirds of it have passed.
 	TokenExpiration time.Duration
+	// GrantBind gives the ServiceAccount bind and escalate on roles, so that
+	// propagated bindings may grant more than it holds itself; set when the
+	// restriction policy allows admin bindings (WithRestrictions).
+	GrantBind bool
 	// CheckTimeout bounds how long the credential check waits for RBAC to
 	// propagate in the apiserver's authorizer cache.
 	CheckTimeout time.Duration
 }
 
-// DefaultOptions returns Options with a one-year token and a 30s check.
+// DefaultTokenExpiration is the lifetime of a push token: a day, renewed
+// by the controller after 16 hours. A controller stopped for longer than
+// that needs a new join.
+const DefaultTokenExpiration = 24 * time.Hour
+
+// DefaultOptions returns Options with a one-day token and a 30s check.
 func DefaultOptions() Options {
-	return Options{Mode: ModePush, TokenExpiration: 365 * 24 * time.Hour, CheckTimeout: 30 * time.Second}
+	return Options{Mode: ModePush, TokenExpiration: DefaultTokenExpiration, CheckTimeout: 30 * time.Second}
+}
+
+// WithRestrictions narrows what the member grants to what the restriction
+// policy lets committers deploy: its namespaces when no --namespaces are
+// given (exact names only: RBAC cannot bind by pattern), and bind/escalate
+// only when it allows admin bindings.
+func (o *Options) WithRestrictions(p *restrict.Policy) error {
+	o.GrantBind = p.Allows(restrict.DenyAdminBindings)
+	if len(o.Namespaces) > 0 || p == nil || len(p.Namespaces) == 0 {
+		return nil
+	}
+	for _, ns := range p.Namespaces {
+		if strings.ContainsAny(ns, "*?[\\") {
+			return fmt.Errorf("the restriction policy allows namespaces by pattern (%q), which RBAC cannot grant: list the member's namespaces with --namespaces", ns)
+		}
+	}
+	o.Namespaces = slices.Clone(p.Namespaces)
+	return nil
 }
 
 // Validate reports a missing name or an unknown mode.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/propagit/propagit/internal/restrict"
 	"github.com/propagit/propagit/internal/testenv"
 )
 
@@ -47,21 +48,40 @@ func TestJoinLifecycle(t *testing.T) {
 		if _, err := tc.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err != nil {
 			t.Fatalf("token client cannot list nodes: %v", err)
 		}
-		// It can propagate RBAC (bind) but never act as someone else.
+		// Under the default restriction policy it cannot grant more than it
+		// holds (no bind or escalate): a binding to cluster-admin, which
+		// holds impersonate and deletecollection, is refused. (admin is
+		// empty here: no controller-manager aggregates it.)
 		rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "check", Namespace: "default"},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
 			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: "someone"}}}
-		if _, err := tc.RbacV1().RoleBindings("default").Create(ctx, rb, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
-			t.Fatalf("token client cannot propagate a RoleBinding: %v", err)
+		if _, err := tc.RbacV1().RoleBindings("default").Create(ctx, rb, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); !apierrors.IsForbidden(err) {
+			t.Fatalf("a binding to cluster-admin without bind/escalate: want Forbidden, got %v", err)
 		}
-		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "impersonate", Resource: "users"}}}
-		got, err := tc.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
-		if err != nil {
+		// It may request a token for itself: the controller renews with it.
+		if !canCreateToken(ctx, t, tc, Namespace, ServiceAccount) {
+			t.Error("the joined ServiceAccount cannot renew its own token")
+		}
+	})
+
+	t.Run("push: a restriction policy that allows admin bindings grants bind", func(t *testing.T) {
+		bindOpts := opts
+		if err := bindOpts.WithRestrictions(&restrict.Policy{Allow: []string{restrict.DenyAdminBindings}}); err != nil {
 			t.Fatal(err)
 		}
-		if got.Status.Allowed {
-			t.Fatal("the joined ServiceAccount may impersonate users")
+		res, err := Join(ctx, cfg, bindOpts)
+		if err != nil {
+			t.Fatalf("Join: %v", err)
+		}
+		tc := kubernetes.NewForConfigOrDie(tokenConfig(res))
+		rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "check", Namespace: "default"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: "someone"}}}
+		if _, err := tc.RbacV1().RoleBindings("default").Create(ctx, rb, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			t.Fatalf("token client cannot propagate a RoleBinding although the policy allows it: %v", err)
+		}
+		if _, err := Join(ctx, cfg, opts); err != nil { // back to the default for the next steps
+			t.Fatal(err)
 		}
 	})
 
@@ -91,6 +111,15 @@ func TestJoinLifecycle(t *testing.T) {
 		}
 		if _, err := sa.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err != nil {
 			t.Fatalf("SA cannot list nodes: %v", err)
+		}
+		// Limited to its namespaces it mints tokens for itself, and for no
+		// account elsewhere (RBAC's "*" covers serviceaccounts/token: a
+		// cluster-wide join can, which is why it equals cluster-admin).
+		if !canCreateToken(ctx, t, sa, Namespace, ServiceAccount) {
+			t.Error("a namespaced member cannot renew its own token")
+		}
+		if canCreateToken(ctx, t, sa, "kube-system", "default") {
+			t.Error("a namespaced member can mint tokens for kube-system")
 		}
 		if _, err := admin.RbacV1().ClusterRoleBindings().Get(ctx, ClusterRoleMember, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Fatalf("cluster-wide binding left after namespaced re-join: %v", err)
@@ -124,6 +153,20 @@ func TestJoinLifecycle(t *testing.T) {
 			t.Fatalf("unrelated ServiceAccount: %v", err)
 		}
 	})
+}
+
+// canCreateToken asks the apiserver whether cs may request a token for
+// ServiceAccount ns/name.
+func canCreateToken(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string) bool {
+	t.Helper()
+	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: "create", Resource: "serviceaccounts",
+			Subresource: "token", Name: name}}}
+	got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got.Status.Allowed
 }
 
 func dryRunDeployment(ctx context.Context, cs kubernetes.Interface, ns string) error {
@@ -169,4 +212,40 @@ func resourceVersions(ctx context.Context, t *testing.T, cs kubernetes.Interface
 		out = append(out, o.String()+"@"+rv)
 	}
 	return out
+}
+
+// TestWithRestrictions pins what a restriction policy narrows join to.
+func TestWithRestrictions(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		given   []string
+		policy  *restrict.Policy
+		wantNS  []string
+		bind    bool
+		wantErr string
+	}{
+		{name: "default policy: no bind", policy: nil},
+		{name: "admin bindings allowed", policy: &restrict.Policy{Allow: []string{restrict.DenyAdminBindings}}, bind: true},
+		{name: "policy namespaces become the member's", policy: &restrict.Policy{Namespaces: []string{"shop", "shop-data"}}, wantNS: []string{"shop", "shop-data"}},
+		{name: "--namespaces win", given: []string{"a"}, policy: &restrict.Policy{Namespaces: []string{"shop"}}, wantNS: []string{"a"}},
+		{name: "patterns cannot be granted", policy: &restrict.Policy{Namespaces: []string{"team-*"}}, wantErr: "by pattern"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := DefaultOptions()
+			o.Namespaces = tc.given
+			err := o.WithRestrictions(tc.policy)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(o.Namespaces, ",") != strings.Join(tc.wantNS, ",") || o.GrantBind != tc.bind {
+				t.Errorf("namespaces %v bind %v, want %v %v", o.Namespaces, o.GrantBind, tc.wantNS, tc.bind)
+			}
+		})
+	}
 }

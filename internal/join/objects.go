@@ -27,6 +27,11 @@ const (
 	ClusterRoleDiscovery = "propagit-member-discovery"
 	// RoleBindingMember is the RoleBinding in each listed namespace.
 	RoleBindingMember = "propagit-member"
+	// ClusterRoleToken lets the ServiceAccount request tokens for itself
+	// only, bound in Namespace by RoleBindingToken: the controller renews
+	// the short-lived push token with it.
+	ClusterRoleToken = "propagit-member-token"
+	RoleBindingToken = "propagit-member-token"
 )
 
 var applyOpts = metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
@@ -42,16 +47,29 @@ func nonResourceRule() *rbacv1ac.PolicyRuleApplyConfiguration {
 }
 
 // allRules are what server-side apply, prune and drift watches of any kind
-// need: the object verbs on every resource, plus bind and escalate on RBAC
-// roles so propagated Roles and RoleBindings can grant what they grant.
-// Never impersonate, never deletecollection.
-func allRules() []*rbacv1ac.PolicyRuleApplyConfiguration {
-	return []*rbacv1ac.PolicyRuleApplyConfiguration{
+// need: the object verbs on every resource. Never impersonate, never
+// deletecollection. bind and escalate on roles, which let propagated Roles
+// and bindings grant more than the ServiceAccount holds (cluster-admin
+// included), only when grantBind is set: the restriction policy allows
+// admin bindings. Without them the apiserver's escalation check lets a
+// propagated Role grant only what the ServiceAccount itself may do.
+func allRules(grantBind bool) []*rbacv1ac.PolicyRuleApplyConfiguration {
+	rules := []*rbacv1ac.PolicyRuleApplyConfiguration{
 		rbacv1ac.PolicyRule().WithAPIGroups("*").WithResources("*").
 			WithVerbs("get", "list", "watch", "create", "update", "patch", "delete"),
-		rbacv1ac.PolicyRule().WithAPIGroups(rbacv1.GroupName).WithResources("roles", "clusterroles").
-			WithVerbs("bind", "escalate"),
 	}
+	if grantBind {
+		rules = append(rules, rbacv1ac.PolicyRule().WithAPIGroups(rbacv1.GroupName).WithResources("roles", "clusterroles").
+			WithVerbs("bind", "escalate"))
+	}
+	return rules
+}
+
+// tokenRule lets the ServiceAccount request a token for itself, and for no
+// other account.
+func tokenRule() *rbacv1ac.PolicyRuleApplyConfiguration {
+	return rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("serviceaccounts/token").
+		WithResourceNames(ServiceAccount).WithVerbs("create")
 }
 
 func subject() *rbacv1ac.SubjectApplyConfiguration {
@@ -73,20 +91,27 @@ type desired struct {
 
 func desiredRBAC(opts Options) desired {
 	l := joinLabels()
+	token := desired{
+		clusterRoles: []*rbacv1ac.ClusterRoleApplyConfiguration{rbacv1ac.ClusterRole(ClusterRoleToken).WithLabels(l).WithRules(tokenRule())},
+		roleBindings: []*rbacv1ac.RoleBindingApplyConfiguration{rbacv1ac.RoleBinding(RoleBindingToken, Namespace).WithLabels(l).
+			WithSubjects(subject()).WithRoleRef(roleRef(ClusterRoleToken))},
+	}
 	if len(opts.Namespaces) == 0 {
 		return desired{
-			clusterRoles: []*rbacv1ac.ClusterRoleApplyConfiguration{
-				rbacv1ac.ClusterRole(ClusterRoleMember).WithLabels(l).WithRules(append(allRules(), nonResourceRule())...),
-			},
+			clusterRoles: append(token.clusterRoles,
+				rbacv1ac.ClusterRole(ClusterRoleMember).WithLabels(l).WithRules(append(allRules(opts.GrantBind), nonResourceRule())...)),
 			clusterRoleBindings: []*rbacv1ac.ClusterRoleBindingApplyConfiguration{
 				rbacv1ac.ClusterRoleBinding(ClusterRoleMember).WithLabels(l).
 					WithSubjects(subject()).WithRoleRef(roleRef(ClusterRoleMember)),
 			},
+			roleBindings: token.roleBindings,
 		}
 	}
 	d := desired{
+		roleBindings: token.roleBindings,
 		clusterRoles: []*rbacv1ac.ClusterRoleApplyConfiguration{
-			rbacv1ac.ClusterRole(ClusterRoleNamespaced).WithLabels(l).WithRules(allRules()...),
+			token.clusterRoles[0],
+			rbacv1ac.ClusterRole(ClusterRoleNamespaced).WithLabels(l).WithRules(allRules(opts.GrantBind)...),
 			rbacv1ac.ClusterRole(ClusterRoleDiscovery).WithLabels(l).WithRules(
 				rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("nodes", "pods").WithVerbs("get", "list", "watch"),
 				nonResourceRule()),

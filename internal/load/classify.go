@@ -38,6 +38,10 @@ func (c *collector) addIssues(src Source, issues []issue) {
 // file parses one YAML stream and classifies its documents.
 func (c *collector) file(path string, data []byte) {
 	docs, errLine, errMsg := splitDocumentsMax(data, c.budget.documentsLeft())
+	if errMsg == "" && notObjects(docs) {
+		c.set.Findings = append(c.set.Findings, notObjectsFinding(path, docs))
+		return
+	}
 	markers := endMarkerLines(data)
 	for i, d := range docs {
 		z := c.budget.normalizer()
@@ -91,6 +95,8 @@ func (c *collector) document(di docInfo, n *yaml.Node, allowList bool) {
 		c.override(di, n, kind == policyv1alpha1.KindClusterOverridePolicy)
 	case gvk.GroupVersion().String() == configv1alpha1.GroupVersion && kind == configv1alpha1.KindResourceInterpreterCustomization:
 		c.customization(di, n)
+	case gvk.Group == "policy.karmada.io" && gvk.Version == "v1alpha1" && kind == policyv1alpha1.KindClusterTaintPolicy:
+		c.taintPolicy(di, n)
 	case isKarmadaGroup(gvk.Group):
 		c.unsupported(src, n, gvk)
 	default:

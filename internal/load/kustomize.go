@@ -83,6 +83,10 @@ func (l *loader) kustomize(c *collector, u unit) {
 		cl.Source.Line = 0
 		c.set.Clusters = append(c.set.Clusters, cl)
 	}
+	for _, tp := range sub.set.TaintPolicies {
+		tp.Source.Line = 0
+		c.set.TaintPolicies = append(c.set.TaintPolicies, tp)
+	}
 	for _, f := range sub.set.Findings {
 		f.Source.Line = 0
 		c.set.Findings = append(c.set.Findings, f)

@@ -86,5 +86,7 @@ type Set struct {
 	// Customizations are the ResourceInterpreterCustomizations, their
 	// scripts compiled.
 	Customizations []Customization
-	Findings       []Finding
+	// TaintPolicies are the ClusterTaintPolicies, in the order loaded.
+	TaintPolicies []TaintPolicy
+	Findings      []Finding
 }

@@ -225,6 +225,22 @@ var validationCases = []struct {
 		want: []string{`a.yaml:8: spec.taints[0].effect: "PreferNoSchedule" is not one of NoSchedule, NoExecute`},
 	},
 	{
+		name: "ClusterTaintPolicy needs taints, complete conditions and no duplicate taint",
+		doc: "apiVersion: policy.karmada.io/v1alpha1\nkind: ClusterTaintPolicy\nmetadata: {name: t}\nspec:\n" +
+			"  addOnConditions:\n  - {conditionType: Ready, operator: In}\n" +
+			"  taints:\n  - {key: a, effect: NoSchedule}\n  - {key: a, effect: NoSchedule}\n  - {effect: NoExecute}\n",
+		want: []string{
+			"a.yaml:6: spec.addOnConditions[0].statusValues: is required",
+			"a.yaml:9: spec.taints[1]: duplicate taint with key \"a\" and effect NoSchedule",
+			"a.yaml:10: spec.taints[2].key: required",
+		},
+	},
+	{
+		name: "ClusterTaintPolicy without taints",
+		doc:  "apiVersion: policy.karmada.io/v1alpha1\nkind: ClusterTaintPolicy\nmetadata: {name: t}\nspec:\n  addOnConditions:\n  - {conditionType: Ready, operator: In, statusValues: [\"False\"]}\n",
+		want: []string{"a.yaml:4: spec.taints: needs at least one taint"},
+	},
+	{
 		name: "cluster spec.taint is not a field",
 		doc:  clHead + "  taint:\n  - {key: k, effect: NoSchedule}\n",
 		want: []string{"a.yaml:6: spec.taint: unknown field"},
@@ -259,6 +275,8 @@ func TestValidationAccepts(t *testing.T) {
 			"  - grade: 0\n    ranges:\n    - {name: cpu, min: 0, max: 1}\n    - {name: memory, min: 0, max: 4Gi}\n" +
 			"  - grade: 1\n    ranges:\n    - {name: cpu, min: 1, max: 2}\n    - {name: memory, min: 4Gi, max: 16Gi}\n"},
 		{"cluster with deprecated zone", clHead + "  syncMode: Pull\n  zone: z1\n  provider: aws\n"},
+		{"ClusterTaintPolicy with an operator Karmada never matches", "apiVersion: policy.karmada.io/v1alpha1\nkind: ClusterTaintPolicy\nmetadata: {name: t}\nspec:\n" +
+			"  addOnConditions:\n  - {conditionType: Ready, operator: Exists, statusValues: [\"False\"]}\n  taints:\n  - {key: a, effect: NoExecute}\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,7 +19,9 @@ import (
 )
 
 // Eviction is a cluster a template was moved off because the cluster is not
-// Ready (Karmada's taint-based cluster failover). While it is pending, the
+// Ready (Karmada's taint-based cluster failover) or because the template ran
+// unhealthy there for longer than the policy tolerates (application
+// failover). While it is pending, the
 // cluster is excluded from scheduling; with the Gracefully and Never purge
 // modes the old copy keeps running there until the task ends.
 type Eviction struct {
@@ -39,6 +42,9 @@ type Eviction struct {
 // Default failover timings (Karmada's CRD and webhook defaults).
 const (
 	defaultGracePeriod = 600 * time.Second
+	// defaultAppToleration is decisionConditions.tolerationSeconds when
+	// the policy leaves it out.
+	defaultAppToleration = 300 * time.Second
 )
 
 // Why a Gracefully eviction ends (Eviction.Ended).
@@ -48,13 +54,14 @@ const (
 )
 
 // evict applies failover to the previous placement of one template: every
-// previous cluster that has not been Ready for longer than the policy
+// previous cluster that has not been Ready, or on which the template has run
+// unhealthy (unhealthy: cluster → since when), for longer than the policy
 // tolerates is taken out of the placement and becomes an eviction. Policies
 // without a failover section never move (failover is the user's choice).
 // Pending evictions whose grace period is over end, and their cluster is
 // free again. now zero disables time-based decisions (render without a
 // clock).
-func evict(p *policyv1alpha1.PropagationPolicy, prev *PreviousTemplate, clusters []*clusterv1alpha1.Cluster, now time.Time) (schedule.Previous, []Eviction) {
+func evict(p *policyv1alpha1.PropagationPolicy, prev *PreviousTemplate, clusters []*clusterv1alpha1.Cluster, unhealthy map[string]time.Time, now time.Time) (schedule.Previous, []Eviction) {
 	placement := schedule.Previous{AffinityName: prev.Placement.AffinityName}
 	var evictions []Eviction
 	for _, e := range prev.Evictions {
@@ -70,6 +77,10 @@ func evict(p *policyv1alpha1.PropagationPolicy, prev *PreviousTemplate, clusters
 	for _, tc := range prev.Placement.Clusters {
 		c := byName[tc.Name]
 		if e, ok := mustEvict(p, c, tc, now); ok {
+			evictions = append(evictions, e)
+			continue
+		}
+		if e, ok := mustEvictApplication(p, c, tc, unhealthy, now); ok {
 			evictions = append(evictions, e)
 			continue
 		}
@@ -165,29 +176,103 @@ func sameObject(a, b *unstructured.Unstructured) bool {
 	return errX == nil && errY == nil && bytes.Equal(x, y)
 }
 
-// mustEvict reports whether tc must leave cluster c now.
+// mustEvict reports whether tc must leave cluster c now: a NoExecute taint
+// on c — the one a cluster that is not Ready carries, or one from Git or a
+// ClusterTaintPolicy — that the policy does not tolerate for long enough.
 func mustEvict(p *policyv1alpha1.PropagationPolicy, c *clusterv1alpha1.Cluster, tc schedule.TargetCluster, now time.Time) (Eviction, bool) {
 	fo := p.Spec.Failover
 	if fo == nil || c == nil || now.IsZero() {
 		return Eviction{}, false
 	}
-	key, since, ok := notReady(c)
-	if !ok {
+	for _, nt := range noExecuteTaints(c) {
+		wait, tolerated := toleration(p, nt.taint)
+		if tolerated && wait < 0 {
+			continue // tolerated forever
+		}
+		if now.Before(nt.since.Add(wait)) {
+			continue
+		}
+		e := Eviction{Cluster: c.Name, Since: now, Replicas: tc.Replicas, PurgeMode: purgeMode(fo)}
+		if nt.readiness {
+			e.NotReadySince = nt.since
+			e.Reason = "cluster " + c.Name + " not Ready since " + nt.since.UTC().Format(time.RFC3339) + " (taint " + nt.taint.Key + ":NoExecute)"
+		} else {
+			e.Reason = "cluster " + c.Name + " has taint " + nt.taint.ToString()
+			if !nt.since.IsZero() {
+				e.Reason += " since " + nt.since.UTC().Format(time.RFC3339)
+			}
+		}
+		if e.PurgeMode == policyv1alpha1.PurgeGracefully {
+			grace := defaultGracePeriod
+			if fo.Application != nil && fo.Application.GracePeriodSeconds != nil {
+				grace = time.Duration(*fo.Application.GracePeriodSeconds) * time.Second
+			}
+			e.Until = now.Add(grace)
+		}
+		return e, true
+	}
+	return Eviction{}, false
+}
+
+// noExecuteTaint is a NoExecute taint on a cluster and since when it has
+// been there (zero: unknown, so a policy's tolerationSeconds are already
+// over).
+type noExecuteTaint struct {
+	taint     corev1.Taint
+	since     time.Time
+	readiness bool
+}
+
+// noExecuteTaints lists the NoExecute taints of c: the readiness one while
+// c is not Ready, since its Ready condition changed, then those in its
+// spec (from Git or a ClusterTaintPolicy), since they were added.
+func noExecuteTaints(c *clusterv1alpha1.Cluster) []noExecuteTaint {
+	var out []noExecuteTaint
+	key, since, down := notReady(c)
+	if down {
+		out = append(out, noExecuteTaint{taint: corev1.Taint{Key: key, Effect: corev1.TaintEffectNoExecute}, since: since, readiness: true})
+	}
+	for _, t := range c.Spec.Taints {
+		if t.Effect != corev1.TaintEffectNoExecute || (down && t.Key == key) {
+			continue
+		}
+		nt := noExecuteTaint{taint: t}
+		if t.TimeAdded != nil {
+			nt.since = t.TimeAdded.Time
+		}
+		out = append(out, nt)
+	}
+	return out
+}
+
+// mustEvictApplication reports whether tc must leave the Ready cluster c
+// because the template has run unhealthy there for the application
+// failover's tolerationSeconds (Karmada's application failover; a cluster
+// that is not Ready is cluster failover's business). Health comes from the
+// member's reports, so an unreachable member never triggers it.
+func mustEvictApplication(p *policyv1alpha1.PropagationPolicy, c *clusterv1alpha1.Cluster, tc schedule.TargetCluster, unhealthy map[string]time.Time, now time.Time) (Eviction, bool) {
+	fo := p.Spec.Failover
+	if fo == nil || fo.Application == nil || c == nil || now.IsZero() {
 		return Eviction{}, false
 	}
-	wait, tolerated := toleration(p, key)
-	if tolerated && wait < 0 {
-		return Eviction{}, false // tolerated forever
+	since, ok := unhealthy[c.Name]
+	if _, _, down := notReady(c); !ok || down {
+		return Eviction{}, false
+	}
+	a := fo.Application
+	wait := defaultAppToleration
+	if a.DecisionConditions.TolerationSeconds != nil {
+		wait = time.Duration(*a.DecisionConditions.TolerationSeconds) * time.Second
 	}
 	if now.Before(since.Add(wait)) {
 		return Eviction{}, false
 	}
-	e := Eviction{Cluster: c.Name, Since: now, NotReadySince: since, Replicas: tc.Replicas, PurgeMode: purgeMode(fo),
-		Reason: "cluster " + c.Name + " not Ready since " + since.UTC().Format(time.RFC3339) + " (taint " + key + ":NoExecute)"}
+	e := Eviction{Cluster: c.Name, Since: now, Replicas: tc.Replicas, PurgeMode: normalPurgeMode(a.PurgeMode),
+		Reason: "application unhealthy on " + c.Name + " since " + since.UTC().Format(time.RFC3339) + " (tolerationSeconds " + strconv.Itoa(int(wait/time.Second)) + ")"}
 	if e.PurgeMode == policyv1alpha1.PurgeGracefully {
 		grace := defaultGracePeriod
-		if fo.Application != nil && fo.Application.GracePeriodSeconds != nil {
-			grace = time.Duration(*fo.Application.GracePeriodSeconds) * time.Second
+		if a.GracePeriodSeconds != nil {
+			grace = time.Duration(*a.GracePeriodSeconds) * time.Second
 		}
 		e.Until = now.Add(grace)
 	}
@@ -225,12 +310,11 @@ func notReady(c *clusterv1alpha1.Cluster) (string, time.Time, bool) {
 	return clusterv1alpha1.TaintNotReady, time.Time{}, true
 }
 
-// toleration returns how long the policy tolerates the NoExecute taint key:
+// toleration returns how long the policy tolerates a NoExecute taint:
 // the smallest tolerationSeconds of a matching clusterToleration (a matching
 // toleration without seconds tolerates forever: -1), else the application
 // failover decision time, else 0 (evict at once).
-func toleration(p *policyv1alpha1.PropagationPolicy, key string) (time.Duration, bool) {
-	taint := corev1.Taint{Key: key, Effect: corev1.TaintEffectNoExecute}
+func toleration(p *policyv1alpha1.PropagationPolicy, taint corev1.Taint) (time.Duration, bool) {
 	found, wait := false, time.Duration(-1)
 	for _, t := range p.Spec.Placement.ClusterTolerations {
 		if !t.ToleratesTaint(logr.Discard(), &taint, false) {
@@ -264,6 +348,12 @@ func purgeMode(fo *policyv1alpha1.FailoverBehavior) string {
 	case fo.Application != nil && fo.Application.PurgeMode != "":
 		mode = fo.Application.PurgeMode
 	}
+	return normalPurgeMode(mode)
+}
+
+// normalPurgeMode maps Karmada's older purge mode names to the current ones,
+// with Gracefully as the default.
+func normalPurgeMode(mode string) string {
 	switch mode {
 	case policyv1alpha1.PurgeDirectly, policyv1alpha1.PurgeImmediately:
 		return policyv1alpha1.PurgeDirectly

@@ -35,6 +35,29 @@ type Input struct {
 	// (plain renders) lets a Gracefully eviction end only at its grace
 	// period.
 	Health Health
+	// Unhealthy is, per cluster, since when each template's copy there has
+	// been reported unhealthy without a break; application failover moves
+	// a template off a Ready cluster once that lasts longer than its policy
+	// tolerates. nil (plain renders) never triggers it.
+	Unhealthy Unhealthy
+}
+
+// Unhealthy maps cluster → template → since when the template's copy on that
+// cluster has run unhealthy.
+type Unhealthy map[string]map[workv1alpha1.ObjectKey]time.Time
+
+// of returns, per cluster, since when the template key has run unhealthy.
+func (u Unhealthy) of(key workv1alpha1.ObjectKey) map[string]time.Time {
+	var out map[string]time.Time
+	for cluster, templates := range u {
+		if since, ok := templates[key]; ok {
+			if out == nil {
+				out = map[string]time.Time{}
+			}
+			out[cluster] = since
+		}
+	}
+	return out
 }
 
 // Health lists, per cluster, the templates whose copy in the Work last
@@ -164,7 +187,7 @@ type Target struct {
 // Render runs match → schedule → override for every template and groups the
 // results into Works.
 func Render(in Input) *Result {
-	clusters := effectiveClusters(in.Set.Clusters, in.Status)
+	clusters := effectiveClusters(in.Set.Clusters, in.Status, in.Set.TaintPolicies)
 	r := &Result{Clusters: clusters}
 	byKey := map[workv1alpha1.ObjectKey]*Binding{}
 	templates := slices.Clone(in.Set.Templates)
@@ -215,14 +238,15 @@ func overridesByNamespace(all []load.Override) func(string) []load.Override {
 }
 
 // effectiveClusters returns the clusters sorted by name, each a copy whose
-// status is the live one when given.
-func effectiveClusters(cs []load.Cluster, status map[string]*clusterv1alpha1.ClusterStatus) []*clusterv1alpha1.Cluster {
+// status is the live one when given, tainted by the ClusterTaintPolicies.
+func effectiveClusters(cs []load.Cluster, status map[string]*clusterv1alpha1.ClusterStatus, taints []load.TaintPolicy) []*clusterv1alpha1.Cluster {
 	out := make([]*clusterv1alpha1.Cluster, 0, len(cs))
 	for _, c := range cs {
 		cp := *c.Cluster
 		if s, ok := status[cp.Name]; ok && s != nil {
 			cp.Status = s
 		}
+		applyTaintPolicies(&cp, taints)
 		out = append(out, &cp)
 	}
 	slices.SortFunc(out, func(a, b *clusterv1alpha1.Cluster) int {

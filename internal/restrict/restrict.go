@@ -142,6 +142,9 @@ func (p *Policy) checkScope(obj *unstructured.Unstructured) *Refusal {
 
 func (p *Policy) allows(denial string) bool { return slices.Contains(p.Allow, denial) }
 
+// Allows reports whether the policy lifts the built-in denial.
+func (p *Policy) Allows(denial string) bool { return p != nil && p.allows(denial) }
+
 func (p *Policy) systemNamespaces() []string {
 	if len(p.SystemNamespaces) > 0 {
 		return p.SystemNamespaces

@@ -44,6 +44,9 @@ type Report struct {
 	// Unclaimed are the templates no policy claims any more, with the
 	// clusters where they keep running.
 	Unclaimed []UnclaimedRow `json:"unclaimed,omitempty"`
+	// ScheduleErrors are the templates the scheduler could not place, each
+	// "Template: reason (placed nowhere | keeps its previous placement)".
+	ScheduleErrors []string `json:"scheduleErrors,omitempty"`
 }
 
 // RenderErrorRow is one template that failed to render for one cluster.
@@ -97,8 +100,8 @@ type ClusterRow struct {
 	// prune guard ("" when it is not).
 	PruneHeld string `json:"pruneHeld,omitempty"`
 	// KubernetesVersion, CPU and Memory (allocatable) are the member as
-	// its pull agent measured it; empty for push members, whose probe
-	// stays in the controller.
+	// its pull agent, or the controller's probe of a push member, last
+	// measured it.
 	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
 	CPU               string `json:"cpu,omitempty"`
 	Memory            string `json:"memory,omitempty"`
@@ -121,6 +124,7 @@ func Build(inputs []Input, newest string) (*Report, error) {
 	r := &Report{Revision: newest}
 	templates := map[string]*TemplateRow{}
 	unclaimed := map[string][]string{}
+	scheduling := map[string]bool{}
 	running := 0
 	for _, in := range inputs {
 		row := clusterRow(in)
@@ -134,6 +138,7 @@ func Build(inputs []Input, newest string) (*Report, error) {
 		r.Drift = append(r.Drift, driftRows(in)...)
 		r.RenderErrors = append(r.RenderErrors, renderErrorRows(in)...)
 		addUnclaimed(unclaimed, in)
+		addScheduleErrors(scheduling, in)
 		if err := addTemplates(templates, in); err != nil {
 			return nil, err
 		}
@@ -144,6 +149,7 @@ func Build(inputs []Input, newest string) (*Report, error) {
 		r.Templates = append(r.Templates, *t)
 	}
 	slices.SortFunc(r.Templates, func(a, b TemplateRow) int { return strings.Compare(a.Template, b.Template) })
+	r.ScheduleErrors = slices.Sorted(maps.Keys(scheduling))
 	for _, name := range slices.Sorted(maps.Keys(unclaimed)) {
 		r.Unclaimed = append(r.Unclaimed, UnclaimedRow{Template: name, Clusters: unclaimed[name]})
 	}
@@ -246,6 +252,17 @@ func renderErrorRows(in Input) []RenderErrorRow {
 		}
 	}
 	return out
+}
+
+// addScheduleErrors adds the scheduling failures a Work records to set:
+// every Work carries the same fleet-wide list, so it is read once whatever
+// the number of Works.
+func addScheduleErrors(set map[string]bool, in Input) {
+	for _, line := range strings.Split(in.Work.Annotations[workv1alpha1.AnnotationScheduleErrors], "\n") {
+		if line != "" {
+			set[line] = true
+		}
+	}
 }
 
 // addUnclaimed adds the unclaimed templates a Work records to by, template

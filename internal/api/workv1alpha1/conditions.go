@@ -50,6 +50,7 @@ const (
 	EventDriftReported  = "DriftReported"
 	EventFailover       = "Failover"
 	EventRenderFailed   = "RenderFailed"
+	EventScheduleFailed = "ScheduleFailed"
 	EventPruneHeld      = "PruneHeld"
 )
 

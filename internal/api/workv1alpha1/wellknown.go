@@ -93,6 +93,12 @@ const (
 	// strings, comma-separated) that no policy claims any more and that
 	// keep their last placement and content on the cluster.
 	AnnotationUnclaimed = "propagit.io/unclaimed"
+	// AnnotationScheduleErrors, on every Work, lists the templates the
+	// scheduler could not place, one per line ("Template: reason"), with
+	// whether they keep their previous placement. They are fleet-wide, so
+	// every Work carries the same list: a template placed nowhere has no
+	// Work of its own to say why.
+	AnnotationScheduleErrors = "propagit.io/schedule-errors"
 
 	// AnnotationPrefix is the prefix of propagit's own annotations: a Work
 	// store records those with a Work, never what other tools set.
