@@ -13,6 +13,7 @@ import (
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/cluster"
 	"github.com/propagit/propagit/internal/guard"
+	"github.com/propagit/propagit/internal/interpret"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/observe"
@@ -65,6 +66,8 @@ type Controller struct {
 type loaded struct {
 	revision string
 	set      *load.Set
+	// interp runs the set's ResourceInterpreterCustomizations.
+	interp *interpret.Interpreter
 	// allowPrune: the commit acknowledges a large deletion.
 	allowPrune bool
 }
@@ -265,12 +268,23 @@ func (c *Controller) fetchAndLoad(ctx context.Context) (*loaded, error) {
 		err = fmt.Errorf("revision %s does not load; %s stays in force: %w", workv1alpha1.ShortRevision(snap.Revision), workv1alpha1.ShortRevision(c.lastRevision()), err)
 		return c.keepLast(err), err
 	}
-	cur := &loaded{revision: snap.Revision, set: set, allowPrune: guard.Allowed(snap.Message)}
+	cur := &loaded{revision: snap.Revision, set: set, interp: set.Interpreter(), allowPrune: guard.Allowed(snap.Message)}
 	c.mu.Lock()
 	c.last = cur
 	c.mu.Unlock()
 	c.setClean(snap.Revision)
 	return cur, nil
+}
+
+// interpreter returns the customizations of the revision in force; nil
+// before one loaded.
+func (c *Controller) interpreter() *interpret.Interpreter {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last == nil {
+		return nil
+	}
+	return c.last.interp
 }
 
 func (c *Controller) keepLast(err error) *loaded {

@@ -300,7 +300,7 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // manager returns the member's apply.Manager, built on first use and again
-// after the Cluster object changed.
+// after the Cluster object changed, with the customizations in force.
 func (m *member) manager(ctx context.Context) (deliver.Applier, error) {
 	m.mu.Lock()
 	mgr, cl, built := m.mgr, m.cluster, m.mgrCred
@@ -311,11 +311,13 @@ func (m *member) manager(ctx context.Context) (deliver.Applier, error) {
 	}
 	cred := credentialID(cfg)
 	if mgr != nil && cred == built {
+		mgr.Interpret(m.c.interpreter())
 		return mgr, nil
 	}
 	if mgr, err = apply.NewForConfig(cfg, m.c.opts.Apply); err != nil {
 		return nil, err
 	}
+	mgr.Interpret(m.c.interpreter())
 	m.mu.Lock()
 	m.mgr, m.mgrCred = mgr, cred
 	m.mu.Unlock()

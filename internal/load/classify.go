@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/configv1alpha1"
 	"github.com/propagit/propagit/internal/api/policyv1alpha1"
 )
 
@@ -92,6 +93,8 @@ func (c *collector) document(di docInfo, n *yaml.Node, allowList bool) {
 		c.propagation(di, n, kind == policyv1alpha1.KindClusterPropagationPolicy)
 	case gvk.Group == "policy.karmada.io" && gvk.Version == "v1alpha1" && isOverrideKind(kind):
 		c.override(di, n, kind == policyv1alpha1.KindClusterOverridePolicy)
+	case gvk.GroupVersion().String() == configv1alpha1.GroupVersion && kind == configv1alpha1.KindResourceInterpreterCustomization:
+		c.customization(di, n)
 	case gvk.Group == "policy.karmada.io" && gvk.Version == "v1alpha1" && kind == policyv1alpha1.KindClusterTaintPolicy:
 		c.taintPolicy(di, n)
 	case isKarmadaGroup(gvk.Group):

@@ -181,6 +181,7 @@ func (c *collector) finish() (*Set, error) {
 		}
 	}
 	c.problems = append(c.problems, duplicates(&c.set)...)
+	c.problems = append(c.problems, customizationConflicts(c.set.Customizations)...)
 	slices.SortStableFunc(c.set.Findings, func(a, b Finding) int {
 		return cmp.Or(cmp.Compare(a.Source.Path, b.Source.Path), cmp.Compare(a.Source.Line, b.Source.Line))
 	})
@@ -227,6 +228,9 @@ func duplicates(s *Set) []Problem {
 	}
 	for _, cl := range s.Clusters {
 		all = append(all, entry{objectKey{"cluster.karmada.io", "Cluster", "", cl.Cluster.Name}, cl.Source})
+	}
+	for _, cu := range s.Customizations {
+		all = append(all, entry{objectKey{"config.karmada.io", cu.Customization.Kind, "", cu.Customization.Name}, cu.Source})
 	}
 	for _, tp := range s.TaintPolicies {
 		all = append(all, entry{objectKey{"policy.karmada.io", "ClusterTaintPolicy", "", tp.Policy.Name}, tp.Source})

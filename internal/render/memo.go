@@ -8,6 +8,7 @@ import (
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/interpret"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/override"
 )
@@ -59,6 +60,8 @@ type memoInputs struct {
 	Targets      []memoTargetInput
 	Overrides    [sha256.Size]byte
 	Clusters     [sha256.Size]byte
+	// Interpreter identifies the customization scripts of the kind.
+	Interpreter [sha256.Size]byte
 }
 
 type memoTargetInput struct {
@@ -71,9 +74,9 @@ type memoTargetInput struct {
 
 // digest returns the digest of b's inputs, false when one cannot be
 // encoded (then b is rendered).
-func (m *Memo) digest(b *Binding, overrides, clusters [sha256.Size]byte) ([sha256.Size]byte, bool) {
+func (m *Memo) digest(b *Binding, overrides, clusters [sha256.Size]byte, ip *interpret.Interpreter) ([sha256.Size]byte, bool) {
 	in := memoInputs{Policy: b.Policy, Overwrite: b.Overwrite, Preserve: b.Preserve, DriftMode: b.DriftMode, AffinityName: b.AffinityName,
-		DependencyOf: b.DependencyOf, Overrides: overrides, Clusters: clusters}
+		DependencyOf: b.DependencyOf, Overrides: overrides, Clusters: clusters, Interpreter: ip.Digest(b.Template.Object)}
 	if b.Choice.Winner != nil {
 		in.Winner = b.Choice.Winner.Policy.Policy.Spec.Placement
 	}
@@ -132,10 +135,10 @@ func (m *Memo) keep(b *Binding, sum [sha256.Size]byte, seen map[workv1alpha1.Obj
 
 // renderAll renders the targets of every binding, through the memo when m
 // is not nil, and keeps only this Render's templates in it.
-func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override) {
+func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override, ip *interpret.Interpreter) {
 	if m == nil {
 		for _, b := range bindings {
-			renderTargets(b, clusters, overrides(b.Key.Namespace))
+			renderTargets(b, clusters, overrides(b.Key.Namespace), ip)
 		}
 		return
 	}
@@ -154,14 +157,14 @@ func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluste
 			osum.sum, osum.ok = digestOf(overridePolicies(overrides(ns)))
 			overrideSums[ns] = osum
 		}
-		sum, ok := m.digest(b, osum.sum, clusterSum)
+		sum, ok := m.digest(b, osum.sum, clusterSum, ip)
 		ok = ok && osum.ok && clustersOK
 		if ok && m.restore(b, sum) {
 			m.Reused++
 			seen[b.Key] = m.entries[b.Key]
 			continue
 		}
-		renderTargets(b, clusters, overrides(ns))
+		renderTargets(b, clusters, overrides(ns), ip)
 		m.Rendered++
 		if ok {
 			m.keep(b, sum, seen)

@@ -132,10 +132,16 @@ type Binding struct {
 	// "no cluster fits").
 	ScheduleError string
 	KeptPrevious  bool
-	AffinityName  string
+	// ScriptFailed is set when ScheduleError is a customization's
+	// GetReplicas script failing on the template: a render error.
+	ScriptFailed bool
+	AffinityName string
 	// DependencyOf lists the templates whose propagateDeps pulled this one in.
 	DependencyOf []string
-	Overwrite    bool
+	// DependencyError is why the template's dependencies could not be
+	// read (a GetDependencies script failed); none follow it then.
+	DependencyError string
+	Overwrite       bool
 	// DriftMode is the policy's workv1alpha1.AnnotationDrift, given to objects whose
 	// template does not choose.
 	DriftMode string
@@ -188,13 +194,14 @@ func Render(in Input) *Result {
 	slices.SortStableFunc(templates, func(a, b load.Template) int {
 		return workv1alpha1.KeyOf(a.Object).Compare(workv1alpha1.KeyOf(b.Object))
 	})
+	ip := in.Set.Interpreter()
 	for i := range templates {
-		b := place(&templates[i], in, clusters)
+		b := place(&templates[i], in, clusters, ip)
 		byKey[b.Key] = b
 		r.Bindings = append(r.Bindings, b)
 	}
-	addDependencies(r.Bindings, byKey, in.Set.Propagations)
-	in.Memo.renderAll(r.Bindings, clusters, overridesByNamespace(in.Set.Overrides))
+	addDependencies(r.Bindings, byKey, ip)
+	in.Memo.renderAll(r.Bindings, clusters, overridesByNamespace(in.Set.Overrides), ip)
 	restrictTargets(r.Bindings, in.Options.Restrictions)
 	if endHealthyEvictions(r.Bindings, in.Previous, in.Health, clusters) {
 		detachDependencies(r.Bindings, byKey)

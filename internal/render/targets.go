@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/interpret"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/override"
 	"github.com/propagit/propagit/internal/schedule"
@@ -15,7 +16,7 @@ import (
 // that cluster without the object and the others untouched. A frozen old
 // copy (a target that has its object already) is left as it is, unless its
 // cluster is no longer declared.
-func renderTargets(b *Binding, clusters []*clusterv1alpha1.Cluster, overrides []load.Override) {
+func renderTargets(b *Binding, clusters []*clusterv1alpha1.Cluster, overrides []load.Override, ip *interpret.Interpreter) {
 	if len(b.Targets) == 0 {
 		return
 	}
@@ -31,13 +32,19 @@ func renderTargets(b *Binding, clusters []*clusterv1alpha1.Cluster, overrides []
 			t.Error, t.Object = errUndeclaredCluster, nil
 			continue
 		}
-		if t.Object != nil {
-			continue // frozen
+		if t.Object != nil || t.Failure != nil {
+			continue // frozen, or failed before rendering (interpret.go)
 		}
 		obj := b.Template.Object.DeepCopy()
 		var scheduled *int32
 		if workload && t.Scheduled {
-			reviseReplicas(obj, t.Replicas)
+			revised, err := reviseReplicasOf(obj, t.Replicas, ip)
+			if err != nil {
+				t.Failure = interpretFailure(b, t.Cluster, err)
+				t.Error = err.Error()
+				continue
+			}
+			obj = revised
 			if n, ok := completions[t.Cluster]; ok {
 				_ = unstructured.SetNestedField(obj.Object, int64(n), "spec", "completions")
 			}
