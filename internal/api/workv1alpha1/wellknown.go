@@ -51,7 +51,11 @@ const (
 	AnnotationEvictedAt     = "propagit.io/evicted-at"
 	AnnotationEvictedUntil  = "propagit.io/evicted-until"
 	AnnotationEvictedReason = "propagit.io/evicted-reason"
-	AnnotationPurgeMode     = "propagit.io/purge-mode"
+	// AnnotationPreservedLabels, on a copy placed by failover, lists the
+	// labels (comma-separated keys) that statePreservation copied from the
+	// evicted cluster's status; later renders keep them on that cluster.
+	AnnotationPreservedLabels = "propagit.io/preserved-labels"
+	AnnotationPurgeMode       = "propagit.io/purge-mode"
 
 	// AnnotationClusterReady, on a Work, is the cluster's Ready condition
 	// status as the render that produced the Work saw it: True, False or
