@@ -90,17 +90,23 @@ func TestHealthReadsOnlyTheRecordedWork(t *testing.T) {
 	}
 }
 
-// TestUnhealthyClockStartsAndStops pins how long a template counts as
-// unhealthy for application failover: from the first InProgress or Failed
-// report of the recorded Work, until any other report or none.
-func TestUnhealthyClockStartsAndStops(t *testing.T) {
-	web := workv1alpha1.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}
+// webOnM1 is a recording whose one Work gives m1 Deployment demo/web.
+func webOnM1(t *testing.T) (*workv1alpha1.Work, *recording) {
+	t.Helper()
 	rws := []render.Work{{Cluster: "m1", Objects: []*unstructured.Unstructured{webCopy(false)}}}
 	w, err := toWork(&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "m1"}}, "rev", rws[0].Objects)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := newRecording([]*workv1alpha1.Work{w}, rws)
+	return w, newRecording([]*workv1alpha1.Work{w}, rws)
+}
+
+// TestUnhealthyClockStartsAndStops pins how long a template counts as
+// unhealthy for application failover: from the first InProgress or Failed
+// report of the recorded Work, until any other report or none.
+func TestUnhealthyClockStartsAndStops(t *testing.T) {
+	web := workv1alpha1.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}
+	w, rec := webOnM1(t)
 	set := &load.Set{Propagations: []load.Propagation{{Policy: &policyv1alpha1.PropagationPolicy{Spec: policyv1alpha1.PropagationSpec{
 		Failover: &policyv1alpha1.FailoverBehavior{Application: &policyv1alpha1.ApplicationFailoverBehavior{}}}}}}}
 	report := statuses{}
@@ -185,12 +191,7 @@ func TestRunRechecksWhileGracefulEvictionPending(t *testing.T) {
 // state across failover, and only then.
 func TestHealthReadsReflectedStatusForStatePreservation(t *testing.T) {
 	web := workv1alpha1.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}
-	rws := []render.Work{{Cluster: "m1", Objects: []*unstructured.Unstructured{webCopy(false)}}}
-	w, err := toWork(&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "m1"}}, "rev", rws[0].Objects)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := newRecording([]*workv1alpha1.Work{w}, rws)
+	w, rec := webOnM1(t)
 	report := statuses{"m1": {AppliedDigest: workv1alpha1.Digest(w), Objects: []workv1alpha1.ObjectResult{{
 		ObjectRef: workv1alpha1.ObjectRef{ObjectKey: web, Version: "v1"}, Action: "Created", Health: "Current",
 		Status: &runtime.RawExtension{Raw: []byte(`{"availableReplicas":3}`)}}}}}
