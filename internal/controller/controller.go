@@ -159,6 +159,7 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 	if err != nil {
 		sourceErr = err.Error()
 	}
+	c.track(cur.set.Clusters)
 	c.syncMembers(ctx, cur.set.Clusters)
 	status := c.observe(ctx, cur.set.Clusters)
 	ws, placed, err := c.renderWorks(ctx, cur, status)
@@ -180,6 +181,26 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 	c.readPullStates(ctx, ws)
 	c.recordWorks()
 	return nil
+}
+
+// tracker is a works store with one location per member, which cannot be
+// listed: it reaches the members it is told of (works.MemberGitStore).
+type tracker interface {
+	Track(clusters []string)
+}
+
+// track tells a works store with one location per member which members
+// the revision declares, before anything reads the recorded Works.
+func (c *Controller) track(clusters []load.Cluster) {
+	t, ok := c.works.(tracker)
+	if !ok {
+		return
+	}
+	names := make([]string, 0, len(clusters))
+	for _, cl := range clusters {
+		names = append(names, cl.Cluster.Name)
+	}
+	t.Track(names)
 }
 
 // fetchAndLoad returns the revision to reconcile: the newest one when it

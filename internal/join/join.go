@@ -73,6 +73,12 @@ type Options struct {
 	// CheckTimeout bounds how long the credential check waits for RBAC to
 	// propagate in the apiserver's authorizer cache.
 	CheckTimeout time.Duration
+	// Hub, for pull, says the agent reads its Work from a hub (CR store)
+	// with the identity JoinHub makes.
+	Hub bool
+	// WorksRepo, for pull with the Git store, is the agent's works
+	// repository: a URL, or a template with {cluster}.
+	WorksRepo string
 }
 
 // DefaultOptions returns Options with a one-year token and a 30s check.
