@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/propagit/propagit/e2e/e2etest"
+	"github.com/propagit/propagit/internal/agent"
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/metrics"
@@ -151,7 +152,7 @@ func readyIs(reg *prometheus.Registry, cluster, want string) func() (bool, strin
 
 // workHolds is an eventually condition: cluster's Work holds exactly want
 // (kind/name), besides its Namespace.
-func workHolds(store *works.CRStore, cluster string, want ...string) func() (bool, string) {
+func workHolds(store agent.Source, cluster string, want ...string) func() (bool, string) {
 	return func() (bool, string) {
 		got, err := workObjects(store, cluster)
 		if err != nil {
