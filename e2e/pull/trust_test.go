@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
@@ -53,6 +56,37 @@ func hubIdentity(t *testing.T, hub *testenv.Member, cluster string) *rest.Config
 	if cfg.BearerToken == "" || cfg.CertData != nil {
 		t.Fatalf("the hub kubeconfig of %s holds no ServiceAccount token", cluster)
 	}
+	return cfg
+}
+
+// controllerRBAC is the controller's hub RBAC for Works, as deployed.
+const controllerRBAC = "../../deploy/rbac/works.yaml"
+
+// controllerIdentity applies controllerRBAC to the hub and returns the
+// hub's admin config impersonating the ServiceAccount it binds.
+func controllerIdentity(t *testing.T, hub *testenv.Member) *rest.Config {
+	t.Helper()
+	data, err := os.ReadFile(controllerRBAC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Split(string(data), "\n---\n")
+	role, binding := &rbacv1.ClusterRole{}, &rbacv1.ClusterRoleBinding{}
+	if len(docs) != 2 || yaml.UnmarshalStrict([]byte(docs[0]), role) != nil || yaml.UnmarshalStrict([]byte(docs[1]), binding) != nil {
+		t.Fatalf("%s: want a ClusterRole and a ClusterRoleBinding", controllerRBAC)
+	}
+	ctx, cancel := kubeCtx()
+	defer cancel()
+	rbac := hub.Client().RbacV1()
+	if _, err := rbac.ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rbac.ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sa := binding.Subjects[0]
+	cfg := rest.CopyConfig(hub.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + sa.Namespace + ":" + sa.Name}
 	return cfg
 }
 
@@ -118,7 +152,8 @@ func TestTrustPullCRStoreIsolation(t *testing.T) {
 	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
 	rev := f.commitPush("app on two pull members")
 
-	hubStore := works.NewCRStore(hubClient(t, hub.Config), legacyNS)
+	// The controller acts on the hub with deploy/'s RBAC only.
+	hubStore := works.NewCRStore(hubClient(t, controllerIdentity(t, hub)), legacyNS)
 	c := startController(t, hubSetup{SourceURL: r.url, Works: hubStore, Status: hubStore, Options: controllerOptions()})
 	cfgA, cfgB := hubIdentity(t, hub, a.Name), hubIdentity(t, hub, b.Name)
 	for _, m := range []struct {

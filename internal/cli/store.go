@@ -42,7 +42,7 @@ func (s *storeOptions) bindFlags(cmd *cobra.Command) {
 	f.StringVar(&s.branch, "works-branch", "propagit/works", "work branch of the git store")
 	f.StringVar(&s.worksRepo, "works-repo", "", "repository of the git store (default: the source repository); {cluster} in its path gives each member its own (isolated) repository")
 	f.StringVar(&s.hubKubeconfig, "hub-kubeconfig", "", "kubeconfig of the hub (default: in-cluster config when running in a cluster)")
-	f.StringVarP(&s.namespace, "namespace", "n", "propagit-system", "hub namespace of Work records and member credential Secrets")
+	f.StringVarP(&s.namespace, "namespace", "n", "propagit-system", "hub namespace of the controller (leader election); Work records live in propagit-member-<cluster>, and those earlier versions kept here are moved there")
 }
 
 // stores are the built Work and status stores, and a hub reader when a hub
