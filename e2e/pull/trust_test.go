@@ -234,10 +234,10 @@ func lsRemote(url string, auth transport.AuthMethod) error {
 // smart-HTTP server where each agent's account reaches only its own
 // repository (as a deploy key does). Agent A cannot fetch B's works
 // repository nor the source repository, nor push to B's; a status for B
-// forged into A's repository — not Ready, heartbeat long stale — is never
-// read: B's status stays its own, B stays Ready, keeps its Work although
-// the policy evicts an unready member after one second, and receives the
-// next revision.
+// forged into A's repository — not Ready, with the newest heartbeat — is
+// never read: B's status stays its own, B stays Ready, keeps its Work
+// although the policy evicts an unready member after one second, and
+// receives the next revision.
 func TestTrustPullGitStoreIsolation(t *testing.T) {
 	const (
 		heartbeatTimeout = 3 * time.Second
@@ -323,24 +323,29 @@ func TestTrustPullGitStoreIsolation(t *testing.T) {
 		t.Errorf("A writes B's status into B's repository: error = %v, want 403", err)
 	}
 
-	// A forges B's status in its own repository: B not Ready, heartbeat
-	// an hour old.
+	// A forges B's status in its own repository: B not Ready, with a
+	// heartbeat newer than B's own.
 	forgedAt := time.Now()
-	old := metav1.NewTime(forgedAt.Add(-time.Hour))
-	forged := &workv1alpha1.WorkStatus{AppliedRevision: "forged", Heartbeat: &old,
+	fresh := metav1.NewTime(forgedAt.Add(time.Hour))
+	forged := &workv1alpha1.WorkStatus{AppliedRevision: "forged", Heartbeat: &fresh,
 		Cluster: &clusterv1alpha1.ClusterStatus{Conditions: []metav1.Condition{{Type: clusterv1alpha1.ConditionReady,
-			Status: metav1.ConditionFalse, Reason: "Forged", Message: "forged by A", LastTransitionTime: old}}}}
+			Status: metav1.ConditionFalse, Reason: "Forged", Message: "forged by A", LastTransitionTime: metav1.NewTime(forgedAt)}}}}
 	intoA := newGitStore(t, works.GitOptions{URL: srv.RepoURL("works-" + a.Name + ".git"), Auth: authA})
 	if err := intoA.PutStatus(ctx, b.Name, forged); err != nil {
 		t.Fatalf("A writes into its own repository: %v", err)
 	}
 	// Long enough for the forged status to have made B unready and evicted
-	// it, had the controller read it: B's own heartbeat, read by the
-	// controller's store, moves past that point.
+	// it, had the controller read it: B's own heartbeat, in B's own
+	// repository, moves past that point.
 	past := forgedAt.Add(heartbeatTimeout + tolerate + 2*time.Second)
-	st := waitStatus(t, store, b.Name, "B's own heartbeat after "+past.Format(time.RFC3339), func(st *workv1alpha1.WorkStatus) bool {
+	ownB := newGitStore(t, works.GitOptions{URL: urlB, Auth: authB})
+	waitStatus(t, ownB, b.Name, "B's own heartbeat after "+past.Format(time.RFC3339), func(st *workv1alpha1.WorkStatus) bool {
 		return st.Heartbeat != nil && st.Heartbeat.After(past)
 	})
+	st, err := store.GetStatus(ctx, b.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if st.AppliedRevision != rev1 || !strings.Contains(describe(st), "Ready=True") {
 		t.Errorf("B's status read by the controller = %s, want B's own (applied %s, Ready)", describe(st), short(rev1))
 	}
