@@ -98,8 +98,12 @@ func TestPullCRStoreHeartbeat(t *testing.T) {
 	if limit := int(window/heartbeatInterval) + 2; len(writes) > limit {
 		t.Errorf("%d status writes in %s, want at most %d (one per heartbeat interval)", len(writes), window.Round(time.Millisecond), limit)
 	}
+	memberNS, err := workv1alpha1.MemberNamespace(pullM.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, w := range writes {
-		if !strings.HasPrefix(w, "PUT ") || !strings.HasSuffix(w, "/namespaces/"+hubNS+"/works/"+pullM.Name+"/status") {
+		if !strings.HasPrefix(w, "PUT ") || !strings.HasSuffix(w, "/namespaces/"+memberNS+"/works/"+pullM.Name+"/status") {
 			t.Errorf("agent wrote %s on the hub; want only its own Work's status", w)
 		}
 	}
