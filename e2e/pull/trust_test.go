@@ -1,10 +1,12 @@
 package pull
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,32 +31,47 @@ import (
 	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/cli"
 	"github.com/propagit/propagit/internal/gitserver"
-	"github.com/propagit/propagit/internal/join"
 	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/testenv"
 	"github.com/propagit/propagit/internal/works"
 )
 
-// hubIdentity runs the hub part of `propagit join NAME --mode pull
-// --hub-kubeconfig`, on the hub as its admin, and returns the agent's
-// config, built from the kubeconfig join wrote (a ServiceAccount token).
-func hubIdentity(t *testing.T, hub *testenv.Member, cluster string) *rest.Config {
+// hubIdentity runs `propagit join NAME --mode pull --hub-kubeconfig` for
+// member m, with the hub's and the member's admin kubeconfigs, and returns
+// the agent's hub config, built from the kubeconfig in the member Secret
+// join wrote (a ServiceAccount token).
+func hubIdentity(t *testing.T, hub, m *testenv.Member) *rest.Config {
 	t.Helper()
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	root := cli.NewRootCommand(&stdout, &stderr)
+	root.SetArgs([]string{"join", m.Name, "--kubeconfig", m.KubeconfigPath, "--mode", "pull",
+		"--hub-kubeconfig", hub.KubeconfigPath, "--token-expiration", "1h", "--out", out})
 	ctx, cancel := kubeCtx()
 	defer cancel()
-	opts := join.DefaultOptions()
-	opts.Name, opts.Mode, opts.Hub, opts.TokenExpiration = cluster, join.ModePull, true, time.Hour
-	id, err := join.JoinHub(ctx, hub.Config, opts)
-	if err != nil {
-		t.Fatalf("join %s on the hub: %v", cluster, err)
+	if err := root.ExecuteContext(ctx); err != nil {
+		t.Fatalf("propagit join %s: %v\n%s", m.Name, err, stderr.String())
 	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(id.Kubeconfig)
+	data, err := os.ReadFile(filepath.Join(out, m.Name+"-hub.secret.yaml"))
 	if err != nil {
-		t.Fatalf("the hub kubeconfig of %s: %v", cluster, err)
+		t.Fatalf("propagit join %s wrote no hub Secret: %v", m.Name, err)
+	}
+	secret := &corev1.Secret{}
+	if err := yaml.UnmarshalStrict(data, secret); err != nil {
+		t.Fatal(err)
+	}
+	agent, err := os.ReadFile(filepath.Join(out, m.Name+"-agent.yaml"))
+	if err != nil || !strings.Contains(string(agent), "secretName: "+secret.Name) {
+		t.Errorf("the agent Deployment does not mount Secret %s: %v\n%s", secret.Name, err, agent)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(secret.Data["kubeconfig"])
+	if err != nil {
+		t.Fatalf("the hub kubeconfig of %s: %v", m.Name, err)
 	}
 	if cfg.BearerToken == "" || cfg.CertData != nil {
-		t.Fatalf("the hub kubeconfig of %s holds no ServiceAccount token", cluster)
+		t.Fatalf("the hub kubeconfig of %s holds no ServiceAccount token", m.Name)
 	}
 	return cfg
 }
@@ -132,7 +149,7 @@ func wantForbidden(t *testing.T, what string, err error) {
 
 // TestTrustPullCRStoreIsolation: with Works as custom resources, each
 // member's Work lives in its own hub namespace, and the identity `propagit
-// join --mode pull --hub-kubeconfig` gives an agent (a ServiceAccount token
+// join --mode pull --hub-kubeconfig` (the CLI, in-process) gives an agent (a ServiceAccount token
 // on a real hub apiserver) reads its own Work and writes its own status
 // and heartbeat — both agents apply and report through it — and gets 403
 // on everything of the other member: its Work, its Work's status (read and
@@ -155,7 +172,7 @@ func TestTrustPullCRStoreIsolation(t *testing.T) {
 	// The controller acts on the hub with deploy/'s RBAC only.
 	hubStore := works.NewCRStore(hubClient(t, controllerIdentity(t, hub)), legacyNS)
 	c := startController(t, hubSetup{SourceURL: r.url, Works: hubStore, Status: hubStore, Options: controllerOptions()})
-	cfgA, cfgB := hubIdentity(t, hub, a.Name), hubIdentity(t, hub, b.Name)
+	cfgA, cfgB := hubIdentity(t, hub, a), hubIdentity(t, hub, b)
 	for _, m := range []struct {
 		member *testenv.Member
 		cfg    *rest.Config
