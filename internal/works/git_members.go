@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/logging"
@@ -132,9 +133,13 @@ func (m *MemberGitStore) ListCluster(ctx context.Context, cluster string) (*work
 	return g.ListCluster(ctx, cluster)
 }
 
+// parallel bounds the repositories one call reaches at once.
+const parallel = 8
+
 // Put writes each Work to its cluster's repository, and removes the Work
 // of each tracked cluster absent from ws. It returns the clusters whose
-// Work changed.
+// Work changed. Repositories are written parallel at a time: a pass that
+// changes nothing still lists each repository's refs once.
 func (m *MemberGitStore) Put(ctx context.Context, revision string, ws []*workv1alpha1.Work) ([]string, error) {
 	byCluster := map[string][]*workv1alpha1.Work{}
 	for _, w := range ws {
@@ -144,25 +149,40 @@ func (m *MemberGitStore) Put(ctx context.Context, revision string, ws []*workv1a
 		byCluster[w.Spec.Cluster] = []*workv1alpha1.Work{w}
 	}
 	m.Track(slices.Collect(maps.Keys(byCluster)))
+	var mu sync.Mutex
 	var changed []string
-	for _, c := range m.trackedClusters() {
-		g, err := m.store(c)
-		if err != nil {
-			return nil, err
-		}
-		got, err := g.Put(ctx, revision, byCluster[c])
-		if err != nil {
-			return nil, fmt.Errorf("failed to record the Work of %s: %w", c, err)
-		}
-		if slices.Contains(got, c) {
-			changed = append(changed, c)
-		}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallel)
+	clusters := m.trackedClusters()
+	for _, c := range clusters {
+		g.Go(func() error {
+			st, err := m.store(c)
+			if err != nil {
+				return err
+			}
+			got, err := st.Put(gctx, revision, byCluster[c])
+			if err != nil {
+				return fmt.Errorf("failed to record the Work of %s: %w", c, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if slices.Contains(got, c) {
+				changed = append(changed, c)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	for _, c := range clusters {
 		if byCluster[c] == nil {
-			m.mu.Lock()
 			delete(m.tracked, c) // removed: nothing more to write there
-			m.mu.Unlock()
 		}
 	}
+	m.mu.Unlock()
+	sort.Strings(changed)
 	return changed, nil
 }
 

@@ -1,14 +1,18 @@
 package works
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/propagit/propagit/internal/gitserver"
 )
 
 func TestRepoTemplate(t *testing.T) {
@@ -122,4 +126,36 @@ func TestMemberGitStoreKeepsMembersApart(t *testing.T) {
 	if rev, err := fresh.NewestRevision(ctx); err != nil || rev != "forged" && rev != "rev1" {
 		t.Errorf("NewestRevision = %q, %v", rev, err)
 	}
+}
+
+// BenchmarkMemberGitStorePutUnchanged: a controller pass that changes no
+// Work, with one works repository per member behind real smart HTTP: one
+// ref listing per member (20 members, 20 objects each).
+func BenchmarkMemberGitStorePutUnchanged(b *testing.B) {
+	const n = 20
+	srv, err := gitserver.New(b.TempDir(), gitserver.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(srv.Close)
+	for c := range n {
+		if _, err := srv.InitBare(fmt.Sprintf("works-c%d.git", c)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	m, err := NewMemberGitStore(srv.URL+"/works-{cluster}.git", GitOptions{}, logr.Discard())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := ctxT(b)
+	if _, err := m.Put(ctx, "rev", fleet(n, 20, "rev", "v")); err != nil {
+		b.Fatal(err)
+	}
+	before := srv.RefAdvertisements()
+	for b.Loop() {
+		if changed, err := m.Put(ctx, "rev", fleet(n, 20, "rev", "v")); err != nil || len(changed) > 0 {
+			b.Fatalf("Put = %v, %v", changed, err)
+		}
+	}
+	b.ReportMetric(float64(srv.RefAdvertisements()-before)/float64(b.N), "ref-listings/op")
 }
