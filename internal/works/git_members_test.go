@@ -159,3 +159,35 @@ func BenchmarkMemberGitStorePutUnchanged(b *testing.B) {
 	}
 	b.ReportMetric(float64(srv.RefAdvertisements()-before)/float64(b.N), "ref-listings/op")
 }
+
+// TestMemberGitStoreRemovesAbsentMember: a member no longer rendered loses
+// its Work in its own repository, once; the other member's is untouched.
+func TestMemberGitStoreRemovesAbsentMember(t *testing.T) {
+	root := t.TempDir()
+	for _, c := range []string{"c0", "c1"} {
+		if _, err := git.PlainInit(filepath.Join(root, "works-"+c+".git"), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := NewMemberGitStore("file://"+root+"/works-{cluster}.git", GitOptions{}, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	if _, err := m.Put(ctx, "rev1", fleet(2, 1, "rev1", "a")); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [][]string{{"c1"}, nil} {
+		changed, err := m.Put(ctx, "rev2", fleet(1, 1, "rev2", "a"))
+		if err != nil || !slices.Equal(changed, want) {
+			t.Errorf("Put %d without c1 = %v, %v; want %v", i+1, changed, err, want)
+		}
+	}
+	r := &remote{dir: filepath.Join(root, "works-c1.git")}
+	if files := r.tipFiles(t, "refs/heads/propagit/works"); len(files) != 0 {
+		t.Errorf("c1's repository still holds %v", files)
+	}
+	if w, err := m.ListCluster(ctx, "c0"); err != nil || w == nil {
+		t.Errorf("c0's Work = %v, %v", w, err)
+	}
+}
