@@ -34,6 +34,7 @@
 //	TestPullNewerFormatRefused       a Work of a newer format is refused whole
 //	TestTrustPullCRStoreIsolation    an agent's hub identity gets 403 on another member's Work and status
 //	TestTrustPullGitStoreIsolation   one works repository per member; a forged status is never read
+//	TestTrustPullCRStoreMovesLegacyWorks  Works of the old shared namespace moved, inventory kept
 //
 // BenchmarkPullAgentSteadyState measures one poll of an unchanged work
 // branch holding 10 or 200 clusters.

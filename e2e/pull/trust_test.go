@@ -378,3 +378,89 @@ func TestTrustPullGitStoreIsolation(t *testing.T) {
 	eventually(t, converge, all(configMapValue(a, ns, "app", "v2"), configMapValue(b, ns, "app", "v2")))
 	waitStatus(t, store, b.Name, "rev2 applied and Ready", appliedReady(rev2))
 }
+
+// moveToLegacy puts cluster's Work, status included, back where earlier
+// versions kept it: the controller's namespace legacyNS.
+func moveToLegacy(t *testing.T, hub client.Client, cluster, legacyNS string) {
+	t.Helper()
+	ctx, cancel := kubeCtx()
+	defer cancel()
+	memberNS, _ := workv1alpha1.MemberNamespace(cluster)
+	w := &workv1alpha1.Work{}
+	if err := hub.Get(ctx, client.ObjectKey{Namespace: memberNS, Name: cluster}, w); err != nil {
+		t.Fatal(err)
+	}
+	old := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Name: cluster, Namespace: legacyNS, Labels: w.Labels,
+		Annotations: w.Annotations}, Spec: w.Spec}
+	if err := hub.Create(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	old.Status = w.Status
+	if err := hub.Status().Update(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := hub.Delete(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTrustPullCRStoreMovesLegacyWorks: a pull member's Work left in the
+// controller's namespace by an earlier version (as it was, status and
+// inventory included) is moved to the member's namespace by the next
+// controller; the agent, which can read only that namespace, goes on from
+// the moved inventory: what the revision keeps stays untouched (same UID,
+// never recreated), what it removes is pruned.
+func TestTrustPullCRStoreMovesLegacyWorks(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{Members: 2})
+	hub, a := env.Members[0], env.Members[1]
+	legacyNS := randomName("propagit")
+	makeHub(t, hub, legacyNS)
+	admin := hubClient(t, hub.Config)
+	r := newRemote(t)
+	ns := randomName("move")
+	f := newFleet(t, r.url)
+	f.write("clusters/"+a.Name+".yaml", clusterYAML(a.Name, clusterv1alpha1.SyncModePull))
+	f.write("namespace.yaml", namespaceYAML(ns))
+	f.write("policy.yaml", policyYAML(ns, a.Name))
+	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
+	f.write("extra.yaml", configMapYAML(ns, "extra", "v1"))
+	rev1 := f.commitPush("two ConfigMaps")
+
+	hubStore := works.NewCRStore(admin, legacyNS)
+	cfgA := hubIdentity(t, hub, a)
+	run := func(what string) (*runningController, *e2etest.Loop) {
+		c := startController(t, hubSetup{SourceURL: r.url, Works: hubStore, Status: hubStore, Options: controllerOptions()})
+		store := works.NewCRStore(hubClient(t, cfgA), "", works.WithHeartbeatInterval(time.Second))
+		return c, startLoop(t, what, newAgent(t, agentOptions(a.Name), store, store, a.Config).Run)
+	}
+	c, agentLoop := run("agent")
+	c.waitRevision(t, rev1)
+	eventually(t, converge, all(configMapValue(a, ns, "app", "v1"), configMapValue(a, ns, "extra", "v1")))
+	waitStatus(t, hubStore, a.Name, "rev1 applied", appliedReady(rev1))
+	app, err := getConfigMap(a, ns, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentLoop.Stop()
+	c.Stop()
+
+	moveToLegacy(t, admin, a.Name, legacyNS)
+	if err := os.Remove(filepath.Join(f.Dir, fleetPath, "extra.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	rev2 := f.commitPush("extra removed")
+	c, _ = run("agent after the upgrade")
+	c.waitRevision(t, rev2)
+	waitStatus(t, hubStore, a.Name, "rev2 applied, from the member's namespace", appliedReady(rev2))
+	eventually(t, converge, absent(a, ns, "extra"))
+	ctx, cancel := kubeCtx()
+	defer cancel()
+	var left workv1alpha1.WorkList
+	if err := admin.List(ctx, &left, client.InNamespace(legacyNS)); err != nil || len(left.Items) != 0 {
+		t.Errorf("Works left in the controller's namespace: %d, %v", len(left.Items), err)
+	}
+	now, err := getConfigMap(a, ns, "app")
+	if err != nil || now.UID != app.UID {
+		t.Errorf("ConfigMap app after the move: %v; want the same object (UID %s)", err, app.UID)
+	}
+}
