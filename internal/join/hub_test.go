@@ -46,7 +46,7 @@ func TestJoinHubGrantsOwnWorkOnly(t *testing.T) {
 	agent := kubernetes.NewForConfigOrDie(cfg)
 	for _, c := range []struct {
 		verb, resource, sub, ns string
-		allowed             bool
+		allowed                 bool
 	}{
 		{"get", "works", "", id.Namespace, true},
 		{"watch", "works", "", id.Namespace, true},
