@@ -33,8 +33,10 @@ func newAgentCommand() *cobra.Command {
 		Use:   "agent --cluster NAME",
 		Short: "Pull mode: apply this member's Work from inside the member",
 		Long: `agent runs inside a member cluster the hub cannot reach. It reads only
-its own cluster's Work — from the Git work branch (--works-store git --repo)
-or from a Work custom resource on a hub (--works-store cr --hub-kubeconfig) —
+its own cluster's Work — from the Git work branch (--works-store git, its
+own repository with --works-repo https://git.example.com/fleet-works-{cluster}.git,
+or the shared --repo) or from the Work custom resource in its own hub
+namespace propagit-member-NAME (--works-store cr --hub-kubeconfig) —
 applies it locally with server-side apply (same semantics as push mode:
 inventory, prune, conflict resolution) and reports status, its cluster's
 capacity and a heartbeat. It never needs credentials to other members.
@@ -42,7 +44,8 @@ capacity and a heartbeat. It never needs credentials to other members.
 Upgrade order: the controller first, then the agents. An agent that meets a
 Work format newer than it understands applies nothing, keeps what runs, and
 says "agent too old for Work format N" in its status.`,
-		Example: `  propagit agent --cluster edge-7 --repo https://git.example.com/fleet.git
+		Example: `  propagit agent --cluster edge-7 --works-repo 'https://git.example.com/fleet-works-{cluster}.git'
+  propagit agent --cluster edge-7 --repo https://git.example.com/fleet.git
   propagit agent --cluster edge-7 --works-store cr --hub-kubeconfig /etc/propagit/hub.kubeconfig`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
@@ -82,11 +85,14 @@ func (o *agentOptions) run(parent context.Context) error {
 	if err != nil {
 		return err
 	}
+	if o.repo.url == "" {
+		o.repo.url = o.store.worksRepo // its credentials are for its works repository
+	}
 	auth, err := o.repo.auth()
 	if err != nil {
 		return err
 	}
-	o.store.heartbeat = o.heartbeat
+	o.store.heartbeat, o.store.cluster, o.store.log = o.heartbeat, o.agent.Cluster, log
 	st, err := o.store.build(o.repo, auth, filepath.Join(o.repo.cacheDir(o.cacheDir), "works"))
 	if err != nil {
 		return err
