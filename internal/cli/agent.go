@@ -3,18 +3,23 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/propagit/propagit/internal/agent"
 	"github.com/propagit/propagit/internal/logging"
+	"github.com/propagit/propagit/internal/metrics"
 )
 
 type agentOptions struct {
@@ -23,8 +28,11 @@ type agentOptions struct {
 	kubeconfig kubeconfigOptions
 	heartbeat  time.Duration
 	cacheDir   string
-	agent      agent.Options
-	log        logging.Options
+	// metricsAddr serves /metrics: the same apply, health and drift
+	// series as the controller's, for this member.
+	metricsAddr string
+	agent       agent.Options
+	log         logging.Options
 }
 
 func newAgentCommand() *cobra.Command {
@@ -57,6 +65,7 @@ says "agent too old for Work format N" in its status.`,
 	o.kubeconfig.bindFlags(f, "", "this member", "the in-cluster config, else ~/.kube/config")
 	f.DurationVar(&o.heartbeat, "heartbeat-interval", 10*time.Second, "how often the agent reports it is alive when nothing else changed (the Work CR's status, or the git store's heartbeat ref)")
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-agent-cache"), "folder for the Git clone")
+	f.StringVar(&o.metricsAddr, "metrics-addr", ":8080", "address of /metrics: apply results, drift and Work state of this member, as the controller exports them for push members (empty to disable)")
 	o.log.BindFlags(f)
 	_ = cmd.MarkFlagRequired("cluster")
 	return cmd
@@ -103,9 +112,23 @@ func (o *agentOptions) run(parent context.Context) error {
 	}
 	opts := o.agent
 	opts.Deliver.Version = version
+	var servers []*server
+	if o.metricsAddr != "" {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		opts.Deliver.Metrics = metrics.NewRecorder()
+		opts.Deliver.Metrics.MustRegister(reg)
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		s, err := listen("--metrics-addr", o.metricsAddr, mux)
+		if err != nil {
+			return &ExitError{Code: 1, Err: err}
+		}
+		servers = append(servers, s)
+	}
 	log = log.WithValues(logging.KeyCluster, opts.Cluster)
 	log.Info("agent started", "worksStore", o.store.kind)
-	if err := runGroup(ctx, agent.New(opts, src, st.status, member, log).Run); err != nil {
+	if err := runGroup(ctx, agent.New(opts, src, st.status, member, log).Run, servers...); err != nil {
 		return &ExitError{Code: 1, Err: err}
 	}
 	return nil
