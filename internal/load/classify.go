@@ -184,6 +184,9 @@ func (c *collector) template(di docInfo, n *yaml.Node, gvk schema.GroupVersionKi
 	}
 	v, _ := valueOf(n, nil, &d.strict, nil).(map[string]any)
 	obj := &unstructured.Unstructured{Object: v}
+	if !c.sealed(di, n, gvk, obj) {
+		return
+	}
 	for _, f := range []string{"apiVersion", "kind"} {
 		d.lines[f] = lookup(n, f).Line
 	}
