@@ -32,9 +32,6 @@ type Options struct {
 	// defaults (5/10); New uses the client as it was built.
 	QPS   float32
 	Burst int
-	// Decrypter decrypts SOPS-encrypted objects just before they are
-	// applied; nil refuses them (each fails alone).
-	Decrypter Decrypter
 }
 
 // DefaultOptions returns the options propagit runs with.

@@ -43,11 +43,9 @@ func keyringOf(t *testing.T, id *age.X25519Identity) *secrets.Keyring {
 
 func managerWithKeys(t *testing.T, d Decrypter) *Manager {
 	t.Helper()
-	opts := DefaultOptions()
-	opts.Decrypter = d
-	m, err := NewForConfig(member.Config, opts)
-	if err != nil {
-		t.Fatal(err)
+	m := newTestManager(t)
+	if d != nil {
+		m.UseKeys(d)
 	}
 	return m
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/propagit/propagit/internal/agent"
 	"github.com/propagit/propagit/internal/logging"
@@ -25,6 +26,7 @@ type agentOptions struct {
 	cacheDir   string
 	agent      agent.Options
 	log        logging.Options
+	keys       keyOptions
 }
 
 func newAgentCommand() *cobra.Command {
@@ -55,6 +57,7 @@ says "agent too old for Work format N" in its status.`,
 	f.DurationVar(&o.heartbeat, "heartbeat-interval", 10*time.Second, "how often the agent reports it is alive when nothing else changed (the Work CR's status, or the git store's heartbeat ref)")
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-agent-cache"), "folder for the Git clone")
 	o.log.BindFlags(f)
+	o.keys.bindFlags(f, "the agent", true)
 	_ = cmd.MarkFlagRequired("cluster")
 	return cmd
 }
@@ -97,6 +100,9 @@ func (o *agentOptions) run(parent context.Context) error {
 	}
 	opts := o.agent
 	opts.Deliver.Version = version
+	if opts.Keys, err = o.keySource(member); err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
 	log = log.WithValues(logging.KeyCluster, opts.Cluster)
 	log.Info("agent started", "worksStore", o.store.kind)
 	if err := runGroup(ctx, agent.New(opts, src, st.status, member, log).Run); err != nil {
@@ -107,4 +113,22 @@ func (o *agentOptions) run(parent context.Context) error {
 
 func (o *agentOptions) memberConfig() (*rest.Config, error) {
 	return requireConfig(o.kubeconfig)
+}
+
+// keySource reads the age keys from the member the agent runs in; nil
+// when no flag asks for decryption.
+func (o *agentOptions) keySource(member *rest.Config) (agent.KeySource, error) {
+	var reader client.Reader
+	if o.keys.secret != "" {
+		c, err := client.New(member, client.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("failed to build the client that reads --decryption-secret: %w", err)
+		}
+		reader = c
+	}
+	src, err := o.keys.source(reader, "", nil)
+	if src == nil || err != nil {
+		return nil, err
+	}
+	return src, nil
 }
