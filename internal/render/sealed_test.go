@@ -10,6 +10,7 @@ import (
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/render"
 	"github.com/propagit/propagit/internal/secrets"
 	"github.com/propagit/propagit/internal/secrets/sopstest"
 )
@@ -129,4 +130,37 @@ func loadError(t *testing.T, files map[string]string) string {
 		return err.Error()
 	}
 	return ""
+}
+
+// TestLintSecrets: a plain Secret is an error only when encryption is
+// required; an encrypted one sent to a cluster whose age recipient it
+// lacks is an error naming both.
+func TestLintSecrets(t *testing.T) {
+	a, b := sopstest.NewIdentity(), sopstest.NewIdentity()
+	doc, err := sopstest.Encrypt([]byte(sealedPlain), sopstest.KubernetesOptions, a.Recipient())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := strings.Replace(clusters("m1", "m2"), "name: m2\n", "name: m2\n  annotations: {propagit.io/age-recipient: "+b.Recipient().String()+"}\n", 1)
+	cl = strings.Replace(cl, "name: m1\n", "name: m1\n  annotations: {propagit.io/age-recipient: "+a.Recipient().String()+"}\n", 1)
+	plain := strings.Replace(sealedPlain, "name: db", "name: plain", 1)
+	pol := sealedPolicy + "---\n" + strings.Replace(strings.Replace(sealedPolicy, "name: db", "name: plain", 2), "clusterNames: [m1, m2]", "clusterNames: [m1]", 1)
+	files := map[string]string{"clusters.yaml": cl, "secret.yaml": string(doc), "plain.yaml": plain, "pp.yaml": pol}
+	set := loadFiles(t, files, nil)
+	res := render.Render(render.Input{Set: set, Options: render.DefaultOptions()})
+	var got []string
+	for _, f := range render.LintWith(set, res, render.LintOptions{RequireEncryptedSecrets: true}) {
+		got = append(got, f.String())
+	}
+	want := []string{
+		"plain.yaml:1: error: Secret.core/demo/plain is not SOPS-encrypted, and --require-encrypted-secrets asks every Secret to be (sops encrypt --age … --encrypted-regex '^(data|stringData)$')",
+		"secret.yaml:1: error: Secret.core/demo/db is sent to cluster m2, which decrypts with " + b.Recipient().String() +
+			", but it is encrypted only to " + a.Recipient().String() + ": the member cannot decrypt it",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("lint (-want +got):\n%s", d)
+	}
+	if fs := render.Lint(set, res); len(fs) != 1 {
+		t.Errorf("without the option: %v, want only the recipient finding", fs)
+	}
 }

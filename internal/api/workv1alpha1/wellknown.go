@@ -49,6 +49,10 @@ const (
 	// the original order and values, which render's overrides and stamps
 	// change. The decrypting apply verifies and reads it, then removes it.
 	AnnotationSOPSDocument = "propagit.io/sops-document"
+	// AnnotationAgeRecipient, on a Cluster, lists (comma-separated) the age
+	// recipients whose identities the member decrypts with; lint checks
+	// that each encrypted object sent there is encrypted to one of them.
+	AnnotationAgeRecipient = "propagit.io/age-recipient"
 
 	// AnnotationEvictedAt, AnnotationEvictedUntil, AnnotationEvictedReason
 	// and AnnotationPurgeMode mark an old copy kept on a cluster the
