@@ -121,6 +121,24 @@ func TestSecretsDecryptedJustBeforeApply(t *testing.T) {
 		})
 	}
 
+	// stringData is applied as the data the member stores, so a re-apply
+	// is Unchanged and not drift.
+	sdPlain := fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: sd, namespace: %s}\nstringData: {token: plain-token}\n", ns)
+	sdDoc, err := sopstest.Encrypt([]byte(sdPlain), sopstest.KubernetesOptions, mine.Recipient())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd := managed(obj(t, string(sdDoc)), "abort")
+	ann = sd.GetAnnotations()
+	ann[workv1alpha1.AnnotationSOPSDocument] = string(sdDoc)
+	sd.SetAnnotations(ann)
+	first := mustApply(t, m, []*unstructured.Unstructured{sd}, nil)
+	second := mustApply(t, m, []*unstructured.Unstructured{sd}, first.Inventory)
+	assertActions(t, second, map[string]workv1alpha1.Action{"Secret/" + ns + "/sd": workv1alpha1.ActionUnchanged})
+	if tok, _, _ := unstructured.NestedString(live(t, c, sd).Object, "data", "token"); tok != base64.StdEncoding.EncodeToString([]byte("plain-token")) {
+		t.Errorf("stringData token on the member = %q", tok)
+	}
+
 	noKeys := mustApply(t, managerWithKeys(t, nil), []*unstructured.Unstructured{db}, again.Inventory)
 	if msg := messageOf(noKeys, "Secret/"+ns+"/db"); !strings.Contains(msg, "no decryption key is configured") {
 		t.Errorf("without a keyring: %q", msg)

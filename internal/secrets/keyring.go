@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"encoding/base64"
 	"fmt"
 	"slices"
 	"strings"
@@ -83,5 +84,33 @@ func (k *Keyring) Decrypt(obj *unstructured.Unstructured) (*unstructured.Unstruc
 			return nil, malformed("cannot place the value at %s", strings.Join(p, "."))
 		}
 	}
+	if out.GetKind() == "Secret" {
+		foldStringData(out.Object)
+	}
 	return out, nil
+}
+
+// foldStringData moves a Secret's stringData into data, base64-encoded,
+// as the API server does on write: the member never stores stringData, so
+// applying it would read as drift on every check. A non-string value is
+// left for the API server to refuse.
+func foldStringData(obj map[string]any) {
+	sd, ok := obj["stringData"].(map[string]any)
+	if !ok {
+		return
+	}
+	data, _ := obj["data"].(map[string]any)
+	if data == nil {
+		data = map[string]any{}
+	}
+	for k, v := range sd {
+		if s, ok := v.(string); ok {
+			data[k] = base64.StdEncoding.EncodeToString([]byte(s))
+			delete(sd, k)
+		}
+	}
+	obj["data"] = data
+	if len(sd) == 0 {
+		delete(obj, "stringData")
+	}
 }
