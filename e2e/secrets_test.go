@@ -2,12 +2,16 @@ package e2e
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"filippo.io/age"
 
@@ -191,4 +195,77 @@ func gitObjects(t *testing.T, dir string) string {
 		t.Fatalf("git cat-file: %v", err)
 	}
 	return string(out)
+}
+
+// TestSecretsCRStoreAndHubKeys: with Works kept as Work CRs on a hub, each
+// push member's key is the hub Secret sops-age-<cluster> beside its
+// credentials. A Secret encrypted to member2 only reaches member2; member1
+// reports the missing key. The Work CRs hold the ciphertext, never the
+// plaintext.
+func TestSecretsCRStoreAndHubKeys(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{Members: 3})
+	m1, m2, hubMember := env.Members[0], env.Members[1], env.Members[2]
+	hub := startHub(t, hubMember)
+	hubNS := randomNamespace("propagit")
+	createNamespace(t, hub, hubNS)
+	createNamespace(t, hub, quickstartSecretNamespace)
+	idA, idB := sopstest.NewIdentity(), sopstest.NewIdentity()
+	for name, id := range map[string]*age.X25519Identity{m1.Name: idA, m2.Name: idB} {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: quickstartSecretNamespace, Name: keys.MemberSecretPrefix + name},
+			Data: map[string][]byte{name + ".agekey": []byte(id.String())}}
+		ctx, cancel := kubeCtx()
+		err := hub.Create(ctx, s)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns := randomNamespace("crsecrets")
+	both, onlyB := "both-"+ns, "only-b-"+ns
+	remote := httpRemote(t)
+	co := newCheckout(t, remote)
+	configMapFleet(co, ns, m1.Name, m2.Name)
+	co.write(fleetDir+"/secrets-policy.yaml", secretsPolicyYAML(ns, m1.Name, m2.Name))
+	co.write(fleetDir+"/both.yaml", secretYAML(t, ns, "both", both, idA.Recipient(), idB.Recipient()))
+	co.write(fleetDir+"/only-b.yaml", secretYAML(t, ns, "only-b", onlyB, idB.Recipient()))
+	co.write(fleetDir+"/app.yaml", configMapYAML(ns, "app", "v1"))
+	co.commitPush("encrypted Secrets, Work CRs")
+
+	s := newSetup(t, remote, env.Members[:2]...)
+	s.Hub, s.HubNamespace = hub, hubNS
+	opts := controllerOptions()
+	opts.Keys = &keys.Source{Reader: hub, MemberNamespace: quickstartSecretNamespace}
+	startControllerOpts(t, s, opts)
+	status := newCRStatusReader(t, hub, hubNS)
+	eventually(t, converge, func() (bool, string) {
+		st, err := status.get(m1.Name)
+		if err != nil {
+			return false, err.Error()
+		}
+		o := objectResult(st, "Secret", ns, "only-b")
+		cm, _ := getConfigMap(m1, ns, "app")
+		return o != nil && o.Action == workv1alpha1.ActionFailed && strings.Contains(o.Message, idB.Recipient().String()) &&
+				cm != nil && passwordOn(t, m1, ns, "both") == both && passwordOn(t, m2, ns, "only-b") == onlyB && passwordOn(t, m2, ns, "both") == both,
+			fmt.Sprintf("member1 only-b %+v, app %v", o, cm)
+	})
+	if got := passwordOn(t, m1, ns, "only-b"); got != "" {
+		t.Errorf("member1 has only-b = %q, want nothing", got)
+	}
+
+	ws, err := status.works()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump, err := json.Marshal(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(dump), "ENC[AES256_GCM") {
+		t.Fatalf("the Work CRs hold no ciphertext: %d bytes read", len(dump))
+	}
+	for _, v := range []string{both, onlyB, base64.StdEncoding.EncodeToString([]byte(both)), base64.StdEncoding.EncodeToString([]byte(onlyB))} {
+		if strings.Contains(string(dump), v) {
+			t.Errorf("a Work CR contains the plaintext %q", v)
+		}
+	}
 }
