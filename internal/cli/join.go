@@ -12,6 +12,7 @@ import (
 
 	"github.com/propagit/propagit/internal/join"
 	"github.com/propagit/propagit/internal/restrict"
+	"github.com/propagit/propagit/internal/secrets/keys"
 )
 
 type joinOptions struct {
@@ -55,6 +56,8 @@ Running join again changes nothing but mints a fresh token.`,
 	fs.StringSliceVar(&o.Namespaces, "namespaces", nil, "limit propagit to these namespaces (created if missing)")
 	fs.StringVar(&o.out, "out", "", "directory to write the manifests to (default: stdout)")
 	fs.DurationVar(&o.TokenExpiration, "token-expiration", o.TokenExpiration, "requested lifetime of the push token; the controller renews it after two thirds")
+	fs.BoolVar(&o.AgeKey, "age-key", false, "create (or keep) the member's age key for SOPS-encrypted Secrets, Secret propagit-system/"+join.AgeKeySecret+
+		", annotate the Cluster with its recipient (propagit.io/age-recipient) and print it; a pull agent is given --decryption-secret")
 	fs.StringVar(&o.restrictions, "restrictions", "", "the controller's restriction policy file: the member grants only its namespaces (exact names), "+
 		"and bind/escalate on roles only when it allows admin-bindings (without it, the default policy: no bind/escalate)")
 	return cmd
@@ -89,6 +92,13 @@ func (o *joinOptions) run(cmd *cobra.Command) error {
 	if len(m.Secret) > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: Secret %s/%s holds a credential for %s (expires %s): apply it to the hub, never commit it\n",
 			join.CredentialsNamespace, join.SecretName(o.Name), o.Name, res.TokenExpiry.UTC().Format(time.RFC3339))
+	}
+	if res.AgeRecipient != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "age recipient of %s: %s (encrypt its Secrets with sops encrypt --age %s)\n", o.Name, res.AgeRecipient, res.AgeRecipient)
+		if o.Mode == join.ModePush {
+			fmt.Fprintf(cmd.ErrOrStderr(), "push mode: copy Secret %s/%s from the member to the hub as %s/%s%s; the controller decrypts with it\n",
+				join.Namespace, join.AgeKeySecret, join.CredentialsNamespace, keys.MemberSecretPrefix, o.Name)
+		}
 	}
 	return writeManifests(cmd.OutOrStdout(), o.out, o.Name, m)
 }

@@ -38,7 +38,7 @@ func Render(opts Options, res *Result) (Manifests, error) {
 	case ModePush:
 		m.Secret, err = secretManifest(opts.Name, res)
 	case ModePull:
-		m.Agent, err = agentManifest(opts.Name)
+		m.Agent, err = agentManifest(opts.Name, opts.AgeKey)
 	}
 	return m, err
 }
@@ -63,6 +63,9 @@ func clusterManifest(opts Options, res *Result) ([]byte, error) {
 	meta := map[string]any{"name": opts.Name}
 	if len(opts.Labels) > 0 {
 		meta["labels"] = opts.Labels
+	}
+	if res.AgeRecipient != "" {
+		meta["annotations"] = map[string]string{workv1alpha1.AnnotationAgeRecipient: res.AgeRecipient}
 	}
 	doc := map[string]any{
 		"apiVersion": clusterv1alpha1.GroupVersion,
@@ -134,6 +137,9 @@ spec:
         - --repo=https://git.example.com/fleet.git
         - --works-store=git
         - --cache-dir=/cache
+{{- if .AgeKey}}
+        - --decryption-secret={{.AgeKeySecret}}
+{{- end}}
         env:
         - name: PROPAGIT_GIT_TOKEN
           valueFrom:
@@ -151,10 +157,10 @@ spec:
       - {name: cache, emptyDir: {}}
 `))
 
-func agentManifest(cluster string) ([]byte, error) {
+func agentManifest(cluster string, ageKey bool) ([]byte, error) {
 	var buf bytes.Buffer
-	err := agentTemplate.Execute(&buf, map[string]string{
-		"Cluster": cluster, "Namespace": Namespace, "ServiceAccount": ServiceAccount,
+	err := agentTemplate.Execute(&buf, map[string]any{
+		"Cluster": cluster, "Namespace": Namespace, "ServiceAccount": ServiceAccount, "AgeKey": ageKey, "AgeKeySecret": AgeKeySecret,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("failed to render the agent manifest: %w", err)
