@@ -23,6 +23,8 @@ type collector struct {
 	problems []Problem
 	// budget, when set, bounds the documents and nodes parsed.
 	budget *budget
+	// kustomized: the documents are kustomize's output, not files.
+	kustomized bool
 }
 
 func (c *collector) addIssues(src Source, issues []issue) {

@@ -23,6 +23,11 @@ func (c *collector) sealed(di docInfo, n *yaml.Node, gvk schema.GroupVersionKind
 		return true
 	}
 	what := describe(gvk.Kind, obj.GetName())
+	if c.kustomized {
+		c.problems = append(c.problems, problemf(di.src, "sops",
+			"%s is SOPS-encrypted, and kustomize rewrites the documents it builds, which breaks their MAC: keep it in a folder without kustomization.yaml and change its metadata with overrides", what))
+		return false
+	}
 	if kinds := c.decryptKinds(); gvk.Group != "" || !secrets.KindAllowed(gvk.Kind, kinds) {
 		c.problems = append(c.problems, problemf(di.src, "sops",
 			"%s is SOPS-encrypted, but only these kinds may be: %s (more with --decrypt-kinds)", what, strings.Join(append(slices.Clone(secrets.DefaultKinds), kinds...), ", ")))

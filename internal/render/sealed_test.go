@@ -164,3 +164,17 @@ func TestLintSecrets(t *testing.T) {
 		t.Errorf("without the option: %v, want only the recipient finding", fs)
 	}
 }
+
+// TestSealedInKustomizeFolderIsALoadError: kustomize rewrites what it
+// builds (order, fields), so the committed document's MAC would not hold
+// at apply time; the load says so instead.
+func TestSealedInKustomizeFolderIsALoadError(t *testing.T) {
+	doc, err := sopstest.Encrypt([]byte(sealedPlain), sopstest.KubernetesOptions, sopstest.NewIdentity().Recipient())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := loadError(t, map[string]string{"clusters.yaml": clusters("m1"), "k/s.yaml": string(doc), "k/kustomization.yaml": "resources: [s.yaml]\n"})
+	if !strings.Contains(got, "kustomize rewrites the documents it builds") {
+		t.Errorf("load error %q", got)
+	}
+}
