@@ -6,6 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/propagit/propagit/internal/load"
+
 	"filippo.io/age"
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/yaml"
@@ -79,4 +84,46 @@ func readYAML(t *testing.T, path string) map[string]any {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestLoadKeepsSopsFilesDecryptable: the document load keeps beside a
+// template (re-encoded from its parsed YAML) still decrypts with its MAC,
+// for each file sops wrote.
+func TestLoadKeepsSopsFilesDecryptable(t *testing.T) {
+	for _, f := range []string{"regex.sops.yaml", "maconly.sops.yaml", "regex.sops.json"} {
+		t.Run(f, func(t *testing.T) {
+			doc, err := os.ReadFile("testdata/" + f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := filesys.MakeFsInMemory()
+			if err := fs.WriteFile("/repo/db.yaml", doc); err != nil {
+				t.Fatal(err)
+			}
+			set, err := load.Load(fs, "/repo")
+			if err != nil || len(set.Templates) != 1 {
+				t.Fatalf("load: %v, %d templates", err, len(set.Templates))
+			}
+			k, err := secrets.NewKeyring(map[string][]byte{"test.agekey": mustRead(t, "testdata/sops-test.agekey")}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := k.Decrypt(set.Templates[0].Object)
+			if err != nil {
+				t.Fatalf("Decrypt after load: %v", err)
+			}
+			if pw, _, _ := unstructured.NestedString(got.Object, "data", "password"); pw != "c2VjcmV0LXZhbHVl" {
+				t.Errorf("password = %q", pw)
+			}
+		})
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
