@@ -45,6 +45,7 @@ type controllerOptions struct {
 	shard         shardOptions
 	limits        limitOptions
 	notify        notifyOptions
+	keys          keyOptions
 }
 
 func newControllerCommand() *cobra.Command {
@@ -83,6 +84,7 @@ it), and a Cluster in Git cannot point it elsewhere. Outside a cluster
 	o.log.BindFlags(f)
 	o.limits.bindFlags(f)
 	o.notify.bindFlags(f)
+	o.keys.bindFlags(f, "the controller", false)
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
 }
@@ -126,6 +128,13 @@ func (o *controllerOptions) run(parent context.Context) error {
 	opts.Deliver.Version = version
 	creds := &cluster.Credentials{KubeconfigDir: o.kubeconfigDir, Hub: stores.hub, Writer: stores.hub, Namespace: cluster.DefaultNamespace,
 		QPS: opts.Apply.QPS, Burst: opts.Apply.Burst}
+	keySrc, err := o.keys.source(stores.hub, cluster.DefaultNamespace, o.limits.DecryptKinds)
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	if keySrc != nil {
+		opts.Keys = keySrc
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts.Metrics = metrics.NewRecorder()

@@ -54,6 +54,16 @@ const (
 	// set on the live object so drift is told from a new Work.
 	AnnotationAppliedDigest = "propagit.io/applied-digest"
 
+	// AnnotationSOPSDocument holds, on an object loaded from a SOPS-encrypted
+	// document, that document as committed (still encrypted): its MAC covers
+	// the original order and values, which render's overrides and stamps
+	// change. The decrypting apply verifies and reads it, then removes it.
+	AnnotationSOPSDocument = "propagit.io/sops-document"
+	// AnnotationAgeRecipient, on a Cluster, lists (comma-separated) the age
+	// recipients whose identities the member decrypts with; lint checks
+	// that each encrypted object sent there is encrypted to one of them.
+	AnnotationAgeRecipient = "propagit.io/age-recipient"
+
 	// AnnotationEvictedAt, AnnotationEvictedUntil, AnnotationEvictedReason
 	// and AnnotationPurgeMode mark an old copy kept on a cluster the
 	// template was moved off; they persist the eviction across renders and
