@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/propagit/propagit/internal/dashboard"
 	"github.com/propagit/propagit/internal/logging"
@@ -139,8 +138,8 @@ func dashboardServerOptions(st *stores, repo gitOptions, branch, path string, au
 	opts.Works, opts.Status, opts.Log, opts.Limits = st.works, st.status, log, limits.Options
 	if repo.url != "" {
 		opts.RepoURL = repo.safeURL()
-		opts.Source = &gitHistory{f: source.NewFollower(source.FollowOptions{URL: repo.url, Branch: branch, Path: path, Auth: auth,
-			Limits: limits.sourceLimits()})}
+		opts.Source = dashboard.NewGitSource(source.NewFollower(source.FollowOptions{URL: repo.url, Branch: branch, Path: path, Auth: auth,
+			Limits: limits.sourceLimits()}))
 	}
 	return opts
 }
@@ -160,26 +159,6 @@ func listenDashboard(flag, addr string, opts dashboard.Options) (*server, func(c
 		opts.Log.Info("the dashboard is served beyond this host without a token: anyone who reaches it can read the fleet", "addr", addr)
 	}
 	return s, d.Run, nil
-}
-
-// gitHistory is the dashboard's view of the source branch.
-type gitHistory struct {
-	f *source.Follower
-}
-
-func (g *gitHistory) Commits(ctx context.Context, n int) ([]source.Commit, error) {
-	if _, err := g.f.Fetch(ctx); err != nil {
-		return nil, err
-	}
-	return g.f.Log(n)
-}
-
-func (g *gitHistory) Tree(_ context.Context, revision string) (filesys.FileSystem, error) {
-	fs := filesys.MakeFsInMemory()
-	if err := g.f.Read(source.Revision{Hash: revision}, fs); err != nil {
-		return nil, err
-	}
-	return fs, nil
 }
 
 // withDashboard runs fn and the dashboard's refresh loop together; the

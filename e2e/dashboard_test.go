@@ -1,0 +1,302 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/propagit/propagit/e2e/e2etest"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/dashboard"
+	"github.com/propagit/propagit/internal/source"
+	"github.com/propagit/propagit/internal/testenv"
+	"github.com/propagit/propagit/internal/works"
+)
+
+// chromiumPath is Debian's chromium, which `make test-assets` installs.
+const chromiumPath = "/usr/bin/chromium"
+
+// dashboardShotsEnv names a folder the screenshots are also copied to
+// (docs/dashboard to refresh the README's images).
+const dashboardShotsEnv = "PROPAGIT_DASHBOARD_SHOTS"
+
+// dashSecret is a Secret of the quickstart fleet whose value must never
+// reach a page.
+const (
+	dashSecretName  = "nginx-auth"
+	dashSecretValue = "hunter2-never-shown"
+)
+
+// TestDashboardBrowser runs the controller on two members with a real Git
+// remote, serves the dashboard from the Git store and drives it in
+// headless Chromium: the fleet page lists both members Ready on the pushed
+// revision; a new commit turns healthy on the revisions page without a
+// reload; a Service deleted on a member shows as drift on the events page;
+// the Secret's template page shows the explain trace and a redacted value;
+// a member whose apiserver is killed turns Unknown. Each page is captured
+// at 1280×800 under the test's temp dir.
+func TestDashboardBrowser(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Fatalf("%s: %v (make test-assets installs it)", chromiumPath, err)
+	}
+	env := testenv.Start(t, testenv.Options{Members: 2, Workloads: true})
+	m1, m2 := env.Members[0], env.Members[1]
+	remote := httpRemote(t)
+	co := newCheckout(t, remote)
+	co.copyDir(quickstartDir, fleetDir)
+	co.write(fleetDir+"/apps/nginx/secret.yaml", fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata:
+  name: %s
+  namespace: %s
+stringData:
+  password: %s
+`, dashSecretName, qsNamespace, dashSecretValue))
+	co.edit(qsPolicy, "    kind: Service\n    name: nginx\n", "    kind: Service\n    name: nginx\n  - apiVersion: v1\n    kind: Secret\n    name: "+dashSecretName+"\n")
+	rev1, _ := co.commitPush("quickstart with a Secret")
+	opts := controllerOptions()
+	opts.ClusterFailureThreshold, opts.ClusterSuccessThreshold = 2*time.Second, 2*time.Second
+	opts.ProbeTimeout = 2 * time.Second
+	startControllerOpts(t, newSetup(t, remote, m1, m2), opts)
+	b := newBrowser(t, serveDashboard(t, remote))
+
+	// Fleet: both members Ready on rev1 (the page may load before they are:
+	// it updates in place).
+	b.open("/")
+	b.waitText(`tr[data-member="member1"] [data-state]`, "Ready")
+	b.waitText(`tr[data-member="member2"] [data-state]`, "Ready")
+	b.waitContains("#fleet", workv1alpha1.ShortRevision(rev1))
+	b.shot("fleet")
+
+	// Revisions: a new commit appears and turns healthy on both members
+	// while the page stays loaded.
+	b.open("/revisions")
+	b.mark()
+	co.edit(qsDeploy, "replicas: 2", "replicas: 3")
+	rev2, pushed := co.commitPush("nginx: 3 replicas")
+	b.waitText(fmt.Sprintf(`tr[data-revision=%q] td[data-col="healthy"]`, rev2), "2")
+	t.Logf("timing: commit %s shown healthy on both members %s after the push, without a reload",
+		short(rev2), time.Since(pushed).Round(100*time.Millisecond))
+	b.checkMarked()
+	b.shot("revisions")
+
+	// Events: a Service deleted by hand on member1 is recreated and shows.
+	ctx, cancel := kubeCtx()
+	defer cancel()
+	if err := m1.Client().CoreV1().Services(qsNamespace).Delete(ctx, qsApp, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b.open("/events")
+	b.waitContains(`#events tbody`, "Service.core/"+qsNamespace+"/"+qsApp)
+	b.waitContains(`#events tbody`, string(workv1alpha1.DriftRecreated))
+	b.shot("events")
+
+	// Templates, then the Secret's page: the trace and no value.
+	b.open("/templates")
+	b.waitContains("#templates", "Secret.core/"+qsNamespace+"/"+dashSecretName)
+	b.shot("templates")
+	b.open("/template?name=" + url.QueryEscape("Deployment.apps/"+qsNamespace+"/"+qsApp))
+	b.waitContains("#explain-trace", "nginx-propagation")
+	b.waitContains("#explain-trace", "nginx-override")
+	b.shot("template")
+	b.open("/template?name=" + url.QueryEscape("Secret.core/"+qsNamespace+"/"+dashSecretName))
+	b.waitContains("#explain-trace", "nginx-propagation")
+	b.waitContains(`pre[data-member="member1"]`, "password: "+dashboard.Redacted)
+	if html := b.html(); strings.Contains(html, dashSecretValue) || strings.Contains(html, "aHVudGVyMi1uZXZlci1zaG93bg") {
+		t.Error("the Secret's value is on the page")
+	}
+
+	// A member whose apiserver dies turns Unknown on the fleet page.
+	b.open("/")
+	b.mark()
+	if err := m2.KillAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	b.waitText(`tr[data-member="member2"] [data-state]`, "Unknown")
+	t.Logf("timing: member2 apiserver killed → Unknown on the page in %s", time.Since(killed).Round(100*time.Millisecond))
+	b.checkMarked()
+	b.shot("fleet-unknown")
+}
+
+// serveDashboard serves the dashboard over its own Git store reader and
+// source follower of remote, as `propagit dashboard --repo` does, on a
+// loopback port until the test ends, and returns its base URL.
+func serveDashboard(t *testing.T, remote *gitRemote) string {
+	t.Helper()
+	store, err := works.NewGitStore(works.GitOptions{URL: remote.URL, Auth: remote.Auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := dashboard.DefaultOptions()
+	opts.Works, opts.Status, opts.RepoURL = store, store, remote.URL
+	opts.Source = dashboard.NewGitSource(source.NewFollower(source.FollowOptions{URL: remote.URL, Auth: remote.Auth, Branch: branch, Path: fleetDir}))
+	opts.Refresh = 500 * time.Millisecond
+	d, err := dashboard.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: d, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("dashboard server: %v", err)
+		}
+	}()
+	t.Cleanup(func() { _ = srv.Close() })
+	e2etest.StartLoop(t, "dashboard", stopTimeout, d.Run)
+	return "http://" + ln.Addr().String()
+}
+
+// browser is one headless Chromium tab on the dashboard.
+type browser struct {
+	t    *testing.T
+	ctx  context.Context
+	base string
+	dir  string
+}
+
+func newBrowser(t *testing.T, base string) *browser {
+	t.Helper()
+	allocOpts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumPath), chromedp.NoSandbox,
+		chromedp.WindowSize(1280, 800), chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), allocOpts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
+		t.Fatalf("failed to start %s: %v", chromiumPath, err)
+	}
+	return &browser{t: t, ctx: ctx, base: base, dir: t.TempDir()}
+}
+
+// browserTimeout bounds one exchange with the browser.
+const browserTimeout = 30 * time.Second
+
+// evaluate runs a script in the page and decodes its result.
+func evaluate[T any](b *browser, script string) (T, error) {
+	ctx, cancel := context.WithTimeout(b.ctx, browserTimeout)
+	defer cancel()
+	return chromedp.Run(ctx, chromedp.Evaluate[T](script))
+}
+
+// open loads path and waits for its live part to be there.
+func (b *browser) open(path string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, browserTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(b.base+path)); err != nil {
+		b.t.Fatalf("failed to open %s: %v", path, err)
+	}
+	b.waitFor("#live", "the page", func(string) bool { return true })
+}
+
+// text returns the trimmed text of the first element sel matches, and
+// whether there is one.
+func (b *browser) text(sel string) (string, bool, error) {
+	q, _ := json.Marshal(sel)
+	res, err := evaluate[*string](b, fmt.Sprintf(`(() => { const e = document.querySelector(%s); return e ? e.textContent.trim() : null })()`, q))
+	if err != nil || res == nil {
+		return "", false, err
+	}
+	return *res, true, nil
+}
+
+// waitFor waits until the text of sel satisfies ok.
+func (b *browser) waitFor(sel, what string, ok func(string) bool) {
+	b.t.Helper()
+	eventually(b.t, converge, func() (bool, string) {
+		got, found, err := b.text(sel)
+		switch {
+		case err != nil:
+			return false, fmt.Sprintf("%s: %v", sel, err)
+		case !found:
+			return false, sel + ": not on the page"
+		}
+		return ok(got), fmt.Sprintf("%s: text %q, want %s", sel, truncateText(got), what)
+	})
+}
+
+func (b *browser) waitText(sel, want string) {
+	b.t.Helper()
+	b.waitFor(sel, fmt.Sprintf("%q", want), func(got string) bool { return got == want })
+}
+
+func (b *browser) waitContains(sel, want string) {
+	b.t.Helper()
+	b.waitFor(sel, fmt.Sprintf("one holding %q", want), func(got string) bool { return strings.Contains(got, want) })
+}
+
+// html returns the outer HTML of the document.
+func (b *browser) html() string {
+	b.t.Helper()
+	out, err := evaluate[string](b, `document.documentElement.outerHTML`)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return out
+}
+
+// mark sets a variable on the loaded document; checkMarked fails when it
+// is gone, which a reload would do.
+func (b *browser) mark() {
+	b.t.Helper()
+	if _, err := evaluate[chromedp.Void](b, `window.propagitMark = 1`); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+func (b *browser) checkMarked() {
+	b.t.Helper()
+	marked, err := evaluate[bool](b, `window.propagitMark === 1`)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if !marked {
+		b.t.Error("the page was reloaded: the update should have come in place")
+	}
+}
+
+// shot saves a 1280×800 screenshot as <name>.png under the test's temp
+// dir, and under $PROPAGIT_DASHBOARD_SHOTS when set.
+func (b *browser) shot(name string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, browserTimeout)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	dirs := []string{b.dir}
+	if d := os.Getenv(dashboardShotsEnv); d != "" {
+		dirs = append(dirs, d)
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, name+".png")
+		if err := os.WriteFile(p, png, 0o644); err != nil {
+			b.t.Fatal(err)
+		}
+		b.t.Logf("screenshot %s", p)
+	}
+}
+
+func truncateText(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}

@@ -1,0 +1,144 @@
+package dashboard
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/source"
+)
+
+// fleetSource serves the quickstart example as every revision, with a
+// fixed history.
+type fleetSource struct {
+	t       testing.TB
+	commits []source.Commit
+}
+
+func (f *fleetSource) Commits(context.Context, int) ([]source.Commit, error) { return f.commits, nil }
+
+func (f *fleetSource) Tree(context.Context, string) (filesys.FileSystem, error) {
+	fs := filesys.MakeFsInMemory()
+	root := "../../examples/quickstart/fleet"
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		return fs.WriteFile("/"+filepath.ToSlash(rel), data)
+	})
+	return fs, err
+}
+
+// TestDashboardFleetFilterSortPage: the fleet page filters by state and
+// name, sorts by a column both ways, and pages.
+func TestDashboardFleetFilterSortPage(t *testing.T) {
+	store := newMemStore()
+	now := time.Now()
+	for i, name := range []string{"eu-1", "eu-2", "us-1"} {
+		d := deployment("default", "web", 1)
+		st := readyStatus(rev1, now.Add(-time.Duration(i)*time.Minute), d)
+		if name == "eu-2" {
+			st.Conditions[0].Status = "False"
+			st.Objects[0].Action = workv1alpha1.ActionFailed
+		}
+		store.put(t, name, rev1, st, d)
+	}
+	_, ts := newTestServer(t, store, nil) // 2 rows a page
+	rows := func(body string) []string {
+		var out []string
+		for _, part := range strings.Split(body, `<tr data-member="`)[1:] {
+			out = append(out, part[:strings.Index(part, `"`)])
+		}
+		return out
+	}
+	for _, c := range []struct {
+		query string
+		want  string
+	}{
+		{"/", "eu-1,eu-2"},
+		{"/?page=2", "us-1"},
+		{"/?state=Failing", "eu-2"},
+		{"/?state=Ready", "eu-1,us-1"},
+		{"/?q=us", "us-1"},
+		{"/?sort=heard", "us-1,eu-2"},
+		{"/?sort=heard&order=desc", "eu-1,eu-2"},
+		{"/?sort=failed&order=desc", "eu-2,eu-1"},
+	} {
+		_, body := get(t, ts, c.query)
+		if got := strings.Join(rows(body), ","); got != c.want {
+			t.Errorf("%s: members %s, want %s", c.query, got, c.want)
+		}
+	}
+	_, body := get(t, ts, "/?sort=heard")
+	mustContain(t, body, `aria-sort="ascending"`, `rel="next"`)
+}
+
+// TestDashboardRevisionsAndExplain: with a source, the revisions page
+// counts each commit's rollout and links github.com commits, the fleet
+// page shows how far behind a member is, and a template page carries the
+// explain trace computed from the source.
+func TestDashboardRevisionsAndExplain(t *testing.T) {
+	store := newMemStore()
+	now := time.Now()
+	d := deployment("demo", "nginx", 2)
+	store.put(t, "member1", rev1, readyStatus(rev1, now, d), d)
+	store.put(t, "member2", rev2, readyStatus(rev1, now, d), d)
+	src := &fleetSource{t: t, commits: []source.Commit{
+		{Hash: rev2, Subject: "nginx: <b>3</b> replicas", Time: now.Add(-time.Minute)},
+		{Hash: rev1, Subject: "quickstart", Time: now.Add(-time.Hour)}}}
+	_, ts := newTestServer(t, store, func(o *Options) { o.Source = src; o.RepoURL = "git@github.com:acme/fleet.git" })
+
+	_, body := get(t, ts, "/revisions")
+	mustContain(t, body, `href="https://github.com/acme/fleet/commit/`+rev2+`"`, "nginx: &lt;b&gt;3&lt;/b&gt; replicas")
+	// rev2 changed member2's Work, which still runs rev1: 1 of 2 applied.
+	row := between(body, `data-revision="`+rev2+`"`, "</tr>")
+	mustContain(t, row, `data-col="applied">1<`, `data-col="healthy" class="ok">1<`, `data-col="pending">1<`)
+	row = between(body, `data-revision="`+rev1+`"`, "</tr>")
+	mustContain(t, row, `data-col="applied">2<`)
+
+	_, body = get(t, ts, "/?q=member2")
+	mustContain(t, between(body, `data-member="member2"`, "</tr>"), "<td>1</td>") // one commit behind
+
+	_, body = get(t, ts, "/template?name=Deployment.apps/demo/nginx")
+	trace := between(body, `id="explain-trace"`, "</section>")
+	mustContain(t, trace, "PropagationPolicy demo/nginx-propagation", "member1", "member2", "nginx-override")
+}
+
+func between(s, from, to string) string {
+	i := strings.Index(s, from)
+	if i < 0 {
+		return ""
+	}
+	s = s[i:]
+	if j := strings.Index(s, to); j >= 0 {
+		return s[:j]
+	}
+	return s
+}
+
+func TestDashboardCommitLink(t *testing.T) {
+	for repo, want := range map[string]string{
+		"https://github.com/acme/fleet.git":        "https://github.com/acme/fleet/commit/abc",
+		"https://token@gitlab.com/group/sub/fleet": "https://gitlab.com/group/sub/fleet/-/commit/abc",
+		"ssh://git@github.com/acme/fleet.git":      "https://github.com/acme/fleet/commit/abc",
+		"git@gitlab.com:acme/fleet.git":            "https://gitlab.com/acme/fleet/-/commit/abc",
+		"https://git.example.com/acme/fleet.git":   "",
+		"file:///srv/fleet.git":                    "",
+		"https://github.com/../evil":               "",
+	} {
+		if got := commitLink(repo, "abc"); got != want {
+			t.Errorf("%s: %q, want %q", repo, got, want)
+		}
+	}
+}
