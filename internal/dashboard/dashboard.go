@@ -111,6 +111,7 @@ type Server struct {
 	// first observed: the time of records that carry none.
 	seen     map[string]time.Time
 	rendered *renderCache
+	decoded  decodeCache
 }
 
 // New builds a server; nothing is read until Refresh or Run.

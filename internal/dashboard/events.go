@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/status"
@@ -39,9 +40,9 @@ type Event struct {
 }
 
 // timedEvents are the events whose records carry their time: drift
-// corrections, evictions and the Work's Ready condition turning away from
-// True.
-func timedEvents(in status.Input) []Event {
+// corrections, evictions (on objs, the Work's decoded manifests) and the
+// Work's Ready condition turning away from True.
+func timedEvents(in status.Input, objs []*unstructured.Unstructured) []Event {
 	cluster := in.Work.Spec.Cluster
 	var out []Event
 	if in.Status != nil {
@@ -63,7 +64,7 @@ func timedEvents(in status.Input) []Event {
 				Message: "Ready " + string(c.Status) + " (" + c.Reason + "): " + c.Message})
 		}
 	}
-	for _, obj := range objectsOf(in.Work) {
+	for _, obj := range objs {
 		ann := obj.GetAnnotations()
 		at, err := time.Parse(time.RFC3339, ann[workv1alpha1.AnnotationEvictedAt])
 		if err != nil {
@@ -107,9 +108,8 @@ func untimedEvents(in status.Input) []Event {
 
 // Events returns every event of the snapshot, newest first.
 func (s *Server) Events(snap *Snapshot) []Event {
-	var out []Event
+	out := slices.Clone(snap.templates().events)
 	for _, in := range snap.Inputs {
-		out = append(out, timedEvents(in)...)
 		for _, e := range untimedEvents(in) {
 			e.Time = s.firstSeen(e.key)
 			out = append(out, e)

@@ -95,9 +95,35 @@ func (s *Server) renderAt(ctx context.Context, rev string, inputs []status.Input
 	return r, nil
 }
 
-// objectsOf decodes a Work's manifests; a manifest that does not decode is
-// left out (status.Build has already refused such a Work).
-func objectsOf(w *workv1alpha1.Work) []*unstructured.Unstructured {
-	objs, _ := workv1alpha1.Objects(w)
-	return objs
+// decodeCache keeps each cluster's decoded manifests by Work digest, so a
+// refresh decodes only the Works that changed.
+type decodeCache struct {
+	mu sync.Mutex
+	by map[string]decoded
+}
+
+type decoded struct {
+	digest string
+	objs   []*unstructured.Unstructured
+}
+
+// objects returns the decoded manifests of each input's Work, by cluster,
+// and forgets the clusters no longer recorded. A Work that does not decode
+// has none (status.Build has already refused it).
+func (c *decodeCache) objects(inputs []status.Input) map[string][]*unstructured.Unstructured {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	next := make(map[string]decoded, len(inputs))
+	out := make(map[string][]*unstructured.Unstructured, len(inputs))
+	for _, in := range inputs {
+		name, digest := in.Work.Spec.Cluster, workv1alpha1.Digest(in.Work)
+		d, ok := c.by[name]
+		if !ok || d.digest != digest {
+			objs, _ := workv1alpha1.Objects(in.Work)
+			d = decoded{digest: digest, objs: objs}
+		}
+		next[name], out[name] = d, d.objs
+	}
+	c.by = next
+	return out
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/source"
 	"github.com/propagit/propagit/internal/status"
@@ -38,6 +40,8 @@ type Snapshot struct {
 	Error string
 
 	index *lazyIndex
+	// objects are the decoded manifests by cluster, for the index.
+	objects map[string][]*unstructured.Unstructured
 }
 
 // MemberMeta is what Git says about a member.
@@ -75,8 +79,39 @@ func (s *Server) Current() *Snapshot {
 }
 
 // read gathers the Works, each cluster's status and, with a source, the
-// commits and the members' Cluster objects.
+// commits. When none of it changed since the last snapshot, that one's
+// report and indexes are reused: folding a large fleet costs seconds.
 func (s *Server) read(ctx context.Context) (*Snapshot, error) {
+	snap, err := s.gather(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if snap.Version, err = version(snap); err != nil {
+		return nil, err
+	}
+	if cur := s.Current(); cur.Version == snap.Version && !cur.Taken.IsZero() {
+		same := *cur
+		same.Taken = snap.Taken
+		return &same, nil
+	}
+	if snap.Report, err = status.Build(snap.Inputs, snap.Newest); err != nil {
+		return nil, fmt.Errorf("failed to fold the status: %w", err)
+	}
+	if s.opts.Source != nil && snap.Newest != "" && snap.Error == "" {
+		res, err := s.renderAt(ctx, snap.Newest, snap.Inputs)
+		if err != nil {
+			snap.Error = err.Error() // the records still show
+		} else {
+			snap.Members = res.members
+		}
+	}
+	snap.objects = s.decoded.objects(snap.Inputs)
+	snap.templates() // built here, off the request path
+	return snap, nil
+}
+
+// gather reads the records and the source's commits.
+func (s *Server) gather(ctx context.Context) (*Snapshot, error) {
 	ws, err := s.opts.Works.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("failed to list the Works: %w", err)
@@ -96,49 +131,34 @@ func (s *Server) read(ctx context.Context) (*Snapshot, error) {
 	if snap.Newest, err = s.opts.Works.NewestRevision(ctx); err != nil {
 		return nil, fmt.Errorf("failed to read the newest recorded revision: %w", err)
 	}
-	if snap.Report, err = status.Build(snap.Inputs, snap.Newest); err != nil {
-		return nil, fmt.Errorf("failed to fold the status: %w", err)
-	}
 	if s.opts.Source != nil {
-		if err := s.readSource(ctx, snap); err != nil {
-			snap.Error = err.Error() // the records still show
+		if snap.Commits, err = s.opts.Source.Commits(ctx, s.opts.Commits); err != nil {
+			snap.Error = fmt.Sprintf("failed to read the source history: %v", err) // the records still show
 		}
 	}
-	snap.Version, err = version(snap)
-	return snap, err
+	return snap, nil
 }
 
-func (s *Server) readSource(ctx context.Context, snap *Snapshot) error {
-	commits, err := s.opts.Source.Commits(ctx, s.opts.Commits)
-	if err != nil {
-		return fmt.Errorf("failed to read the source history: %w", err)
-	}
-	snap.Commits = commits
-	if snap.Newest == "" {
-		return nil
-	}
-	res, err := s.renderAt(ctx, snap.Newest, snap.Inputs)
-	if err != nil {
-		return err
-	}
-	snap.Members = res.members
-	return nil
-}
-
-// version hashes what the pages show; Taken is left out so an unchanged
-// fleet keeps its ETags.
+// version hashes what the pages show — each Work's identity, annotations
+// and manifest bytes, each status, the commits — without decoding a
+// manifest. Taken is left out so an unchanged fleet keeps its ETags.
 func version(snap *Snapshot) (string, error) {
-	data, err := json.Marshal(struct {
-		Newest  string
-		Inputs  []status.Input
-		Commits []source.Commit
-		Members map[string]MemberMeta
-		Error   string
-	}{snap.Newest, snap.Inputs, snap.Commits, snap.Members, snap.Error})
-	if err != nil {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	if err := enc.Encode([]any{snap.Newest, snap.Commits, snap.Error}); err != nil {
 		return "", err
 	}
-	return hashOf(string(data)), nil
+	for _, in := range snap.Inputs {
+		w := in.Work
+		if err := enc.Encode([]any{w.Spec.Cluster, w.Spec.SourceRevision, w.Spec.SyncMode, w.Spec.Suspended, w.Annotations, in.Status}); err != nil {
+			return "", err
+		}
+		for _, m := range w.Spec.Manifests {
+			h.Write(m.Raw)
+			h.Write([]byte{0})
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12]), nil
 }
 
 func hashOf(parts ...string) string {

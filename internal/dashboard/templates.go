@@ -44,11 +44,13 @@ type TemplateRow struct {
 	Failed         int
 }
 
-// templateIndex maps each template to its placements; built once per
-// snapshot.
+// templateIndex maps each template to its placements, and holds the
+// events read from the decoded manifests; built once per snapshot, as
+// decoding every manifest is the costly part of a large fleet.
 type templateIndex struct {
-	rows []TemplateRow
-	by   map[string][]Placement
+	rows   []TemplateRow
+	by     map[string][]Placement
+	events []Event
 }
 
 // lazyIndex builds a snapshot's template index on first use.
@@ -79,7 +81,9 @@ func buildIndex(snap *Snapshot) *templateIndex {
 		for _, t := range strings.Split(in.Work.Annotations[workv1alpha1.AnnotationUnclaimed], ",") {
 			unclaimed[t] = t != ""
 		}
-		for _, obj := range objectsOf(in.Work) {
+		objs := snap.objects[in.Work.Spec.Cluster]
+		ix.events = append(ix.events, timedEvents(in, objs)...)
+		for _, obj := range objs {
 			name := obj.GetAnnotations()[workv1alpha1.AnnotationTemplate]
 			if name == "" {
 				continue

@@ -4,6 +4,15 @@
   "use strict";
   var interval = 2000;
   var status = document.getElementById("live-status");
+  // ago keeps "last heard" times true between updates of the records.
+  function ago() {
+    var now = Date.now();
+    document.querySelectorAll("time[data-ago]").forEach(function (el) {
+      var s = Math.max(0, Math.round((now - Date.parse(el.getAttribute("datetime"))) / 1000));
+      var text = s < 60 ? s + "s" : s < 3600 ? Math.floor(s / 60) + "m" : s < 172800 ? Math.floor(s / 3600) + "h" : Math.floor(s / 86400) + "d";
+      el.textContent = text + " ago";
+    });
+  }
   function tick() {
     var etag = document.body.getAttribute("data-etag") || "";
     fetch(location.href, { headers: { "If-None-Match": etag }, cache: "no-store", credentials: "same-origin" })
@@ -38,8 +47,10 @@
         status.textContent = "Live updates paused: " + err.message;
       })
       .finally(function () {
+        ago();
         setTimeout(tick, interval);
       });
   }
+  ago();
   setTimeout(tick, interval);
 })();
