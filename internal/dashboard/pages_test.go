@@ -19,6 +19,8 @@ import (
 type fleetSource struct {
 	t       testing.TB
 	commits []source.Commit
+	// edit, when set, changes a file as it is read.
+	edit func(path string, data []byte) []byte
 }
 
 func (f *fleetSource) Commits(context.Context, int) ([]source.Commit, error) { return f.commits, nil }
@@ -35,6 +37,9 @@ func (f *fleetSource) Tree(context.Context, string) (filesys.FileSystem, error) 
 			return err
 		}
 		rel, _ := filepath.Rel(root, p)
+		if f.edit != nil {
+			data = f.edit(filepath.ToSlash(rel), data)
+		}
 		return fs.WriteFile("/"+filepath.ToSlash(rel), data)
 	})
 	return fs, err
@@ -139,6 +144,43 @@ func TestDashboardCommitLink(t *testing.T) {
 	} {
 		if got := commitLink(repo, "abc"); got != want {
 			t.Errorf("%s: %q, want %q", repo, got, want)
+		}
+	}
+}
+
+// TestDashboardFleetLabelsAndRegions: the members' labels and regions come
+// from their Cluster objects in Git, and the fleet page filters by them.
+func TestDashboardFleetLabelsAndRegions(t *testing.T) {
+	store := newMemStore()
+	d := deployment("demo", "nginx", 2)
+	for _, m := range []string{"member1", "member2"} {
+		store.put(t, m, rev1, readyStatus(rev1, time.Now(), d), d)
+	}
+	src := &fleetSource{t: t, commits: []source.Commit{{Hash: rev1, Time: time.Now()}},
+		edit: func(path string, data []byte) []byte {
+			if path != "clusters/member1.yaml" {
+				return data
+			}
+			s := strings.Replace(string(data), "  name: member1\n", "  name: member1\n  labels:\n    env: prod\n", 1)
+			return []byte(strings.Replace(s, "spec:\n", "spec:\n  region: eu-west\n", 1))
+		}}
+	_, ts := newTestServer(t, store, func(o *Options) { o.Source = src })
+	_, body := get(t, ts, "/")
+	mustContain(t, between(body, `data-member="member1"`, "</tr>"), "region=eu-west", "env=prod")
+	mustContain(t, body, "<option>eu-west</option>")
+	for query, want := range map[string]string{
+		"/?region=eu-west": "member1", "/?label=env": "member1", "/?label=env%3Dprod": "member1", "/?label=env%3Ddev": "",
+		"/?region=us": "",
+	} {
+		_, body := get(t, ts, query)
+		var got []string
+		for _, m := range []string{"member1", "member2"} {
+			if strings.Contains(body, `data-member="`+m+`"`) {
+				got = append(got, m)
+			}
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("%s: members %v, want %q", query, got, want)
 		}
 	}
 }
