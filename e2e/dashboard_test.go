@@ -55,17 +55,7 @@ func TestDashboardBrowser(t *testing.T) {
 	m1, m2 := env.Members[0], env.Members[1]
 	remote := httpRemote(t)
 	co := newCheckout(t, remote)
-	co.copyDir(quickstartDir, fleetDir)
-	co.write(fleetDir+"/apps/nginx/secret.yaml", fmt.Sprintf(`apiVersion: v1
-kind: Secret
-metadata:
-  name: %s
-  namespace: %s
-stringData:
-  password: %s
-`, dashSecretName, qsNamespace, dashSecretValue))
-	co.edit(qsPolicy, "    kind: Service\n    name: nginx\n", "    kind: Service\n    name: nginx\n  - apiVersion: v1\n    kind: Secret\n    name: "+dashSecretName+"\n")
-	rev1, _ := co.commitPush("quickstart with a Secret")
+	rev1 := pushDashboardFleet(co)
 	opts := controllerOptions()
 	opts.ClusterFailureThreshold, opts.ClusterSuccessThreshold = 2*time.Second, 2*time.Second
 	opts.ProbeTimeout = 2 * time.Second
@@ -129,6 +119,23 @@ stringData:
 	t.Logf("timing: member2 apiserver killed → Unknown on the page in %s", time.Since(killed).Round(100*time.Millisecond))
 	b.checkMarked()
 	b.shot("fleet-unknown")
+}
+
+// pushDashboardFleet pushes the quickstart with a Secret the policy also
+// propagates, and returns the commit.
+func pushDashboardFleet(co *checkout) string {
+	co.copyDir(quickstartDir, fleetDir)
+	co.write(fleetDir+"/apps/nginx/secret.yaml", fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata:
+  name: %s
+  namespace: %s
+stringData:
+  password: %s
+`, dashSecretName, qsNamespace, dashSecretValue))
+	co.edit(qsPolicy, "    kind: Service\n    name: nginx\n", "    kind: Service\n    name: nginx\n  - apiVersion: v1\n    kind: Secret\n    name: "+dashSecretName+"\n")
+	rev, _ := co.commitPush("quickstart with a Secret")
+	return rev
 }
 
 // serveDashboard serves the dashboard over its own Git store reader and

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/status"
 )
 
 // Placement is one template's object on one member.
@@ -67,68 +68,86 @@ func (snap *Snapshot) templates() *templateIndex {
 func buildIndex(snap *Snapshot) *templateIndex {
 	ix := &templateIndex{by: map[string][]Placement{}}
 	for _, in := range snap.Inputs {
-		results := map[workv1alpha1.ObjectKey]workv1alpha1.ObjectResult{}
-		drift := map[workv1alpha1.ObjectKey]int{}
-		if in.Status != nil {
-			for _, o := range in.Status.Objects {
-				results[o.ObjectKey] = o
-			}
-			for _, d := range in.Status.Drift {
-				drift[d.ObjectKey]++
-			}
-		}
-		unclaimed := map[string]bool{}
-		for _, t := range strings.Split(in.Work.Annotations[workv1alpha1.AnnotationUnclaimed], ",") {
-			unclaimed[t] = t != ""
-		}
 		objs := snap.objects[in.Work.Spec.Cluster]
 		ix.events = append(ix.events, timedEvents(in, objs)...)
-		for _, obj := range objs {
-			name := obj.GetAnnotations()[workv1alpha1.AnnotationTemplate]
-			if name == "" {
-				continue
-			}
-			key := workv1alpha1.KeyOf(obj)
-			res := results[key]
-			p := Placement{Cluster: in.Work.Spec.Cluster, Object: key, Desired: -1, Health: res.Health, Action: res.Action,
-				Message: res.Message, Drift: drift[key], Frozen: in.Work.Spec.Suspended, Unclaimed: unclaimed[name],
-				Evicted: obj.GetAnnotations()[workv1alpha1.AnnotationEvictedReason], obj: obj}
-			if _, ok := obj.GetAnnotations()[workv1alpha1.AnnotationScheduledReplicas]; ok {
-				n, _ := strconv.ParseInt(obj.GetAnnotations()[workv1alpha1.AnnotationScheduledReplicas], 10, 64)
-				if v, found, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas"); found {
-					n = v
-				}
-				p.Desired = n
-				if res.Health == workv1alpha1.HealthCurrent {
-					p.Ready = n
-				}
-			}
+		for _, p := range placements(in, objs) {
+			name := p.obj.GetAnnotations()[workv1alpha1.AnnotationTemplate]
 			ix.by[name] = append(ix.by[name], p)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(ix.by)) {
-		row := TemplateRow{Name: name}
-		for _, p := range ix.by[name] {
-			if !slices.Contains(row.Members, p.Cluster) {
-				row.Members = append(row.Members, p.Cluster)
-			}
-			if p.Desired >= 0 {
-				row.Workload = true
-				row.Desired += p.Desired
-				row.Ready += p.Ready
-			}
-			row.Drift += p.Drift
-			row.Unclaimed = row.Unclaimed || p.Unclaimed
-			if p.Frozen {
-				row.Frozen++
-			}
-			if p.Action == workv1alpha1.ActionFailed {
-				row.Failed++
-			}
-		}
-		ix.rows = append(ix.rows, row)
+		ix.rows = append(ix.rows, templateRow(name, ix.by[name]))
 	}
 	return ix
+}
+
+// placements are the objects of one member's Work that come from a
+// template, each with its last result and drift.
+func placements(in status.Input, objs []*unstructured.Unstructured) []Placement {
+	results := map[workv1alpha1.ObjectKey]workv1alpha1.ObjectResult{}
+	drift := map[workv1alpha1.ObjectKey]int{}
+	if in.Status != nil {
+		for _, o := range in.Status.Objects {
+			results[o.ObjectKey] = o
+		}
+		for _, d := range in.Status.Drift {
+			drift[d.ObjectKey]++
+		}
+	}
+	unclaimed := map[string]bool{}
+	for _, t := range strings.Split(in.Work.Annotations[workv1alpha1.AnnotationUnclaimed], ",") {
+		unclaimed[t] = t != ""
+	}
+	var out []Placement
+	for _, obj := range objs {
+		ann := obj.GetAnnotations()
+		name := ann[workv1alpha1.AnnotationTemplate]
+		if name == "" {
+			continue
+		}
+		key := workv1alpha1.KeyOf(obj)
+		res := results[key]
+		p := Placement{Cluster: in.Work.Spec.Cluster, Object: key, Desired: -1, Health: res.Health, Action: res.Action,
+			Message: res.Message, Drift: drift[key], Frozen: in.Work.Spec.Suspended, Unclaimed: unclaimed[name],
+			Evicted: ann[workv1alpha1.AnnotationEvictedReason], obj: obj}
+		if scheduled, ok := ann[workv1alpha1.AnnotationScheduledReplicas]; ok {
+			// The final spec.replicas (after overrides) wins over what the
+			// scheduler gave, as in status.
+			p.Desired, _ = strconv.ParseInt(scheduled, 10, 64)
+			if v, found, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas"); found {
+				p.Desired = v
+			}
+			if res.Health == workv1alpha1.HealthCurrent {
+				p.Ready = p.Desired
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// templateRow sums a template's placements.
+func templateRow(name string, ps []Placement) TemplateRow {
+	row := TemplateRow{Name: name}
+	for _, p := range ps {
+		if !slices.Contains(row.Members, p.Cluster) {
+			row.Members = append(row.Members, p.Cluster)
+		}
+		if p.Desired >= 0 {
+			row.Workload = true
+			row.Desired += p.Desired
+			row.Ready += p.Ready
+		}
+		row.Drift += p.Drift
+		row.Unclaimed = row.Unclaimed || p.Unclaimed
+		if p.Frozen {
+			row.Frozen++
+		}
+		if p.Action == workv1alpha1.ActionFailed {
+			row.Failed++
+		}
+	}
+	return row
 }
 
 type templatesBody struct {
