@@ -8,12 +8,15 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // Fleet size of the benchmarks: 10,000 templates, each placed on 10 of
 // 1,000 members, so each member's Work holds 100 objects with their status
-// (100,000 object records in all).
+// (100,000 object records in all), and two drift records a member.
 const (
 	benchMembers   = 1000
 	benchTemplates = 10000
@@ -35,6 +38,10 @@ func benchStore(b *testing.B) *memStore {
 	now := time.Now()
 	for m, objs := range perMember {
 		st := readyStatus(rev1, now, objs...)
+		for i := range 2 { // two drift corrections a member: 2,000 events
+			st.Drift = append(st.Drift, workv1alpha1.DriftRecord{ObjectRef: st.Objects[i].ObjectRef, Fields: []string{".spec.replicas"},
+				Manager: "kubectl-edit", Action: workv1alpha1.DriftCorrected, Time: metav1.NewTime(now.Add(-time.Duration(m*2+i) * time.Second))})
+		}
 		store.put(b, fmt.Sprintf("member-%04d", m), rev1, st, objs...)
 	}
 	return store

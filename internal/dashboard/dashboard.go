@@ -109,7 +109,11 @@ type Server struct {
 	snap *Snapshot
 	// seen is when each event key or (revision, cluster) application was
 	// first observed: the time of records that carry none.
-	seen     map[string]time.Time
+	seen map[string]time.Time
+	// log is every event seen since the start, by key, at most maxEvents:
+	// a record that goes (an evicted copy removed, a member Ready again)
+	// keeps its place in the story.
+	log      map[string]Event
 	rendered *renderCache
 	decoded  decodeCache
 }
@@ -135,7 +139,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Log.GetSink() == nil {
 		opts.Log = logr.Discard()
 	}
-	s := &Server{opts: opts, seen: map[string]time.Time{}, rendered: newRenderCache(4), snap: &Snapshot{Report: &status.Report{}, index: &lazyIndex{}}}
+	s := &Server{opts: opts, seen: map[string]time.Time{}, log: map[string]Event{}, rendered: newRenderCache(4), snap: &Snapshot{Report: &status.Report{}, index: &lazyIndex{}}}
 	if err := s.parsePages(); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"cmp"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -23,7 +24,16 @@ const (
 	EventScheduleError = "ScheduleError"
 	EventNotReady      = "NotReady"
 	EventWorkNotReady  = "WorkNotReady"
+	// EventPlaced and EventRemoved are a template's object entering or
+	// leaving a member's Work between two refreshes: with evictions they
+	// tell a failover's story (not Ready, evicted, placed elsewhere, old
+	// copy removed).
+	EventPlaced  = "Placed"
+	EventRemoved = "Removed"
 )
+
+// maxEvents bounds the events kept in memory.
+const maxEvents = 5000
 
 // Event is one thing that happened, read from the records.
 type Event struct {
@@ -106,22 +116,85 @@ func untimedEvents(in status.Input) []Event {
 	return out
 }
 
-// Events returns every event of the snapshot, newest first.
-func (s *Server) Events(snap *Snapshot) []Event {
-	out := slices.Clone(snap.templates().events)
+// moves compares the placements of two snapshots: a template's object new
+// on a member is placed there, one gone is removed (and pruned from the
+// member by its applier). at is when the newer snapshot was read.
+func moves(old, cur *templateIndex, at time.Time) []Event {
+	on := func(ix *templateIndex, name string) map[string]bool {
+		m := map[string]bool{}
+		for _, p := range ix.by[name] {
+			m[p.Cluster] = true
+		}
+		return m
+	}
+	var out []Event
+	for _, row := range cur.rows {
+		was := on(old, row.Name)
+		for _, c := range row.Members {
+			if !was[c] {
+				out = append(out, Event{Time: at, Observed: true, Kind: EventPlaced, Cluster: c, Object: row.Name, Message: "placed on " + c})
+			}
+		}
+	}
+	for _, row := range old.rows {
+		now := on(cur, row.Name)
+		for _, c := range row.Members {
+			if !now[c] {
+				out = append(out, Event{Time: at, Observed: true, Kind: EventRemoved, Cluster: c, Object: row.Name,
+					Message: "removed from the Work of " + c + ": its applier prunes it"})
+			}
+		}
+	}
+	return out
+}
+
+// record adds the events of snap, and the placement changes since the
+// last snapshot, to the log, and drops the oldest beyond maxEvents. Called
+// with s.mu held, after observe.
+func (s *Server) record(snap *Snapshot, moved []Event) {
+	add := func(e Event) {
+		key := strings.Join([]string{e.Kind, e.Cluster, e.Object, e.Message, e.Time.UTC().Format(time.RFC3339Nano)}, "\x00")
+		if _, ok := s.log[key]; !ok {
+			e.key = key
+			s.log[key] = e
+		}
+	}
+	for _, e := range snap.templates().events {
+		add(e)
+	}
 	for _, in := range snap.Inputs {
 		for _, e := range untimedEvents(in) {
-			e.Time = s.firstSeen(e.key)
-			out = append(out, e)
+			e.Time = s.seen[e.key]
+			add(e)
 		}
 	}
 	for _, line := range snap.Report.ScheduleErrors {
-		out = append(out, Event{Time: s.firstSeen("schedule\x00" + line), Observed: true, Kind: EventScheduleError, Message: line})
+		add(Event{Time: s.seen["schedule\x00"+line], Observed: true, Kind: EventScheduleError, Message: line})
 	}
+	for _, e := range moved {
+		add(e)
+	}
+	if len(s.log) > maxEvents {
+		for _, e := range sortEvents(slices.Collect(maps.Values(s.log)))[maxEvents:] {
+			delete(s.log, e.key)
+		}
+	}
+}
+
+// sortEvents orders events newest first.
+func sortEvents(out []Event) []Event {
 	slices.SortStableFunc(out, func(a, b Event) int {
-		return cmp.Or(b.Time.Compare(a.Time), cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Object, b.Object))
+		return cmp.Or(b.Time.Compare(a.Time), cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Object, b.Object),
+			cmp.Compare(a.Message, b.Message))
 	})
 	return out
+}
+
+// Events returns the events seen since the start, newest first.
+func (s *Server) Events() []Event {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return sortEvents(slices.Collect(maps.Values(s.log)))
 }
 
 type eventsBody struct {
@@ -134,9 +207,10 @@ type eventsBody struct {
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	s.servePage(w, r, "events", "Events", func(snap *Snapshot) (any, int) {
 		body := &eventsBody{Kind: r.URL.Query().Get("kind"),
-			Kinds: []string{EventDrift, EventFailover, EventNotReady, EventWorkNotReady, EventRenderError, EventPruneHeld, EventScheduleError}}
+			Kinds: []string{EventDrift, EventFailover, EventNotReady, EventWorkNotReady, EventPlaced, EventRemoved, EventRenderError,
+				EventPruneHeld, EventScheduleError}}
 		var rows []Event
-		for _, e := range s.Events(snap) {
+		for _, e := range s.Events() {
 			if body.Kind == "" || e.Kind == body.Kind {
 				rows = append(rows, e)
 			}

@@ -184,3 +184,52 @@ func TestDashboardFleetLabelsAndRegions(t *testing.T) {
 		}
 	}
 }
+
+// TestDashboardFailoverStory: the events page tells a failover from the
+// records of three refreshes — the template placed on member1, evicted
+// from it (at the time its record says), member1 not Ready and the
+// template placed on member2 (when first seen), the old copy removed — and
+// keeps the eviction once its record is gone with the copy.
+func TestDashboardFailoverStory(t *testing.T) {
+	store := newMemStore()
+	clock := time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)
+	s, ts := newTestServer(t, store, func(o *Options) {
+		o.PageSize = 100
+		o.Now = func() time.Time { clock = clock.Add(time.Minute); return clock }
+	})
+	d := deployment("demo", "web", 2)
+	store.put(t, "member1", rev1, readyStatus(rev1, clock, d), d)
+	store.put(t, "member2", rev1, readyStatus(rev1, clock, d))
+	refresh := func() {
+		t.Helper()
+		if err := s.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refresh()
+
+	evicted := d.DeepCopy()
+	ann := evicted.GetAnnotations()
+	ann[workv1alpha1.AnnotationEvictedAt] = clock.Add(30 * time.Second).Format(time.RFC3339)
+	ann[workv1alpha1.AnnotationEvictedReason] = "cluster NotReady for 10s"
+	evicted.SetAnnotations(ann)
+	w := store.put(t, "member1", rev2, nil, evicted)
+	w.Annotations[workv1alpha1.AnnotationClusterReady] = "Unknown"
+	store.put(t, "member2", rev2, readyStatus(rev2, clock, d), d)
+	refresh()
+
+	w = store.put(t, "member1", rev2, nil)
+	w.Annotations[workv1alpha1.AnnotationClusterReady] = "Unknown"
+	refresh()
+
+	_, body := get(t, ts, "/events")
+	var got []string
+	for _, part := range strings.Split(body, `<tr data-kind="`)[1:] {
+		row := part[:strings.Index(part, "</tr>")]
+		got = append(got, part[:strings.Index(part, `"`)]+" "+between(row, "member", "<"))
+	}
+	want := []string{"Removed member1", "NotReady member1", "Placed member2", "Failover member1", "Placed member1"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("events, newest first:\n got %v\nwant %v", got, want)
+	}
+}

@@ -67,6 +67,13 @@ func (s *Server) Refresh(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.observe(snap)
+	if old := s.snap; old.Version != snap.Version {
+		var moved []Event
+		if !old.Taken.IsZero() && old.Report != nil {
+			moved = moves(old.templates(), snap.templates(), snap.Taken)
+		}
+		s.record(snap, moved)
+	}
 	s.snap = snap
 	return nil
 }
