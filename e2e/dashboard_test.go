@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -69,6 +70,7 @@ func TestDashboardBrowser(t *testing.T) {
 	b.waitText(`tr[data-member="member2"] [data-state]`, "Ready")
 	b.waitContains("#fleet", workv1alpha1.ShortRevision(rev1))
 	b.shot("fleet")
+	b.checkKeyboardAndDark()
 
 	// Revisions: a new commit appears and turns healthy on both members
 	// while the page stays loaded.
@@ -276,6 +278,40 @@ func (b *browser) checkMarked() {
 	if !marked {
 		b.t.Error("the page was reloaded: the update should have come in place")
 	}
+}
+
+// checkKeyboardAndDark checks that the first Tab reaches the skip link,
+// and that the dark theme follows the system setting (captured as
+// fleet-dark).
+func (b *browser) checkKeyboardAndDark() {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, browserTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("\t")); err != nil {
+		b.t.Fatal(err)
+	}
+	if focused, err := evaluate[string](b, `document.activeElement.className`); err != nil || focused != "skip" {
+		b.t.Errorf("the first Tab focuses %q (%v), want the skip link", focused, err)
+	}
+	dark := func(on bool) {
+		b.t.Helper()
+		p := emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "light"}}}
+		if on {
+			p.Features[0].Value = "dark"
+		}
+		if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, p); err != nil {
+			b.t.Fatal(err)
+		}
+	}
+	if _, err := evaluate[chromedp.Void](b, `document.activeElement.blur()`); err != nil {
+		b.t.Fatal(err)
+	}
+	dark(true)
+	if bg, err := evaluate[string](b, `getComputedStyle(document.body).backgroundColor`); err != nil || bg != "rgb(13, 17, 23)" {
+		b.t.Errorf("dark system setting: page background %q (%v), want the dark theme's rgb(13, 17, 23)", bg, err)
+	}
+	b.shot("fleet-dark")
+	dark(false)
 }
 
 // shot saves a 1280×800 screenshot as <name>.png under the test's temp
