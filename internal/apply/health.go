@@ -73,5 +73,8 @@ func healthOf(it *item, ctxErr error, ip *interpret.Interpreter) workv1alpha1.Ob
 			res.Message = fmtRef(it.ref) + ": " + st.Message
 		}
 	}
+	if it.live != nil {
+		res.Status = reflectStatus(it.live, ip)
+	}
 	return res
 }

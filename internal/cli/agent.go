@@ -3,18 +3,23 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/propagit/propagit/internal/agent"
 	"github.com/propagit/propagit/internal/logging"
+	"github.com/propagit/propagit/internal/metrics"
 )
 
 type agentOptions struct {
@@ -23,8 +28,11 @@ type agentOptions struct {
 	kubeconfig kubeconfigOptions
 	heartbeat  time.Duration
 	cacheDir   string
-	agent      agent.Options
-	log        logging.Options
+	// metricsAddr serves /metrics: the same apply, health and drift
+	// series as the controller's, for this member.
+	metricsAddr string
+	agent       agent.Options
+	log         logging.Options
 }
 
 func newAgentCommand() *cobra.Command {
@@ -33,8 +41,10 @@ func newAgentCommand() *cobra.Command {
 		Use:   "agent --cluster NAME",
 		Short: "Pull mode: apply this member's Work from inside the member",
 		Long: `agent runs inside a member cluster the hub cannot reach. It reads only
-its own cluster's Work — from the Git work branch (--works-store git --repo)
-or from a Work custom resource on a hub (--works-store cr --hub-kubeconfig) —
+its own cluster's Work — from the Git work branch (--works-store git, its
+own repository with --works-repo https://git.example.com/fleet-works-{cluster}.git,
+or the shared --repo) or from the Work custom resource in its own hub
+namespace propagit-member-NAME (--works-store cr --hub-kubeconfig) —
 applies it locally with server-side apply (same semantics as push mode:
 inventory, prune, conflict resolution) and reports status, its cluster's
 capacity and a heartbeat. It never needs credentials to other members.
@@ -42,7 +52,8 @@ capacity and a heartbeat. It never needs credentials to other members.
 Upgrade order: the controller first, then the agents. An agent that meets a
 Work format newer than it understands applies nothing, keeps what runs, and
 says "agent too old for Work format N" in its status.`,
-		Example: `  propagit agent --cluster edge-7 --repo https://git.example.com/fleet.git
+		Example: `  propagit agent --cluster edge-7 --works-repo 'https://git.example.com/fleet-works-{cluster}.git'
+  propagit agent --cluster edge-7 --repo https://git.example.com/fleet.git
   propagit agent --cluster edge-7 --works-store cr --hub-kubeconfig /etc/propagit/hub.kubeconfig`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
@@ -54,6 +65,7 @@ says "agent too old for Work format N" in its status.`,
 	o.kubeconfig.bindFlags(f, "", "this member", "the in-cluster config, else ~/.kube/config")
 	f.DurationVar(&o.heartbeat, "heartbeat-interval", 10*time.Second, "how often the agent reports it is alive when nothing else changed (the Work CR's status, or the git store's heartbeat ref)")
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-agent-cache"), "folder for the Git clone")
+	f.StringVar(&o.metricsAddr, "metrics-addr", ":8080", "address of /metrics: apply results, drift and Work state of this member, as the controller exports them for push members (empty to disable)")
 	o.log.BindFlags(f)
 	_ = cmd.MarkFlagRequired("cluster")
 	return cmd
@@ -82,11 +94,14 @@ func (o *agentOptions) run(parent context.Context) error {
 	if err != nil {
 		return err
 	}
+	if o.repo.url == "" {
+		o.repo.url = o.store.worksRepo // its credentials are for its works repository
+	}
 	auth, err := o.repo.auth()
 	if err != nil {
 		return err
 	}
-	o.store.heartbeat = o.heartbeat
+	o.store.heartbeat, o.store.cluster, o.store.log = o.heartbeat, o.agent.Cluster, log
 	st, err := o.store.build(o.repo, auth, filepath.Join(o.repo.cacheDir(o.cacheDir), "works"))
 	if err != nil {
 		return err
@@ -97,9 +112,23 @@ func (o *agentOptions) run(parent context.Context) error {
 	}
 	opts := o.agent
 	opts.Deliver.Version = version
+	var servers []*server
+	if o.metricsAddr != "" {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		opts.Deliver.Metrics = metrics.NewRecorder()
+		opts.Deliver.Metrics.MustRegister(reg)
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		s, err := listen("--metrics-addr", o.metricsAddr, mux)
+		if err != nil {
+			return &ExitError{Code: 1, Err: err}
+		}
+		servers = append(servers, s)
+	}
 	log = log.WithValues(logging.KeyCluster, opts.Cluster)
 	log.Info("agent started", "worksStore", o.store.kind)
-	if err := runGroup(ctx, agent.New(opts, src, st.status, member, log).Run); err != nil {
+	if err := runGroup(ctx, agent.New(opts, src, st.status, member, log).Run, servers...); err != nil {
 		return &ExitError{Code: 1, Err: err}
 	}
 	return nil

@@ -116,6 +116,7 @@ func (o *controllerOptions) run(parent context.Context) error {
 	}
 	follower := source.NewFollower(source.FollowOptions{URL: o.repo.url, Branch: o.branch, Path: o.path, Auth: auth,
 		CacheDir: filepath.Join(o.repo.cacheDir(o.cacheDir), "source"), Limits: o.limits.sourceLimits()})
+	o.store.log = log
 	stores, err := o.store.build(o.repo, auth, filepath.Join(o.repo.cacheDir(o.cacheDir), "works"))
 	if err != nil {
 		return err
@@ -136,7 +137,7 @@ func (o *controllerOptions) run(parent context.Context) error {
 		return &ExitError{Code: 2, Err: err}
 	}
 	if o.store.kind == "cr" && stores.hubConfig != nil {
-		rec, err := events.New(stores.hubConfig, o.store.namespace)
+		rec, err := events.New(stores.hubConfig)
 		if err != nil {
 			return err
 		}

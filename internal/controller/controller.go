@@ -174,6 +174,7 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 	if err != nil {
 		sourceErr = err.Error()
 	}
+	c.track(cur.set.Clusters)
 	c.wantKeys(cur.set.Clusters)
 	c.syncMembers(ctx, cur.set.Clusters)
 	if !c.recording() {
@@ -243,6 +244,26 @@ func (c *Controller) follow(ctx context.Context, cur *loaded, sourceErr string) 
 	}
 	c.dispatch(ws, sourceErr)
 	return nil
+}
+
+// tracker is a works store with one location per member, which cannot be
+// listed: it reaches the members it is told of (works.MemberGitStore).
+type tracker interface {
+	Track(clusters []string)
+}
+
+// track tells a works store with one location per member which members
+// the revision declares, before anything reads the recorded Works.
+func (c *Controller) track(clusters []load.Cluster) {
+	t, ok := c.works.(tracker)
+	if !ok {
+		return
+	}
+	names := make([]string, 0, len(clusters))
+	for _, cl := range clusters {
+		names = append(names, cl.Cluster.Name)
+	}
+	t.Track(names)
 }
 
 // fetchAndLoad returns the revision to reconcile: the newest one when it

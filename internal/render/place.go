@@ -53,15 +53,15 @@ func place(t *load.Template, in Input, clusters []*clusterv1alpha1.Cluster, ip *
 	b.Overwrite = p.Policy.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite
 	b.DriftMode = p.Policy.Annotations[workv1alpha1.AnnotationDrift]
 	b.Preserve = p.Policy.Spec.PreserveResourcesOnDeletion != nil && *p.Policy.Spec.PreserveResourcesOnDeletion
-	schedulePolicy(b, p.Policy, prev, clusters, in.Unhealthy.of(b.Key), in.Now, ip)
+	schedulePolicy(b, p.Policy, prev, clusters, in.Unhealthy.of(b.Key), in.Reflected.of(b.Key), in.Now, ip)
 	return b
 }
 
 func schedulePolicy(b *Binding, p *policyv1alpha1.PropagationPolicy, prev *PreviousTemplate, clusters []*clusterv1alpha1.Cluster,
-	unhealthy map[string]time.Time, now time.Time, ip *interpret.Interpreter) {
+	unhealthy map[string]time.Time, reflected map[string]map[string]any, now time.Time, ip *interpret.Interpreter) {
 	in := schedule.Input{Template: b.Template.Object, Placement: p.Spec.Placement, Clusters: clusters}
 	if prev != nil {
-		pl, evictions := evict(p, prev, clusters, unhealthy, now)
+		pl, evictions := evict(p, prev, clusters, unhealthy, reflected, now)
 		in.Previous = &pl // less the evicted clusters
 		b.Evictions = evictions
 	}

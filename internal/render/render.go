@@ -40,6 +40,9 @@ type Input struct {
 	// a template off a Ready cluster once that lasts longer than its policy
 	// tolerates. nil (plain renders) never triggers it.
 	Unhealthy Unhealthy
+	// Reflected is what the clusters last reported of each template's
+	// status; failover's statePreservation reads it. nil reads nothing.
+	Reflected Reflected
 }
 
 // Unhealthy maps cluster → template → since when the template's copy on that
@@ -202,6 +205,9 @@ func Render(in Input) *Result {
 	}
 	addDependencies(r.Bindings, byKey, ip)
 	in.Memo.renderAll(r.Bindings, clusters, overridesByNamespace(in.Set.Overrides), ip)
+	for _, b := range r.Bindings {
+		injectPreserved(b, in.Previous.lookup(b.Key))
+	}
 	restrictTargets(r.Bindings, in.Options.Restrictions)
 	if endHealthyEvictions(r.Bindings, in.Previous, in.Health, clusters) {
 		detachDependencies(r.Bindings, byKey)

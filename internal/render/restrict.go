@@ -15,7 +15,7 @@ func restrictTargets(bindings []*Binding, policy *restrict.Policy) {
 			if t.Object == nil || t.Evicted != nil {
 				continue
 			}
-			r := policy.Check(t.Object)
+			r := policy.Check(t.Object, b.Template.Source.Path)
 			if r == nil {
 				continue
 			}

@@ -104,7 +104,21 @@ type ObjectResult struct {
 	Health Health `json:"health,omitempty"`
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Status is the object's status as the member reports it, reflected as
+	// Karmada's interpreter does: what a ResourceInterpreterCustomization's
+	// statusReflection returns, or the replica counts of a built-in
+	// workload; at most MaxReflectedStatus bytes, absent for other kinds.
+	// Failover's statePreservation reads it.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	Status *runtime.RawExtension `json:"status,omitempty"`
 }
+
+// MaxReflectedStatus bounds ObjectResult.Status, so a member's status
+// record stays small however large its objects' statuses are.
+const MaxReflectedStatus = 2048
 
 // DriftRecord is one change made on a member outside propagit.
 type DriftRecord struct {

@@ -1,5 +1,11 @@
 package workv1alpha1
 
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
 // The wire vocabulary: every label and annotation propagit writes or reads
 // on the objects it renders and applies, and on Works. Declared once here,
 // the one package every stage may import, so the renderer that stamps a key
@@ -51,7 +57,11 @@ const (
 	AnnotationEvictedAt     = "propagit.io/evicted-at"
 	AnnotationEvictedUntil  = "propagit.io/evicted-until"
 	AnnotationEvictedReason = "propagit.io/evicted-reason"
-	AnnotationPurgeMode     = "propagit.io/purge-mode"
+	// AnnotationPreservedLabels, on a copy placed by failover, lists the
+	// labels (comma-separated keys) that statePreservation copied from the
+	// evicted cluster's status; later renders keep them on that cluster.
+	AnnotationPreservedLabels = "propagit.io/preserved-labels"
+	AnnotationPurgeMode       = "propagit.io/purge-mode"
 
 	// AnnotationClusterReady, on a Work, is the cluster's Ready condition
 	// status as the render that produced the Work saw it: True, False or
@@ -140,3 +150,23 @@ const (
 	ConflictOverwrite = "overwrite"
 	ConflictAbort     = "abort"
 )
+
+// MemberNamespacePrefix starts the hub namespace of each member's Work
+// custom resource, as Karmada's karmada-es-<cluster>: one namespace per
+// member, so RBAC can give each pull agent its own Work and nothing else.
+const MemberNamespacePrefix = "propagit-member-"
+
+// MemberNamespace returns the hub namespace holding cluster's Work. cluster
+// must be a DNS label short enough for the prefixed name to be one too (47
+// characters at most), so no name can reach another member's namespace.
+func MemberNamespace(cluster string) (string, error) {
+	if errs := validation.IsDNS1123Label(cluster); len(errs) > 0 {
+		return "", fmt.Errorf("invalid cluster name %q: %s", cluster, errs[0])
+	}
+	ns := MemberNamespacePrefix + cluster
+	if len(ns) > validation.DNS1123LabelMaxLength {
+		return "", fmt.Errorf("invalid cluster name %q: at most %d characters, so that namespace %s… is a DNS label",
+			cluster, validation.DNS1123LabelMaxLength-len(MemberNamespacePrefix), MemberNamespacePrefix)
+	}
+	return ns, nil
+}
