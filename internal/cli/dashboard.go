@@ -87,6 +87,7 @@ func (o *dashboardOptions) run(parent context.Context) error {
 	ctrl.SetLogger(log)
 	ctx, stop := signal.NotifyContext(orBackground(parent), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	o.store.log = log
 	st, cleanup, err := openStores(o.repo, o.store, "propagit-dashboard-*")
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
@@ -21,6 +22,9 @@ import (
 func TestDashboardCRStore(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := workv1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := clientgoscheme.AddToScheme(scheme); err != nil { // the store makes each member's namespace
 		t.Fatal(err)
 	}
 	hub := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&workv1alpha1.Work{}).Build()
