@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
@@ -342,4 +343,104 @@ func truncateText(s string) string {
 		return s[:300] + "…"
 	}
 	return s
+}
+
+// fleetRecords are fabricated records of a large fleet, read through the
+// interfaces the dashboard reads a store by.
+type fleetRecords struct {
+	works  []*workv1alpha1.Work
+	status map[string]*workv1alpha1.WorkStatus
+	newest string
+}
+
+func (f *fleetRecords) List(context.Context) ([]*workv1alpha1.Work, error) { return f.works, nil }
+
+func (f *fleetRecords) NewestRevision(context.Context) (string, error) { return f.newest, nil }
+
+func (f *fleetRecords) GetStatus(_ context.Context, cluster string) (*workv1alpha1.WorkStatus, error) {
+	return f.status[cluster], nil
+}
+
+// largeFleet fabricates members Works, each running perMember of the
+// templates (each template on members*perMember/templates members), all
+// applied and healthy.
+func largeFleet(t *testing.T, members, templates, perMember int) *fleetRecords {
+	t.Helper()
+	rev := strings.Repeat("a", 40)
+	f := &fleetRecords{status: map[string]*workv1alpha1.WorkStatus{}, newest: rev}
+	now := metav1.Now()
+	for m := range members {
+		name := fmt.Sprintf("member-%04d", m)
+		w := &workv1alpha1.Work{Spec: workv1alpha1.WorkSpec{Cluster: name, SourceRevision: rev}}
+		st := &workv1alpha1.WorkStatus{AppliedRevision: rev, Heartbeat: &now,
+			Conditions: []metav1.Condition{{Type: workv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: workv1alpha1.ReasonReady, LastTransitionTime: now}}}
+		for k := range perMember {
+			i := (m*perMember + k) % templates
+			ns, app := fmt.Sprintf("team-%d", i%50), fmt.Sprintf("app-%05d", i)
+			raw := fmt.Sprintf(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":%q,"namespace":%q,"annotations":{%q:%q,%q:"2"}},"spec":{"replicas":2}}`,
+				app, ns, workv1alpha1.AnnotationTemplate, "Deployment.apps/"+ns+"/"+app, workv1alpha1.AnnotationScheduledReplicas)
+			w.Spec.Manifests = append(w.Spec.Manifests, runtime.RawExtension{Raw: []byte(raw)})
+			st.Objects = append(st.Objects, workv1alpha1.ObjectResult{ObjectRef: workv1alpha1.ObjectRef{ObjectKey: workv1alpha1.ObjectKey{
+				Group: "apps", Kind: "Deployment", Namespace: ns, Name: app}}, Action: workv1alpha1.ActionUnchanged, Health: workv1alpha1.HealthCurrent})
+		}
+		f.works = append(f.works, w)
+		f.status[name] = st
+	}
+	return f
+}
+
+// pageTiming is what the browser measured of one page load.
+type pageTiming struct {
+	// FCP and DOMContentLoaded are milliseconds from the navigation.
+	FCP, DOMContentLoaded float64
+	Bytes                 int64
+	Rows                  int
+}
+
+// TestDashboardBrowserLargeFleet measures, in headless Chromium, the fleet
+// and templates pages of 1,000 members × 10,000 templates (100 objects a
+// member) of recorded status: the time to the first contentful paint and
+// the bytes transferred. No members run: the records are fabricated.
+func TestDashboardBrowserLargeFleet(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Fatalf("%s: %v (make test-assets installs it)", chromiumPath, err)
+	}
+	records := largeFleet(t, 1000, 10000, 100)
+	opts := dashboard.DefaultOptions()
+	opts.Works, opts.Status = records, records
+	d, err := dashboard.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	if err := d.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("timing: first read and fold of 1,000 members × 10,000 templates %s", time.Since(started).Round(time.Millisecond))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: d, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	b := newBrowser(t, "http://"+ln.Addr().String())
+	for _, path := range []string{"/", "/templates"} {
+		b.open(path)
+		b.waitFor("main h1", "the heading", func(string) bool { return true })
+		var m pageTiming
+		eventually(t, converge, func() (bool, string) {
+			m, err = evaluate[pageTiming](b, `(() => { const n = performance.getEntriesByType("navigation")[0]; const p = performance.getEntriesByName("first-contentful-paint")[0];
+				return {FCP: p ? p.startTime : 0, DOMContentLoaded: n.domContentLoadedEventEnd, Bytes: n.transferSize, Rows: document.querySelectorAll("main tbody tr").length} })()`)
+			return err == nil && m.FCP > 0, fmt.Sprintf("no paint yet: %v", err)
+		})
+		t.Logf("timing: %s of 1,000 members × 10,000 templates: first contentful paint %.0f ms, DOMContentLoaded %.0f ms, %d bytes, %d rows",
+			path, m.FCP, m.DOMContentLoaded, m.Bytes, m.Rows)
+		if m.Rows != 100 {
+			t.Errorf("%s: %d rows, want one page of 100", path, m.Rows)
+		}
+		if m.FCP > 5000 {
+			t.Errorf("%s: first contentful paint after %.0f ms, want under 5 s", path, m.FCP)
+		}
+	}
 }

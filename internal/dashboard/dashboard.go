@@ -162,7 +162,14 @@ func (s *Server) parsePages() error {
 func (s *Server) routes() {
 	static, _ := fs.Sub(webFS, "web/static")
 	s.mux = http.NewServeMux()
-	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	files := http.StripPrefix("/static/", http.FileServerFS(static))
+	s.mux.Handle("GET /static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/") { // files only, no listings
+			http.NotFound(w, r)
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
 	s.mux.HandleFunc("GET /{$}", s.fleet)
 	s.mux.HandleFunc("GET /revisions", s.revisions)
 	s.mux.HandleFunc("GET /templates", s.templates)

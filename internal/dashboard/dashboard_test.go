@@ -46,7 +46,10 @@ func TestDashboardEscapesNamesFromGit(t *testing.T) {
 // errors included, carries the strict CSP and refuses framing and sniffing.
 func TestDashboardSecurityHeaders(t *testing.T) {
 	_, ts := newTestServer(t, newMemStore(), nil)
-	for _, path := range []string{"/", "/static/live.js", "/static/style.css", "/nowhere"} {
+	if res, _ := get(t, ts, "/static/"); res.StatusCode != http.StatusNotFound {
+		t.Errorf("/static/: status %d, want 404 (no listing)", res.StatusCode)
+	}
+	for _, path := range []string{"/", "/static/live.js", "/static/style.css", "/nowhere", "/static/"} {
 		res, _ := get(t, ts, path)
 		if got := res.Header.Get("Content-Security-Policy"); got != CSP {
 			t.Errorf("%s: CSP %q, want %q", path, got, CSP)
