@@ -233,3 +233,27 @@ func TestDashboardFailoverStory(t *testing.T) {
 		t.Errorf("events, newest first:\n got %v\nwant %v", got, want)
 	}
 }
+
+// TestDashboardCommitToApplied: the time from a commit to its apply is
+// shown for applies the dashboard saw happen, and not for those it found
+// done when it started.
+func TestDashboardCommitToApplied(t *testing.T) {
+	store := newMemStore()
+	clock := time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)
+	d := deployment("demo", "nginx", 2)
+	store.put(t, "member1", rev1, readyStatus(rev1, clock, d), d)
+	src := &fleetSource{t: t, commits: []source.Commit{{Hash: rev2, Time: clock.Add(time.Minute)}, {Hash: rev1, Time: clock}}}
+	s, ts := newTestServer(t, store, func(o *Options) {
+		o.Source = src
+		o.Now = func() time.Time { clock = clock.Add(time.Minute); return clock }
+	})
+	store.put(t, "member1", rev2, readyStatus(rev2, clock, d), d) // applied between the reads at 8:01 and 8:02
+	if err := s.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, body := get(t, ts, "/revisions")
+	mustContain(t, between(body, `data-revision="`+rev2+`"`, "</tr>"), "1m–1m (1 members)")
+	if row := between(body, `data-revision="`+rev1+`"`, "</tr>"); strings.Contains(row, "members)") {
+		t.Errorf("rev1 was applied before the dashboard started, yet a time is shown: %s", row)
+	}
+}

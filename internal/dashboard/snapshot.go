@@ -189,9 +189,16 @@ func (s *Server) observe(snap *Snapshot) {
 			s.seen[key] = now
 		}
 	}
+	// What the first read finds applied was applied at an unknown time
+	// before it: its time stays zero (unknown), not the dashboard's start.
+	first := s.snap.Taken.IsZero()
 	for _, in := range snap.Inputs {
 		if in.Status != nil && in.Status.AppliedRevision != "" {
-			note(appliedKey(in.Status.AppliedRevision, in.Work.Spec.Cluster))
+			key := appliedKey(in.Status.AppliedRevision, in.Work.Spec.Cluster)
+			if _, ok := s.seen[key]; !ok && first {
+				s.seen[key] = time.Time{}
+			}
+			note(key)
 		}
 		for _, e := range untimedEvents(in) {
 			note(e.key)
