@@ -75,13 +75,16 @@ func timedEvents(in status.Input, objs []*unstructured.Unstructured) []Event {
 		}
 	}
 	for _, obj := range objs {
-		ann := obj.GetAnnotations()
-		at, err := time.Parse(time.RFC3339, ann[workv1alpha1.AnnotationEvictedAt])
-		if err != nil {
+		evictedAt := annotation(obj, workv1alpha1.AnnotationEvictedAt)
+		if evictedAt == "" {
 			continue
 		}
-		msg := "evicted: " + ann[workv1alpha1.AnnotationEvictedReason]
-		if until := ann[workv1alpha1.AnnotationEvictedUntil]; until != "" {
+		at, err := time.Parse(time.RFC3339, evictedAt)
+		if err != nil {
+			continue // not written by propagit: not an eviction it made
+		}
+		msg := "evicted: " + annotation(obj, workv1alpha1.AnnotationEvictedReason)
+		if until := annotation(obj, workv1alpha1.AnnotationEvictedUntil); until != "" {
 			msg += "; the old copy stays until " + until
 		}
 		out = append(out, Event{Time: at, Kind: EventFailover, Cluster: cluster, Object: workv1alpha1.KeyOf(obj).String(), Message: msg})

@@ -17,8 +17,9 @@ import (
 
 // Placement is one template's object on one member.
 type Placement struct {
-	Cluster string
-	Object  workv1alpha1.ObjectKey
+	Template string
+	Cluster  string
+	Object   workv1alpha1.ObjectKey
 	// Desired is the object's replicas (-1 for a non-workload); Ready
 	// counts them when the object is healthy.
 	Desired, Ready int64
@@ -71,8 +72,7 @@ func buildIndex(snap *Snapshot) *templateIndex {
 		objs := snap.objects[in.Work.Spec.Cluster]
 		ix.events = append(ix.events, timedEvents(in, objs)...)
 		for _, p := range placements(in, objs) {
-			name := p.obj.GetAnnotations()[workv1alpha1.AnnotationTemplate]
-			ix.by[name] = append(ix.by[name], p)
+			ix.by[p.Template] = append(ix.by[p.Template], p)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(ix.by)) {
@@ -100,17 +100,16 @@ func placements(in status.Input, objs []*unstructured.Unstructured) []Placement 
 	}
 	var out []Placement
 	for _, obj := range objs {
-		ann := obj.GetAnnotations()
-		name := ann[workv1alpha1.AnnotationTemplate]
+		name := annotation(obj, workv1alpha1.AnnotationTemplate)
 		if name == "" {
 			continue
 		}
 		key := workv1alpha1.KeyOf(obj)
 		res := results[key]
-		p := Placement{Cluster: in.Work.Spec.Cluster, Object: key, Desired: -1, Health: res.Health, Action: res.Action,
+		p := Placement{Template: name, Cluster: in.Work.Spec.Cluster, Object: key, Desired: -1, Health: res.Health, Action: res.Action,
 			Message: res.Message, Drift: drift[key], Frozen: in.Work.Spec.Suspended, Unclaimed: unclaimed[name],
-			Evicted: ann[workv1alpha1.AnnotationEvictedReason], obj: obj}
-		if scheduled, ok := ann[workv1alpha1.AnnotationScheduledReplicas]; ok {
+			Evicted: annotation(obj, workv1alpha1.AnnotationEvictedReason), obj: obj}
+		if scheduled := annotation(obj, workv1alpha1.AnnotationScheduledReplicas); scheduled != "" {
 			// The final spec.replicas (after overrides) wins over what the
 			// scheduler gave, as in status.
 			p.Desired, _ = strconv.ParseInt(scheduled, 10, 64)
@@ -211,4 +210,11 @@ func sortTemplates(rows []TemplateRow, key string, desc bool) {
 		}
 		return cmp.Or(c, cmp.Compare(a.Name, b.Name))
 	})
+}
+
+// annotation reads one annotation of obj without copying them all (a
+// refresh reads several of each of a large fleet's objects).
+func annotation(obj *unstructured.Unstructured, key string) string {
+	v, _, _ := unstructured.NestedString(obj.Object, "metadata", "annotations", key)
+	return v
 }
