@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"errors"
 	"fmt"
 	"net"
@@ -62,7 +63,11 @@ func TestDashboardBrowser(t *testing.T) {
 	opts.ClusterFailureThreshold, opts.ClusterSuccessThreshold = 2*time.Second, 2*time.Second
 	opts.ProbeTimeout = 2 * time.Second
 	startControllerOpts(t, newSetup(t, remote, m1, m2), opts)
-	b := newBrowser(t, serveDashboard(t, remote))
+	store, err := works.NewGitStore(works.GitOptions{URL: remote.URL, Auth: remote.Auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, serveDashboard(t, store, store, remote))
 
 	// Fleet: both members Ready on rev1 (the page may load before they are:
 	// it updates in place).
@@ -124,6 +129,73 @@ func TestDashboardBrowser(t *testing.T) {
 	b.shot("fleet-unknown")
 }
 
+// TestDashboardCRStore serves the dashboard from Work custom resources on
+// a real hub, written by the controller for two real members: the fleet
+// page lists both on the pushed revision with their clusters Ready, the
+// revisions page counts the commit applied on both, and a template page
+// carries its explain trace with the policy and the override.
+func TestDashboardCRStore(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{Members: 3})
+	members, hubMember := env.Members[:2], env.Members[2]
+	hub := startHub(t, hubMember)
+	hubNS := randomNamespace("propagit")
+	createNamespace(t, hub, hubNS)
+	createNamespace(t, hub, quickstartSecretNamespace)
+	for _, m := range members {
+		putMemberSecret(t, hub, quickstartSecretNamespace, m.Name, m)
+	}
+	remote := httpRemote(t)
+	co := newCheckout(t, remote)
+	co.copyDir(quickstartDir, fleetDir)
+	for _, m := range members {
+		co.edit(fleetDir+"/clusters/"+m.Name+".yaml", "https://"+m.Name+".clusters.example.internal:6443", m.Config.Host)
+	}
+	rev, _ := co.commitPush("quickstart")
+	s := newSetup(t, remote)
+	s.KubeconfigDir = ""
+	s.Hub, s.HubNamespace = hub, hubNS
+	startController(t, s)
+	cr := works.NewCRStore(hub, hubNS)
+	base := serveDashboard(t, cr, cr, remote)
+	page := func(path string) string {
+		res, err := http.Get(base + path)
+		if err != nil {
+			return err.Error()
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+	row := func(body, attr string) string {
+		i := strings.Index(body, attr)
+		if i < 0 {
+			return ""
+		}
+		body = body[i:]
+		return body[:max(0, strings.Index(body, "</tr>"))]
+	}
+	eventually(t, converge, func() (bool, string) {
+		body := page("/")
+		for _, m := range members {
+			r := row(body, `data-member="`+m.Name+`"`)
+			if !strings.Contains(r, "cluster True") || !strings.Contains(r, workv1alpha1.ShortRevision(rev)+"</code>") {
+				return false, fmt.Sprintf("%s: row %q", m.Name, r)
+			}
+		}
+		return true, ""
+	})
+	eventually(t, converge, func() (bool, string) {
+		r := row(page("/revisions"), `data-revision="`+rev+`"`)
+		return strings.Contains(r, `data-col="applied">2<`), fmt.Sprintf("revision row %q", r)
+	})
+	body := page("/template?name=" + url.QueryEscape("Deployment.apps/"+qsNamespace+"/"+qsApp))
+	for _, want := range []string{"PropagationPolicy demo/nginx-propagation", "OverridePolicy demo/nginx-override"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the template page lacks %q", want)
+		}
+	}
+}
+
 // pushDashboardFleet pushes the quickstart with a Secret the policy also
 // propagates, and returns the commit.
 func pushDashboardFleet(co *checkout) string {
@@ -141,17 +213,13 @@ stringData:
 	return rev
 }
 
-// serveDashboard serves the dashboard over its own Git store reader and
-// source follower of remote, as `propagit dashboard --repo` does, on a
+// serveDashboard serves the dashboard over the stores (its own instances,
+// as `propagit dashboard` has) and a source follower of remote, on a
 // loopback port until the test ends, and returns its base URL.
-func serveDashboard(t *testing.T, remote *gitRemote) string {
+func serveDashboard(t *testing.T, ws dashboard.WorkReader, ss dashboard.StatusReader, remote *gitRemote) string {
 	t.Helper()
-	store, err := works.NewGitStore(works.GitOptions{URL: remote.URL, Auth: remote.Auth})
-	if err != nil {
-		t.Fatal(err)
-	}
 	opts := dashboard.DefaultOptions()
-	opts.Works, opts.Status, opts.RepoURL = store, store, remote.URL
+	opts.Works, opts.Status, opts.RepoURL = ws, ss, remote.URL
 	opts.Source = dashboard.NewGitSource(source.NewFollower(source.FollowOptions{URL: remote.URL, Auth: remote.Auth, Branch: branch, Path: fleetDir}))
 	opts.Refresh = 500 * time.Millisecond
 	d, err := dashboard.New(opts)
