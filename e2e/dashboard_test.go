@@ -85,6 +85,10 @@ func TestDashboardBrowser(t *testing.T) {
 		short(rev2), time.Since(pushed).Round(100*time.Millisecond))
 	b.checkMarked()
 	b.shot("revisions")
+	b.open("/revision?rev=" + rev2)
+	b.waitText(`tr[data-member="member1"] [data-state]`, "Healthy")
+	b.waitText(`tr[data-member="member2"] [data-state]`, "Healthy")
+	b.shot("revision")
 
 	// Events: a Service deleted by hand on member1 is recreated and shows.
 	ctx, cancel := kubeCtx()

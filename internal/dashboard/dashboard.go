@@ -149,7 +149,7 @@ func New(opts Options) (*Server, error) {
 
 func (s *Server) parsePages() error {
 	s.pages = map[string]*template.Template{}
-	for _, page := range []string{"fleet", "revisions", "templates", "template", "events"} {
+	for _, page := range []string{"fleet", "revisions", "revision", "templates", "template", "events"} {
 		t, err := template.New(page).Funcs(funcs).ParseFS(webFS, "web/layout.html", "web/"+page+".html")
 		if err != nil {
 			return fmt.Errorf("failed to parse the %s page: %w", page, err)
@@ -172,6 +172,7 @@ func (s *Server) routes() {
 	}))
 	s.mux.HandleFunc("GET /{$}", s.fleet)
 	s.mux.HandleFunc("GET /revisions", s.revisions)
+	s.mux.HandleFunc("GET /revision", s.revision)
 	s.mux.HandleFunc("GET /templates", s.templates)
 	s.mux.HandleFunc("GET /template", s.templateDetail)
 	s.mux.HandleFunc("GET /events", s.events)

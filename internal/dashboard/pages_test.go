@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,7 +103,7 @@ func TestDashboardRevisionsAndExplain(t *testing.T) {
 	src := &fleetSource{t: t, commits: []source.Commit{
 		{Hash: rev2, Subject: "nginx: <b>3</b> replicas", Time: now.Add(-time.Minute)},
 		{Hash: rev1, Subject: "quickstart", Time: now.Add(-time.Hour)}}}
-	_, ts := newTestServer(t, store, func(o *Options) { o.Source = src; o.RepoURL = "git@github.com:acme/fleet.git" })
+	s, ts := newTestServer(t, store, func(o *Options) { o.Source = src; o.RepoURL = "git@github.com:acme/fleet.git" })
 
 	_, body := get(t, ts, "/revisions")
 	mustContain(t, body, `href="https://github.com/acme/fleet/commit/`+rev2+`"`, "nginx: &lt;b&gt;3&lt;/b&gt; replicas")
@@ -111,6 +112,26 @@ func TestDashboardRevisionsAndExplain(t *testing.T) {
 	mustContain(t, row, `data-col="applied">1<`, `data-col="healthy" class="ok">1<`, `data-col="pending">1<`)
 	row = between(body, `data-revision="`+rev1+`"`, "</tr>")
 	mustContain(t, row, `data-col="applied">2<`)
+
+	_, body = get(t, ts, "/revision?rev="+rev2)
+	mustContain(t, between(body, `data-member="member1"`, "</tr>"), `data-state="Healthy"`)
+	mustContain(t, between(body, `data-member="member2"`, "</tr>"), `data-state="Pending"`, workv1alpha1.ShortRevision(rev1))
+	if res, _ := get(t, ts, "/revision?rev=nope"); res.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown revision: status %d, want 404", res.StatusCode)
+	}
+
+	// member2 fails to apply rev2: a failure of rev2, not of rev1, which
+	// it still runs.
+	st := readyStatus(rev1, now, d)
+	st.Conditions[0].Status = "False"
+	st.Objects[0].Action = workv1alpha1.ActionFailed
+	store.put(t, "member2", rev2, st, d)
+	if err := s.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, body = get(t, ts, "/revisions")
+	mustContain(t, between(body, `data-revision="`+rev2+`"`, "</tr>"), `data-col="failed" class="bad">1<`)
+	mustContain(t, between(body, `data-revision="`+rev1+`"`, "</tr>"), `data-col="failed" class="">0<`, `data-col="applied">2<`)
 
 	_, body = get(t, ts, "/?q=member2")
 	mustContain(t, between(body, `data-member="member2"`, "</tr>"), "<td>1</td>") // one commit behind

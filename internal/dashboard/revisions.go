@@ -49,7 +49,8 @@ func (s *Server) revisions(w http.ResponseWriter, r *http.Request) {
 			idx[c.Hash] = i
 		}
 		for i, c := range commits[body.Pager.From:body.Pager.To] {
-			body.Rows = append(body.Rows, s.rollout(snap, c, body.Pager.From+i, idx))
+			row, _ := s.rollout(snap, c, body.Pager.From+i, idx)
+			body.Rows = append(body.Rows, row)
 		}
 		return body, http.StatusOK
 	})
@@ -76,10 +77,58 @@ func recordedRevisions(snap *Snapshot) []source.Commit {
 	return out
 }
 
-// rollout counts the members that run commit c (at index ci, newest 0).
-// A member runs c when it applied c or a later commit, or when its Work
-// was last changed before c and it applied that (c did not touch it).
-func (s *Server) rollout(snap *Snapshot, c source.Commit, ci int, idx map[string]int) RevisionRow {
+// Where a member stands with one commit.
+const (
+	RollHealthy     = "Healthy"
+	RollProgressing = "Progressing"
+	RollFailed      = "Failed"
+	RollPending     = "Pending"
+)
+
+// MemberRoll is one member's part in a commit's rollout.
+type MemberRoll struct {
+	Cluster string
+	// Applied: the member runs the commit, or a later one, or a Work the
+	// commit did not change.
+	Applied bool
+	State   string
+	Want    string
+	Have    string
+	// Took is the time from the commit to the refresh that saw it applied
+	// (0 when unknown).
+	Took    time.Duration
+	Message string
+}
+
+// memberRoll says where member cr (whose Work wants want) stands with
+// commit c at index ci of the history (newest 0); pos gives a revision's
+// index. A failure counts against c only while it concerns c: the member
+// has not reached c, or c is the target it is stuck on.
+func (s *Server) memberRoll(cr status.ClusterRow, want string, c source.Commit, ci int, pos func(string) int) MemberRoll {
+	applied := cr.AppliedRevision
+	m := MemberRoll{Cluster: cr.Name, Want: want, Have: applied, Message: cr.Message}
+	m.Applied = applied != "" && (pos(applied) <= ci || (applied == want && pos(want) >= ci))
+	failing := cr.Failed > 0 || cr.Ready == "False"
+	concerns := !m.Applied || (applied == want && pos(want) >= ci)
+	switch {
+	case failing && concerns:
+		m.State = RollFailed
+	case !m.Applied:
+		m.State = RollPending
+	case cr.Ready == "True":
+		m.State = RollHealthy
+	default:
+		m.State = RollProgressing
+	}
+	if t := s.firstSeen(appliedKey(c.Hash, cr.Name)); !t.IsZero() && !c.Time.IsZero() && applied == c.Hash {
+		m.Took = t.Sub(c.Time)
+	}
+	return m
+}
+
+// rollout counts the members that run commit c (at index ci, newest 0),
+// and lists where each stands.
+func (s *Server) rollout(snap *Snapshot, c source.Commit, ci int, idx map[string]int) (RevisionRow, []MemberRoll) {
 	row := RevisionRow{Commit: c, Link: commitLink(s.opts.RepoURL, c.Hash)}
 	pos := func(rev string) int {
 		if i, ok := idx[rev]; ok {
@@ -89,41 +138,66 @@ func (s *Server) rollout(snap *Snapshot, c source.Commit, ci int, idx map[string
 	}
 	newest, known := idx[snap.Newest]
 	row.Recorded = known && newest <= ci
+	var members []MemberRoll
 	for i, in := range snap.Inputs {
 		cr := snap.Report.Clusters[clusterIndex(snap.Report, in.Work.Spec.Cluster, i)]
-		if !row.Recorded {
-			row.Pending++
-			continue
+		m := MemberRoll{Cluster: cr.Name, State: RollPending, Want: in.Work.Spec.SourceRevision, Have: cr.AppliedRevision, Message: cr.Message}
+		if row.Recorded {
+			m = s.memberRoll(cr, in.Work.Spec.SourceRevision, c, ci, pos)
 		}
-		want, applied := in.Work.Spec.SourceRevision, cr.AppliedRevision
-		ran := applied != "" && (pos(applied) <= ci || (applied == want && pos(want) >= ci))
-		switch {
-		case ran && cr.Ready == "True" && cr.Failed == 0:
+		members = append(members, m)
+		if m.Applied {
 			row.Applied++
+		}
+		switch m.State {
+		case RollHealthy:
 			row.Healthy++
-		case cr.Failed > 0 || cr.Ready == "False":
+		case RollFailed:
 			row.Failed++
-			if ran {
-				row.Applied++
-			}
-		case ran:
-			row.Applied++
-		default:
+		case RollPending:
 			row.Pending++
 		}
-		if t := s.firstSeen(appliedKey(c.Hash, cr.Name)); !t.IsZero() && !c.Time.IsZero() && applied == c.Hash {
-			d := t.Sub(c.Time)
-			if row.Timed == 0 || d < row.Fastest {
-				row.Fastest = d
+		if m.Took != 0 {
+			if row.Timed == 0 || m.Took < row.Fastest {
+				row.Fastest = m.Took
 			}
-			row.Slowest = max(row.Slowest, d)
+			row.Slowest = max(row.Slowest, m.Took)
 			row.Timed++
 		}
 	}
 	if c.Hash == snap.Newest {
 		row.RenderErrors = snap.Report.RenderErrors
 	}
-	return row
+	return row, members
+}
+
+type revisionBody struct {
+	Row     RevisionRow
+	Members []MemberRoll
+	Pager   pager
+}
+
+// revision is one commit's page: where each member stands with it.
+func (s *Server) revision(w http.ResponseWriter, r *http.Request) {
+	hash := r.URL.Query().Get("rev")
+	s.servePage(w, r, "revision", "Revision "+shortRev(hash), func(snap *Snapshot) (any, int) {
+		commits := snap.Commits
+		if commits == nil {
+			commits = recordedRevisions(snap)
+		}
+		idx := map[string]int{}
+		for i, c := range commits {
+			idx[c.Hash] = i
+		}
+		ci, ok := idx[hash]
+		if !ok {
+			return &revisionBody{Row: RevisionRow{Commit: source.Commit{Hash: hash}}}, http.StatusNotFound
+		}
+		row, members := s.rollout(snap, commits[ci], ci, idx)
+		body := &revisionBody{Row: row, Pager: paginate(r, len(members), s.opts.PageSize)}
+		body.Members = members[body.Pager.From:body.Pager.To]
+		return body, http.StatusOK
+	})
 }
 
 // clusterIndex finds cluster's row in the report (sorted by name, as the
