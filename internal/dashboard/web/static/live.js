@@ -14,6 +14,10 @@
     });
   }
   function tick() {
+    if (document.hidden) { // a tab nobody looks at asks nothing
+      setTimeout(tick, interval);
+      return;
+    }
     var etag = document.body.getAttribute("data-etag") || "";
     fetch(location.href, { headers: { "If-None-Match": etag }, cache: "no-store", credentials: "same-origin" })
       .then(function (res) {
