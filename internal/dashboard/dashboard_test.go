@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,9 @@ func TestDashboardEscapesNamesFromGit(t *testing.T) {
 	mustContain(t, body, "m1&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;")
 }
 
+// inlineHandler finds an inline event handler attribute (onclick=...).
+var inlineHandler = regexp.MustCompile(`\son[a-z]+=`)
+
 // TestDashboardSecurityHeaders: every response, the static files and
 // errors included, carries the strict CSP and refuses framing and sniffing.
 func TestDashboardSecurityHeaders(t *testing.T) {
@@ -61,9 +65,11 @@ func TestDashboardSecurityHeaders(t *testing.T) {
 			t.Errorf("%s: headers %v", path, res.Header)
 		}
 	}
-	_, body := get(t, ts, "/")
-	if strings.Contains(body, "<script>") || strings.Contains(body, "style=") || strings.Contains(body, "<style") {
-		t.Error("the page holds inline script or style, which the CSP blocks")
+	for _, path := range []string{"/", "/revisions", "/revision?rev=x", "/templates", "/template?name=x", "/events"} {
+		_, body := get(t, ts, path)
+		if strings.Contains(body, "<script>") || strings.Contains(body, "style=") || strings.Contains(body, "<style") || inlineHandler.MatchString(body) {
+			t.Errorf("%s holds inline script or style, which the CSP blocks", path)
+		}
 	}
 	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/", nil)
 	res, err := ts.Client().Do(req)
