@@ -31,6 +31,8 @@ type Manager struct {
 	// interp holds the ResourceInterpreterCustomizations in force (see
 	// Interpret).
 	interp atomic.Pointer[interpret.Interpreter]
+	// keys decrypts SOPS-encrypted objects (see UseKeys).
+	keys atomic.Pointer[keyring]
 }
 
 // Interpret sets the customizations in force: for the kinds they script,

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/propagit/propagit/internal/agent"
 	"github.com/propagit/propagit/internal/logging"
@@ -33,6 +34,7 @@ type agentOptions struct {
 	metricsAddr string
 	agent       agent.Options
 	log         logging.Options
+	keys        keyOptions
 }
 
 func newAgentCommand() *cobra.Command {
@@ -67,6 +69,7 @@ says "agent too old for Work format N" in its status.`,
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-agent-cache"), "folder for the Git clone")
 	f.StringVar(&o.metricsAddr, "metrics-addr", ":8080", "address of /metrics: apply results, drift and Work state of this member, as the controller exports them for push members (empty to disable)")
 	o.log.BindFlags(f)
+	o.keys.bindFlags(f, "the agent", true)
 	_ = cmd.MarkFlagRequired("cluster")
 	return cmd
 }
@@ -112,6 +115,9 @@ func (o *agentOptions) run(parent context.Context) error {
 	}
 	opts := o.agent
 	opts.Deliver.Version = version
+	if opts.Keys, err = o.keySource(member); err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
 	var servers []*server
 	if o.metricsAddr != "" {
 		reg := prometheus.NewRegistry()
@@ -136,4 +142,22 @@ func (o *agentOptions) run(parent context.Context) error {
 
 func (o *agentOptions) memberConfig() (*rest.Config, error) {
 	return requireConfig(o.kubeconfig)
+}
+
+// keySource reads the age keys from the member the agent runs in; nil
+// when no flag asks for decryption.
+func (o *agentOptions) keySource(member *rest.Config) (agent.KeySource, error) {
+	var reader client.Reader
+	if o.keys.secret != "" {
+		c, err := client.New(member, client.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("failed to build the client that reads --decryption-secret: %w", err)
+		}
+		reader = c
+	}
+	src, err := o.keys.source(reader, "", nil)
+	if src == nil || err != nil {
+		return nil, err
+	}
+	return src, nil
 }

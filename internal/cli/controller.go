@@ -45,6 +45,7 @@ type controllerOptions struct {
 	shard         shardOptions
 	limits        limitOptions
 	notify        notifyOptions
+	keys          keyOptions
 	dashboardAddr string
 }
 
@@ -84,6 +85,7 @@ it), and a Cluster in Git cannot point it elsewhere. Outside a cluster
 	o.log.BindFlags(f)
 	o.limits.bindFlags(f)
 	o.notify.bindFlags(f)
+	o.keys.bindFlags(f, "the controller", false)
 	f.StringVar(&o.dashboardAddr, "dashboard-addr", "", "address of the read-only web dashboard, e.g. 127.0.0.1:8082 (empty to disable; token from $"+dashboardTokenEnv+")")
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
@@ -128,6 +130,13 @@ func (o *controllerOptions) run(parent context.Context) error {
 	opts.Deliver.Version = version
 	creds := &cluster.Credentials{KubeconfigDir: o.kubeconfigDir, Hub: stores.hub, Writer: stores.hub, Namespace: cluster.DefaultNamespace,
 		QPS: opts.Apply.QPS, Burst: opts.Apply.Burst}
+	keySrc, err := o.keys.source(stores.hub, cluster.DefaultNamespace, o.limits.DecryptKinds)
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	if keySrc != nil {
+		opts.Keys = keySrc
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts.Metrics = metrics.NewRecorder()

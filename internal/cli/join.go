@@ -12,6 +12,7 @@ import (
 
 	"github.com/propagit/propagit/internal/join"
 	"github.com/propagit/propagit/internal/restrict"
+	"github.com/propagit/propagit/internal/secrets/keys"
 )
 
 type joinOptions struct {
@@ -65,6 +66,8 @@ Running join again changes nothing but mints a fresh token.`,
 	fs.StringVar(&o.WorksRepo, "works-repo", "", "pull with the Git store: the agent's works repository (a URL, or a template with {cluster})")
 	fs.StringVar(&o.out, "out", "", "directory to write the manifests to (default: stdout)")
 	fs.DurationVar(&o.TokenExpiration, "token-expiration", o.TokenExpiration, "requested lifetime of the push token; the controller renews it after two thirds")
+	fs.BoolVar(&o.AgeKey, "age-key", false, "create (or keep) the member's age key for SOPS-encrypted Secrets, Secret propagit-system/"+join.AgeKeySecret+
+		", annotate the Cluster with its recipient (propagit.io/age-recipient) and print it; a pull agent is given --decryption-secret")
 	fs.DurationVar(&o.HubTokenExpiration, "hub-token-expiration", o.HubTokenExpiration, "lifetime of the pull agent's hub token (--hub-kubeconfig); not renewed, limited to the agent's own Work")
 	fs.StringVar(&o.restrictions, "restrictions", "", "the controller's restriction policy file: the member grants only its namespaces (exact names), "+
 		"and bind/escalate on roles only when it allows admin-bindings (without it, the default policy: no bind/escalate)")
@@ -109,6 +112,13 @@ func (o *joinOptions) run(cmd *cobra.Command) error {
 	if len(m.Secret) > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: Secret %s/%s holds a credential for %s (expires %s): apply it to the hub, never commit it\n",
 			join.CredentialsNamespace, join.SecretName(o.Name), o.Name, res.TokenExpiry.UTC().Format(time.RFC3339))
+	}
+	if res.AgeRecipient != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "age recipient of %s: %s (encrypt its Secrets with sops encrypt --age %s)\n", o.Name, res.AgeRecipient, res.AgeRecipient)
+		if o.Mode == join.ModePush {
+			fmt.Fprintf(cmd.ErrOrStderr(), "push mode: copy Secret %s/%s from the member to the hub as %s/%s%s; the controller decrypts with it\n",
+				join.Namespace, join.AgeKeySecret, join.CredentialsNamespace, keys.MemberSecretPrefix, o.Name)
+		}
 	}
 	return writeManifests(cmd.OutOrStdout(), o.out, o.Name, m)
 }

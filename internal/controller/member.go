@@ -312,12 +312,14 @@ func (m *member) manager(ctx context.Context) (deliver.Applier, error) {
 	cred := credentialID(cfg)
 	if mgr != nil && cred == built {
 		mgr.Interpret(m.c.interpreter())
+		mgr.UseKeys(m.c.keys(ctx, cl.Name))
 		return mgr, nil
 	}
 	if mgr, err = apply.NewForConfig(cfg, m.c.opts.Apply); err != nil {
 		return nil, err
 	}
 	mgr.Interpret(m.c.interpreter())
+	mgr.UseKeys(m.c.keys(ctx, cl.Name))
 	m.mu.Lock()
 	m.mgr, m.mgrCred = mgr, cred
 	m.mu.Unlock()

@@ -62,6 +62,9 @@ type Options struct {
 	PullHeartbeatTimeout time.Duration
 	Render               render.Options
 	Apply                apply.Options
+	// Keys finds each push member's age keys for SOPS-encrypted objects;
+	// nil decrypts nothing (every encrypted object fails alone).
+	Keys KeySource
 	// Metrics records what the controller does; nil records nothing.
 	Metrics *metrics.Recorder
 	// Deliver tunes each member's syncer (health re-checks, retry backoff,

@@ -85,6 +85,9 @@ type Options struct {
 	// CheckTimeout bounds how long the credential check waits for RBAC to
 	// propagate in the apiserver's authorizer cache.
 	CheckTimeout time.Duration
+	// AgeKey creates (or keeps) the member's age key for SOPS-encrypted
+	// objects, Secret propagit-system/sops-age, and records its recipient.
+	AgeKey bool
 	// Hub, for pull, says the agent reads its Work from a hub (CR store)
 	// with the identity JoinHub makes.
 	Hub bool
@@ -147,6 +150,8 @@ type Result struct {
 	TokenExpiry time.Time
 	// CheckNamespace is where the dry-run Deployment was checked.
 	CheckNamespace string
+	// AgeRecipient is the public key of the member's age key (AgeKey).
+	AgeRecipient string
 }
 
 // Join creates the ServiceAccount and RBAC in the member reached by cfg,
@@ -176,6 +181,11 @@ func Join(ctx context.Context, cfg *rest.Config, opts Options) (*Result, error) 
 	}
 	if err := Check(ctx, checkCfg, res.CheckNamespace, opts.CheckTimeout); err != nil {
 		return nil, err
+	}
+	if opts.AgeKey {
+		if res.AgeRecipient, err = ensureAgeKey(ctx, cs, opts.Name); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }

@@ -88,6 +88,9 @@ func clusterManifest(opts Options, res *Result) ([]byte, error) {
 	if len(opts.Labels) > 0 {
 		meta["labels"] = opts.Labels
 	}
+	if res.AgeRecipient != "" {
+		meta["annotations"] = map[string]string{workv1alpha1.AnnotationAgeRecipient: res.AgeRecipient}
+	}
 	doc := map[string]any{
 		"apiVersion": clusterv1alpha1.GroupVersion,
 		"kind":       clusterv1alpha1.KindCluster,
@@ -176,6 +179,9 @@ spec:
         - --works-store=git
 {{- end}}
         - --cache-dir=/cache
+{{- if .AgeKey}}
+        - --decryption-secret={{.AgeKeySecret}}
+{{- end}}
 {{- if not .Hub}}
         env:
         - name: PROPAGIT_GIT_TOKEN
@@ -213,6 +219,7 @@ func agentManifest(opts Options) ([]byte, error) {
 	err := agentTemplate.Execute(&buf, map[string]any{
 		"Cluster": opts.Name, "Namespace": Namespace, "ServiceAccount": ServiceAccount,
 		"Hub": opts.Hub, "HubSecret": HubSecretName, "HubNamespace": hubNS, "WorksRepo": opts.WorksRepo,
+		"AgeKey": opts.AgeKey, "AgeKeySecret": AgeKeySecret,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("failed to render the agent manifest: %w", err)

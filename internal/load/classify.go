@@ -23,6 +23,8 @@ type collector struct {
 	problems []Problem
 	// budget, when set, bounds the documents and nodes parsed.
 	budget *budget
+	// kustomized: the documents are kustomize's output, not files.
+	kustomized bool
 }
 
 func (c *collector) addIssues(src Source, issues []issue) {
@@ -184,6 +186,9 @@ func (c *collector) template(di docInfo, n *yaml.Node, gvk schema.GroupVersionKi
 	}
 	v, _ := valueOf(n, nil, &d.strict, nil).(map[string]any)
 	obj := &unstructured.Unstructured{Object: v}
+	if !c.sealed(di, n, gvk, obj) {
+		return
+	}
 	for _, f := range []string{"apiVersion", "kind"} {
 		d.lines[f] = lookup(n, f).Line
 	}

@@ -61,8 +61,11 @@ func (f Finding) String() string {
 
 // Lint returns the findings of `propagit lint`, each naming a file and line,
 // in a stable order.
-func Lint(set *load.Set, res *Result) []Finding {
-	var out []Finding
+func Lint(set *load.Set, res *Result) []Finding { return LintWith(set, res, LintOptions{}) }
+
+// LintWith is Lint with the checks opts turns on.
+func LintWith(set *load.Set, res *Result, opts LintOptions) []Finding {
+	out := lintSecrets(res, opts)
 	for _, f := range set.Findings {
 		out = append(out, Finding{Finding: f, Severity: SeverityWarning})
 	}

@@ -58,6 +58,10 @@ func renderTargets(b *Binding, clusters []*clusterv1alpha1.Cluster, overrides []
 			t.Error = err.Error()
 			continue
 		}
+		if f := sealedFailure(b, t.Cluster, obj, res, overrides); f != nil {
+			t.Failure, t.Error = f, f.String()
+			continue
+		}
 		if fe := validate(obj); fe != nil {
 			t.Failure = invalidFailure(b, t.Cluster, fe)
 			t.Error = t.Failure.Path + ": " + t.Failure.Message

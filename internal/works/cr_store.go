@@ -94,7 +94,7 @@ func (s *CRStore) get(ctx context.Context, cluster string) (*workv1alpha1.Work, 
 	if err != nil {
 		return nil, fmt.Errorf("failed to get Work %s/%s: %w", ns, cluster, err)
 	}
-	return w, nil
+	return s.assemble(ctx, w, nil)
 }
 
 // list returns the managed Works by cluster: the one in the cluster's
@@ -136,6 +136,13 @@ func (s *CRStore) listAll(ctx context.Context) (map[string]*workv1alpha1.Work, [
 		} else {
 			shadowed = append(shadowed, w)
 		}
+	}
+	for cluster, w := range out {
+		whole, err := s.assemble(ctx, w, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		out[cluster] = whole
 	}
 	return out, shadowed, nil
 }
@@ -201,6 +208,9 @@ func (s *CRStore) Put(ctx context.Context, revision string, ws []*workv1alpha1.W
 		err := s.c.Delete(ctx, old, client.Preconditions{UID: &old.UID})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("failed to delete Work %s/%s: %w", old.Namespace, name, err)
+		}
+		if err := s.pruneParts(ctx, old.Namespace, name, 1); err != nil {
+			return nil, err
 		}
 		changed = append(changed, name)
 	}

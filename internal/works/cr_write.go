@@ -16,27 +16,47 @@ import (
 )
 
 // putOne creates w when old is nil, or updates old's spec and propagit's
-// annotations when its content differs, and reports whether it wrote. A
-// conflict rereads the Work and compares again.
+// annotations when its content differs (old is whole: assembled from its
+// parts), and reports whether it wrote. A Work too large for one custom
+// resource is split (split): its parts are written first, then the first
+// part, then the parts it no longer has are deleted. A conflict rereads the
+// Work and compares again.
 func (s *CRStore) putOne(ctx context.Context, revision string, seq int64, w, old *workv1alpha1.Work) (bool, error) {
 	spec := *w.Spec.DeepCopy()
 	if spec.SourceRevision == "" {
 		spec.SourceRevision = revision
 	}
 	ann := ownAnnotations(w.Annotations)
+	if old != nil {
+		if same, err := sameContent(old, &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Annotations: ann}, Spec: spec}); err != nil || same {
+			return false, err
+		}
+	}
+	ns, err := workv1alpha1.MemberNamespace(spec.Cluster)
+	if err != nil {
+		return false, err
+	}
+	first, parts, err := split(&workv1alpha1.Work{Spec: spec})
+	if err != nil {
+		return false, err
+	}
+	if err := s.putParts(ctx, ns, spec.Cluster, parts); err != nil {
+		return false, err
+	}
 	stamped := maps.Clone(ann)
 	if stamped == nil {
 		stamped = map[string]string{}
 	}
+	maps.Copy(stamped, first.Annotations)
 	stamped[workv1alpha1.AnnotationRecordedSequence] = strconv.FormatInt(seq, 10)
+	spec = first.Spec
 	if old == nil {
-		return true, s.create(ctx, spec, stamped)
-	}
-	wrote := false
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if same, err := sameContent(old, &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Annotations: ann}, Spec: spec}); err != nil || same {
-			return err
+		if err := s.create(ctx, spec, stamped); err != nil {
+			return false, err
 		}
+		return true, s.pruneParts(ctx, ns, spec.Cluster, len(parts)+1)
+	}
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		upd := old.DeepCopy()
 		upd.Spec = spec
 		upd.Annotations = withOwnAnnotations(upd.Annotations, stamped)
@@ -48,13 +68,12 @@ func (s *CRStore) putOne(ctx context.Context, revision string, seq int64, w, old
 			}
 			old = fresh
 		}
-		wrote = err == nil
 		return err
 	})
 	if err != nil {
 		return false, fmt.Errorf("failed to update Work %s/%s: %w", old.Namespace, spec.Cluster, err)
 	}
-	return wrote, nil
+	return true, s.pruneParts(ctx, ns, spec.Cluster, len(parts)+1)
 }
 
 // withOwnAnnotations returns all with propagit's annotations replaced by
@@ -116,14 +135,23 @@ func (s *CRStore) move(ctx context.Context, old *workv1alpha1.Work, ns string) (
 // GetStatus returns the status of cluster's Work, read from cluster's
 // namespace only; the zero status when there is no such Work.
 func (s *CRStore) GetStatus(ctx context.Context, cluster string) (*workv1alpha1.WorkStatus, error) {
-	w, err := s.get(ctx, cluster)
+	ns, err := workv1alpha1.MemberNamespace(cluster)
 	if err != nil {
 		return nil, err
 	}
-	if w == nil {
+	w := &workv1alpha1.Work{} // the first part holds the status: its parts need not be read
+	err = s.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: cluster}, w)
+	if apierrors.IsNotFound(err) {
 		return &workv1alpha1.WorkStatus{}, nil
 	}
-	return w.Status.DeepCopy(), nil
+	if err != nil {
+		return nil, fmt.Errorf("failed to get Work %s/%s: %w", ns, cluster, err)
+	}
+	st, err := unpack(&w.Status)
+	if err != nil {
+		return nil, fmt.Errorf("Work %s/%s: %w", ns, cluster, err)
+	}
+	return st.DeepCopy(), nil
 }
 
 // PutStatus writes status to the status subresource of cluster's Work when
@@ -140,10 +168,18 @@ func (s *CRStore) PutStatus(ctx context.Context, cluster string, status *workv1a
 		if err := s.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: cluster}, w); err != nil {
 			return err
 		}
-		if !StatusChanged(&w.Status, next, s.heartbeatInterval) {
+		stored, err := unpack(&w.Status)
+		if err != nil {
+			stored = &workv1alpha1.WorkStatus{} // overwrite an unreadable record
+		}
+		if !StatusChanged(stored, next, s.heartbeatInterval) {
 			return nil
 		}
-		w.Status = *settle(&w.Status, next, s.now())
+		packed, err := pack(settle(stored, next, s.now()))
+		if err != nil {
+			return err
+		}
+		w.Status = *packed
 		return s.c.Status().Update(ctx, w)
 	})
 	if err != nil {

@@ -76,6 +76,12 @@ type WorkStatus struct {
 	// Drift lists recent changes made on the member outside propagit.
 	// +optional
 	Drift []DriftRecord `json:"drift,omitempty"`
+	// Packed holds Inventory and Objects gzip-compressed, in place of
+	// both, when they would make the record too large for one object (a
+	// member with thousands of objects). The Work stores pack and unpack
+	// it: what they return never has it set.
+	// +optional
+	Packed []byte `json:"packed,omitempty"`
 	// Heartbeat is when the applier last reported (pull agents).
 	// +optional
 	Heartbeat *metav1.Time `json:"heartbeat,omitempty"`

@@ -23,6 +23,10 @@ const (
 	LabelOwner = "propagit.io/owner"
 	// LabelCluster names the member a Work custom resource belongs to.
 	LabelCluster = "propagit.io/cluster"
+	// LabelChunkOf marks a Work custom resource that holds a part of the
+	// manifests of the named cluster's Work (AnnotationChunks): a member's
+	// Work larger than one object may be is split.
+	LabelChunkOf = "propagit.io/chunk-of"
 	// LabelJoinedBy marks the objects `propagit join` created in a member.
 	LabelJoinedBy = "propagit.io/joined-by"
 	// LabelCredentialsFor, on a hub Secret in the credentials namespace,
@@ -49,6 +53,16 @@ const (
 	// AnnotationAppliedDigest is the digest of what propagit last applied,
 	// set on the live object so drift is told from a new Work.
 	AnnotationAppliedDigest = "propagit.io/applied-digest"
+
+	// AnnotationSOPSDocument holds, on an object loaded from a SOPS-encrypted
+	// document, that document as committed (still encrypted): its MAC covers
+	// the original order and values, which render's overrides and stamps
+	// change. The decrypting apply verifies and reads it, then removes it.
+	AnnotationSOPSDocument = "propagit.io/sops-document"
+	// AnnotationAgeRecipient, on a Cluster, lists (comma-separated) the age
+	// recipients whose identities the member decrypts with; lint checks
+	// that each encrypted object sent there is encrypted to one of them.
+	AnnotationAgeRecipient = "propagit.io/age-recipient"
 
 	// AnnotationEvictedAt, AnnotationEvictedUntil, AnnotationEvictedReason
 	// and AnnotationPurgeMode mark an old copy kept on a cluster the
@@ -109,6 +123,15 @@ const (
 	// every Work carries the same list: a template placed nowhere has no
 	// Work of its own to say why.
 	AnnotationScheduleErrors = "propagit.io/schedule-errors"
+
+	// AnnotationChunks, on a Work custom resource, is how many Works its
+	// manifests are split into (itself first, then <cluster>-part-<i>);
+	// AnnotationChunk is a part's index, and AnnotationManifestsDigest,
+	// on all of them, the Digest of the whole, so a reader never mixes
+	// parts of two writes.
+	AnnotationChunks          = "propagit.io/chunks"
+	AnnotationChunk           = "propagit.io/chunk"
+	AnnotationManifestsDigest = "propagit.io/manifests-digest"
 
 	// AnnotationPrefix is the prefix of propagit's own annotations: a Work
 	// store records those with a Work, never what other tools set.

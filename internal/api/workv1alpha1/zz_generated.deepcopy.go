@@ -194,6 +194,11 @@ func (in *WorkStatus) DeepCopyInto(out *WorkStatus) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.Packed != nil {
+		in, out := &in.Packed, &out.Packed
+		*out = make([]byte, len(*in))
+		copy(*out, *in)
+	}
 	if in.Heartbeat != nil {
 		in, out := &in.Heartbeat, &out.Heartbeat
 		*out = (*in).DeepCopy()
