@@ -57,6 +57,10 @@ func setController(u *unstructured.Unstructured, o Options) error {
 	args = setArg(args, "--path", o.Path)
 	args = setArg(args, "--works-store", o.WorksStore)
 	args = setArg(args, "--namespace", o.Namespace)
+	if o.Shard {
+		args = setArg(args, "--leader-elect", "")
+		args = setArg(args, "--shard", "true")
+	}
 	if o.WebhookSecret != "" {
 		p := webhookProviders[o.WebhookProvider]
 		args = setArg(args, p.flag, webhookDir+"/"+p.key)

@@ -54,8 +54,11 @@ type Options struct {
 	// token); empty leaves the webhook off.
 	WebhookSecret, WebhookProvider string
 	// Replicas of the controller; they elect a leader (--leader-elect), so
-	// one acts and the others stand by.
+	// one acts and the others stand by, or with Shard split the members.
 	Replicas int32
+	// Shard runs the replicas with --shard instead of --leader-elect: each
+	// applies to its share of the push members.
+	Shard bool
 	// Image of the controller.
 	Image string
 	// Namespace replaces propagit-system everywhere.

@@ -110,3 +110,18 @@ func controllerArgs(t *testing.T, objs []*unstructured.Unstructured) []string {
 	t.Fatal("no Deployment")
 	return nil
 }
+
+// TestBuildShard runs the replicas with --shard in place of --leader-elect.
+func TestBuildShard(t *testing.T) {
+	o := DefaultOptions()
+	o.Repo, o.Shard, o.Replicas = "https://git.example.com/fleet.git", true, 3
+	objs, err := Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"controller", "--repo=https://git.example.com/fleet.git", "--branch=main", "--works-store=git",
+		"--namespace=propagit-system", "--cache-dir=/cache", "--health-addr=:8081", "--http-addr=:8080", "--shard=true"}
+	if diff := cmp.Diff(want, controllerArgs(t, objs)); diff != "" {
+		t.Errorf("controller args (-want +got):\n%s", diff)
+	}
+}
