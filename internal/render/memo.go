@@ -3,6 +3,9 @@ package render
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -133,10 +136,11 @@ func (m *Memo) keep(b *Binding, sum [sha256.Size]byte, seen map[workv1alpha1.Obj
 // renderAll renders the targets of every binding, through the memo when m
 // is not nil, and keeps only this Render's templates in it.
 func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override) {
+	for _, b := range bindings {
+		overrides(b.Key.Namespace) // fills its cache before the workers read it
+	}
 	if m == nil {
-		for _, b := range bindings {
-			renderTargets(b, clusters, overrides(b.Key.Namespace))
-		}
+		renderParallel(bindings, clusters, overrides)
 		return
 	}
 	m.Rendered, m.Reused = 0, 0
@@ -147,6 +151,9 @@ func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluste
 	}
 	overrideSums := map[string]nsSum{}
 	seen := make(map[workv1alpha1.ObjectKey]memoEntry, len(bindings))
+	var todo []*Binding
+	var sums [][sha256.Size]byte
+	var keep []bool
 	for _, b := range bindings {
 		ns := b.Key.Namespace
 		osum, known := overrideSums[ns]
@@ -161,13 +168,33 @@ func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluste
 			seen[b.Key] = m.entries[b.Key]
 			continue
 		}
-		renderTargets(b, clusters, overrides(ns))
-		m.Rendered++
-		if ok {
-			m.keep(b, sum, seen)
+		todo, sums, keep = append(todo, b), append(sums, sum), append(keep, ok)
+	}
+	renderParallel(todo, clusters, overrides)
+	m.Rendered = len(todo)
+	for i, b := range todo {
+		if keep[i] {
+			m.keep(b, sums[i], seen)
 		}
 	}
 	m.entries = seen
+}
+
+// renderParallel renders the targets of bindings on GOMAXPROCS workers.
+// Each binding is rendered by one worker, alone, so the result does not
+// depend on the schedule.
+func renderParallel(bindings []*Binding, clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(bindings)) {
+		wg.Go(func() {
+			r := newRenderer(clusters, overrides)
+			for i := next.Add(1) - 1; i < int64(len(bindings)); i = next.Add(1) - 1 {
+				r.renderTargets(bindings[i])
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // clusterInputs is what overrides read of the clusters: their identity,

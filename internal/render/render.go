@@ -254,14 +254,26 @@ func effectiveClusters(cs []load.Cluster, status map[string]*clusterv1alpha1.Clu
 	return out
 }
 
-// group collects rendered objects per cluster.
+// group collects rendered objects per cluster. An object shared by several
+// clusters has its key computed once.
 func group(bindings []*Binding) []Work {
-	per := map[string][]*unstructured.Unstructured{}
+	type keyed struct {
+		key workv1alpha1.ObjectKey
+		obj *unstructured.Unstructured
+	}
+	per := map[string][]keyed{}
 	for _, b := range bindings {
+		keys := map[*unstructured.Unstructured]workv1alpha1.ObjectKey{}
 		for _, t := range b.Targets {
-			if t.Object != nil && !t.Suspended {
-				per[t.Cluster] = append(per[t.Cluster], t.Object)
+			if t.Object == nil || t.Suspended {
+				continue
 			}
+			k, ok := keys[t.Object]
+			if !ok {
+				k = workv1alpha1.KeyOf(t.Object)
+				keys[t.Object] = k
+			}
+			per[t.Cluster] = append(per[t.Cluster], keyed{key: k, obj: t.Object})
 		}
 	}
 	names := make([]string, 0, len(per))
@@ -272,8 +284,12 @@ func group(bindings []*Binding) []Work {
 	works := make([]Work, 0, len(names))
 	for _, n := range names {
 		objs := per[n]
-		slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int { return workv1alpha1.KeyOf(a).Compare(workv1alpha1.KeyOf(b)) })
-		works = append(works, Work{Cluster: n, Objects: objs})
+		slices.SortStableFunc(objs, func(a, b keyed) int { return a.key.Compare(b.key) })
+		w := Work{Cluster: n, Objects: make([]*unstructured.Unstructured, len(objs))}
+		for i, o := range objs {
+			w.Objects[i] = o.obj
+		}
+		works = append(works, w)
 	}
 	return works
 }

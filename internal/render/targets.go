@@ -1,6 +1,8 @@
 package render
 
 import (
+	"encoding/binary"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
@@ -9,57 +11,148 @@ import (
 	"github.com/propagit/propagit/internal/schedule"
 )
 
+// renderer renders the targets of bindings with structural sharing: the
+// clusters of a template that get the same replicas, the same Job
+// completions and the same matching override rules (override.Candidates)
+// get one object, rendered once, the very same *unstructured.Unstructured.
+// Rendered objects are never changed afterwards; whatever edits one (an
+// eviction stamp, a kept copy) edits a deep copy. A renderer is for one
+// goroutine; its overrides are read-only.
+type renderer struct {
+	index     map[string]int // cluster name → position in clusters
+	clusters  []*clusterv1alpha1.Cluster
+	overrides func(string) []load.Override
+	// targets remembers, per namespace and rule, whether the rule targets
+	// each cluster (0 unknown, 1 yes, 2 no): a rule's clusters do not
+	// depend on the template.
+	targets map[ruleOf][]int8
+	key     []byte
+}
+
+type ruleOf struct {
+	namespace string
+	rule      override.RuleRef
+}
+
+// variant is one rendering shared by several clusters.
+type variant struct {
+	object    *unstructured.Unstructured
+	overrides override.Result
+}
+
+func newRenderer(clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override) *renderer {
+	r := &renderer{index: make(map[string]int, len(clusters)), clusters: clusters, overrides: overrides, targets: map[ruleOf][]int8{}}
+	for i, c := range clusters {
+		r.index[c.Name] = i
+	}
+	return r
+}
+
 // renderTargets builds the final object of b for each of its clusters, in
 // Karmada's order: copy, revise replicas, split Job completions, cluster
 // overrides then overrides, stamp, prune. A failure on one cluster leaves
 // that cluster without the object and the others untouched. A frozen old
 // copy (a target that has its object already) is left as it is, unless its
 // cluster is no longer declared.
-func renderTargets(b *Binding, clusters []*clusterv1alpha1.Cluster, overrides []load.Override) {
+func (r *renderer) renderTargets(b *Binding) {
 	if len(b.Targets) == 0 {
 		return
 	}
-	byName := map[string]*clusterv1alpha1.Cluster{}
-	for _, c := range clusters {
-		byName[c.Name] = c
-	}
+	overrides := r.overrides(b.Key.Namespace)
+	candidates := override.Candidates(b.Template.Object, overrides)
 	workload := b.Decision != nil && b.Decision.Workload
 	completions := splitCompletions(b, workload)
+	variants := map[string]variant{}
 	for _, t := range b.Targets {
-		c := byName[t.Cluster]
-		if c == nil {
+		ci, ok := r.index[t.Cluster]
+		if !ok {
 			t.Error, t.Object = errUndeclaredCluster, nil
 			continue
 		}
 		if t.Object != nil {
 			continue // frozen
 		}
-		obj := b.Template.Object.DeepCopy()
-		var scheduled *int32
-		if workload && t.Scheduled {
-			reviseReplicas(obj, t.Replicas)
-			if n, ok := completions[t.Cluster]; ok {
-				_ = unstructured.SetNestedField(obj.Object, int64(n), "spec", "completions")
-			}
-			r := t.Replicas
-			scheduled = &r
-		}
-		res, err := override.Apply(obj, c, overrides)
-		t.Overrides = res
-		if err != nil {
-			t.Failure = overrideFailure(b, t.Cluster, overrides, err)
-			t.Error = err.Error()
+		n, split := completions[t.Cluster]
+		key := r.variantKey(b.Key.Namespace, candidates, overrides, ci, workload && t.Scheduled, t.Replicas, n, split)
+		if v, ok := variants[string(key)]; ok {
+			t.Object, t.Overrides = v.object, v.overrides
 			continue
 		}
-		if fe := validate(obj); fe != nil {
-			t.Failure = invalidFailure(b, t.Cluster, fe)
-			t.Error = t.Failure.Path + ": " + t.Failure.Message
-			continue
+		renderTarget(b, t, r.clusters[ci], overrides, workload, n, split)
+		if t.Object != nil {
+			variants[string(key)] = variant{object: t.Object, overrides: t.Overrides}
 		}
-		stamp(obj, b, scheduled)
-		prune(obj)
-		t.Object = obj
 	}
+}
+
+// variantKey encodes everything the object of one target depends on
+// besides the binding: the replicas written, the completions, and which
+// candidate override rules target the cluster.
+func (r *renderer) variantKey(ns string, candidates []override.RuleRef, overrides []load.Override, cluster int,
+	scheduled bool, replicas, completions int32, split bool) []byte {
+	key := r.key[:0]
+	if scheduled {
+		key = binary.AppendVarint(append(key, 1), int64(replicas))
+	}
+	if split {
+		key = binary.AppendVarint(append(key, 2), int64(completions))
+	}
+	key = append(key, 0)
+	for i, c := range candidates {
+		if i%8 == 0 {
+			key = append(key, 0)
+		}
+		if r.ruleTargets(ns, c, overrides, cluster) {
+			key[len(key)-1] |= 1 << (i % 8)
+		}
+	}
+	r.key = key
+	return key
+}
+
+func (r *renderer) ruleTargets(ns string, rule override.RuleRef, overrides []load.Override, cluster int) bool {
+	k := ruleOf{namespace: ns, rule: rule}
+	known := r.targets[k]
+	if known == nil {
+		known = make([]int8, len(r.clusters))
+		r.targets[k] = known
+	}
+	if known[cluster] == 0 {
+		known[cluster] = 2
+		if override.TargetsCluster(rule, overrides, r.clusters[cluster]) {
+			known[cluster] = 1
+		}
+	}
+	return known[cluster] == 1
+}
+
+// renderTarget renders b for one cluster c into t.
+func renderTarget(b *Binding, t *Target, c *clusterv1alpha1.Cluster, overrides []load.Override, workload bool, completions int32, split bool) {
+	obj := b.Template.Object.DeepCopy()
+	var scheduled *int32
+	if workload && t.Scheduled {
+		reviseReplicas(obj, t.Replicas)
+		if split {
+			_ = unstructured.SetNestedField(obj.Object, int64(completions), "spec", "completions")
+		}
+		r := t.Replicas
+		scheduled = &r
+	}
+	res, err := override.Apply(obj, c, overrides)
+	t.Overrides = res
+	if err != nil {
+		t.Failure = overrideFailure(b, t.Cluster, overrides, err)
+		t.Error = err.Error()
+		return
+	}
+	if fe := validate(obj); fe != nil {
+		t.Failure = invalidFailure(b, t.Cluster, fe)
+		t.Error = t.Failure.Path + ": " + t.Failure.Message
+		return
+	}
+	stamp(obj, b, scheduled)
+	prune(obj)
+	t.Object = obj
 }
 
 // errUndeclaredCluster is the Error of a target whose cluster is gone
