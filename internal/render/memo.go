@@ -180,17 +180,25 @@ func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluste
 	m.entries = seen
 }
 
-// renderParallel renders the targets of bindings on GOMAXPROCS workers.
-// Each binding is rendered by one worker, alone, so the result does not
-// depend on the schedule.
+// renderParallel renders the targets of bindings, each by one worker with
+// its own renderer, so the result does not depend on the schedule.
 func renderParallel(bindings []*Binding, clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override) {
+	parallel(len(bindings), func() func(int) {
+		r := newRenderer(clusters, overrides)
+		return func(i int) { r.renderTargets(bindings[i]) }
+	})
+}
+
+// parallel calls, on GOMAXPROCS workers, work(i) for every i in [0, n),
+// each worker with its own work function from newWorker.
+func parallel(n int, newWorker func() func(int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(bindings)) {
+	for range min(runtime.GOMAXPROCS(0), n) {
 		wg.Go(func() {
-			r := newRenderer(clusters, overrides)
-			for i := next.Add(1) - 1; i < int64(len(bindings)); i = next.Add(1) - 1 {
-				r.renderTargets(bindings[i])
+			work := newWorker()
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				work(int(i))
 			}
 		})
 	}

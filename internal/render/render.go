@@ -188,10 +188,12 @@ func Render(in Input) *Result {
 	slices.SortStableFunc(templates, func(a, b load.Template) int {
 		return workv1alpha1.KeyOf(a.Object).Compare(workv1alpha1.KeyOf(b.Object))
 	})
-	for i := range templates {
-		b := place(&templates[i], in, clusters)
+	r.Bindings = make([]*Binding, len(templates))
+	parallel(len(templates), func() func(int) {
+		return func(i int) { r.Bindings[i] = place(&templates[i], in, clusters) }
+	})
+	for _, b := range r.Bindings {
 		byKey[b.Key] = b
-		r.Bindings = append(r.Bindings, b)
 	}
 	addDependencies(r.Bindings, byKey, in.Set.Propagations)
 	in.Memo.renderAll(r.Bindings, clusters, overridesByNamespace(in.Set.Overrides))

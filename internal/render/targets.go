@@ -23,8 +23,7 @@ type renderer struct {
 	clusters  []*clusterv1alpha1.Cluster
 	overrides func(string) []load.Override
 	// targets remembers, per namespace and rule, whether the rule targets
-	// each cluster (0 unknown, 1 yes, 2 no): a rule's clusters do not
-	// depend on the template.
+	// each cluster (ruleColumn.known).
 	targets map[ruleOf][]int8
 	key     []byte
 }
@@ -60,6 +59,10 @@ func (r *renderer) renderTargets(b *Binding) {
 	}
 	overrides := r.overrides(b.Key.Namespace)
 	candidates := override.Candidates(b.Template.Object, overrides)
+	columns := make([]ruleColumn, len(candidates))
+	for i, c := range candidates {
+		columns[i] = r.column(b.Key.Namespace, c, overrides)
+	}
 	workload := b.Decision != nil && b.Decision.Workload
 	completions := splitCompletions(b, workload)
 	variants := map[string]variant{}
@@ -73,7 +76,7 @@ func (r *renderer) renderTargets(b *Binding) {
 			continue // frozen
 		}
 		n, split := completions[t.Cluster]
-		key := r.variantKey(b.Key.Namespace, candidates, overrides, ci, workload && t.Scheduled, t.Replicas, n, split)
+		key := r.variantKey(columns, ci, workload && t.Scheduled, t.Replicas, n, split)
 		if v, ok := variants[string(key)]; ok {
 			t.Object, t.Overrides = v.object, v.overrides
 			continue
@@ -87,9 +90,8 @@ func (r *renderer) renderTargets(b *Binding) {
 
 // variantKey encodes everything the object of one target depends on
 // besides the binding: the replicas written, the completions, and which
-// candidate override rules target the cluster.
-func (r *renderer) variantKey(ns string, candidates []override.RuleRef, overrides []load.Override, cluster int,
-	scheduled bool, replicas, completions int32, split bool) []byte {
+// candidate override rules (columns) target the cluster.
+func (r *renderer) variantKey(columns []ruleColumn, cluster int, scheduled bool, replicas, completions int32, split bool) []byte {
 	key := r.key[:0]
 	if scheduled {
 		key = binary.AppendVarint(append(key, 1), int64(replicas))
@@ -98,11 +100,11 @@ func (r *renderer) variantKey(ns string, candidates []override.RuleRef, override
 		key = binary.AppendVarint(append(key, 2), int64(completions))
 	}
 	key = append(key, 0)
-	for i, c := range candidates {
+	for i, c := range columns {
 		if i%8 == 0 {
 			key = append(key, 0)
 		}
-		if r.ruleTargets(ns, c, overrides, cluster) {
+		if c.targets(cluster) {
 			key[len(key)-1] |= 1 << (i % 8)
 		}
 	}
@@ -110,20 +112,34 @@ func (r *renderer) variantKey(ns string, candidates []override.RuleRef, override
 	return key
 }
 
-func (r *renderer) ruleTargets(ns string, rule override.RuleRef, overrides []load.Override, cluster int) bool {
+// ruleColumn says, per cluster, whether one rule targets it.
+type ruleColumn struct {
+	rule      override.RuleRef
+	overrides []load.Override
+	clusters  []*clusterv1alpha1.Cluster
+	known     []int8 // 0 unknown, 1 yes, 2 no
+}
+
+// column returns the column of rule, shared by every template of ns: a
+// rule's clusters do not depend on the template.
+func (r *renderer) column(ns string, rule override.RuleRef, overrides []load.Override) ruleColumn {
 	k := ruleOf{namespace: ns, rule: rule}
 	known := r.targets[k]
 	if known == nil {
 		known = make([]int8, len(r.clusters))
 		r.targets[k] = known
 	}
-	if known[cluster] == 0 {
-		known[cluster] = 2
-		if override.TargetsCluster(rule, overrides, r.clusters[cluster]) {
-			known[cluster] = 1
+	return ruleColumn{rule: rule, overrides: overrides, clusters: r.clusters, known: known}
+}
+
+func (c ruleColumn) targets(cluster int) bool {
+	if c.known[cluster] == 0 {
+		c.known[cluster] = 2
+		if override.TargetsCluster(c.rule, c.overrides, c.clusters[cluster]) {
+			c.known[cluster] = 1
 		}
 	}
-	return known[cluster] == 1
+	return c.known[cluster] == 1
 }
 
 // renderTarget renders b for one cluster c into t.
