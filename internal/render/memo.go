@@ -43,7 +43,7 @@ type memoEntry struct {
 // shared between Renders.
 type memoTarget struct {
 	object    *unstructured.Unstructured
-	overrides override.Result
+	overrides *override.Result
 	err       string
 	failure   *RenderError
 }

@@ -155,24 +155,28 @@ type Binding struct {
 	AlsoAutoPropagated bool
 }
 
-// Target is the rendering of a template for one cluster.
+// Target is the rendering of a template for one cluster. There is one per
+// template and cluster, so it stays small: what clusters with the same
+// rendering share (Object, Overrides) is pointed to, not copied.
 type Target struct {
 	Cluster  string
 	Replicas int32
 	// Scheduled is false for clusters added only as a dependency target.
 	Scheduled bool
 	Suspended bool
-	Overrides override.Result
+	// Kept is set when Object is the copy last recorded for this cluster,
+	// carried over unchanged: the template failed to render here, or it is
+	// unclaimed.
+	Kept bool
+	// Overrides is what the override policies did; nil when the object
+	// was not rendered here (a frozen or kept copy).
+	Overrides *override.Result
 	// Error is why the template did not render for this cluster (an
 	// override failed, the result is not a valid object); the other
 	// clusters still render. Failure holds the same, typed.
 	Error   string
 	Failure *RenderError
 	Object  *unstructured.Unstructured
-	// Kept is set when Object is the copy last recorded for this cluster,
-	// carried over unchanged: the template failed to render here, or it is
-	// unclaimed.
-	Kept bool
 	// Evicted is set on the old copy kept, frozen, on a cluster the template
 	// was moved off (purge modes Gracefully and Never).
 	Evicted *Eviction

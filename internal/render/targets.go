@@ -36,7 +36,7 @@ type ruleOf struct {
 // variant is one rendering shared by several clusters.
 type variant struct {
 	object    *unstructured.Unstructured
-	overrides override.Result
+	overrides *override.Result
 }
 
 func newRenderer(clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override) *renderer {
@@ -155,7 +155,7 @@ func renderTarget(b *Binding, t *Target, c *clusterv1alpha1.Cluster, overrides [
 		scheduled = &r
 	}
 	res, err := override.Apply(obj, c, overrides)
-	t.Overrides = res
+	t.Overrides = &res
 	if err != nil {
 		t.Failure = overrideFailure(b, t.Cluster, overrides, err)
 		t.Error = err.Error()
@@ -218,4 +218,12 @@ func divided(b *Binding) bool {
 	}
 	rs := b.Choice.Winner.Policy.Policy.Spec.Placement.ReplicaScheduling
 	return rs != nil && rs.ReplicaSchedulingType != "Duplicated"
+}
+
+// changes lists the edits the override policies made to t's object.
+func (t *Target) changes() []override.Change {
+	if t.Overrides == nil {
+		return nil
+	}
+	return t.Overrides.Changes
 }
