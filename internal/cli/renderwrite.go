@@ -6,6 +6,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,74 +16,102 @@ import (
 	"github.com/propagit/propagit/internal/render"
 )
 
-// renderFile is one file of a render: its path inside --out and its object.
+// renderFile is one file of a render: its name in its folder and its object.
 type renderFile struct {
-	rel string
-	obj *unstructured.Unstructured
+	name string
+	obj  *unstructured.Unstructured
+}
+
+// renderDir is one folder of a render (relative to --out) and its files.
+type renderDir struct {
+	rel   string
+	files []renderFile
 }
 
 // writeObjects writes every object of works to <cluster>/<key path> inside
 // root. Paths are checked, and two objects that would share one file are an
-// error, before anything is written. The files are then written in
-// parallel, each distinct object encoded once (render shares an object
-// between the clusters that receive it unchanged), so identical objects get
-// identical bytes.
+// error, before anything is written. The folders are then written in
+// parallel, each opened once, and each distinct object encoded once (render
+// shares an object between the clusters that receive it unchanged), so
+// identical objects get identical bytes.
 func writeObjects(root *os.Root, works []render.Work) error {
-	files, dirs, err := planFiles(works)
+	dirs, err := planFiles(works)
 	if err != nil {
 		return err
 	}
-	for _, d := range dirs {
-		if err := root.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-	}
 	enc := newYAMLEncoder()
-	return inParallel(len(files), func(i int) error {
-		b, err := enc.encode(files[i].obj)
-		if err != nil {
-			return err
-		}
-		f, err := root.OpenFile(files[i].rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			return err
-		}
-		if _, err := f.Write(b); err != nil {
-			f.Close()
-			return err
-		}
-		return f.Close()
+	return inParallel(len(dirs), func(i int) error {
+		return writeDir(root, dirs[i], enc)
 	})
 }
 
-// planFiles returns the file of every object and the folders they need,
-// sorted. A path that is not plain, or a second object for one file, is an
+func writeDir(root *os.Root, d renderDir, enc *yamlEncoder) error {
+	if err := root.MkdirAll(d.rel, 0o755); err != nil {
+		return err
+	}
+	dir, err := root.OpenRoot(d.rel)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	for _, f := range d.files {
+		b, err := enc.encode(f.obj)
+		if err != nil {
+			return err
+		}
+		if err := writeNew(dir, f.name, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeNew writes a file that must not exist yet.
+func writeNew(dir *os.Root, name string, b []byte) error {
+	f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// planFiles returns the folders of a render with their files, sorted by
+// folder. A path that is not plain, or a second object for one file, is an
 // error, never an overwrite.
-func planFiles(works []render.Work) ([]renderFile, []string, error) {
-	var files []renderFile
+func planFiles(works []render.Work) ([]renderDir, error) {
 	written := map[string]string{}
-	dirs := map[string]bool{}
+	byDir := map[string]*renderDir{}
 	for _, work := range works {
 		for _, obj := range work.Objects {
 			key := workv1alpha1.KeyOf(obj)
 			rel := path.Join(work.Cluster, key.Path())
 			if !filepath.IsLocal(filepath.FromSlash(rel)) || path.Clean(rel) != rel {
-				return nil, nil, fmt.Errorf("refusing to write %s for cluster %q: its file %q is not a plain path inside --out", key, work.Cluster, rel)
+				return nil, fmt.Errorf("refusing to write %s for cluster %q: its file %q is not a plain path inside --out", key, work.Cluster, rel)
 			}
 			if other, dup := written[rel]; dup {
-				return nil, nil, fmt.Errorf("%s and %s for cluster %q would both be written to %s", other, key, work.Cluster, rel)
+				return nil, fmt.Errorf("%s and %s for cluster %q would both be written to %s", other, key, work.Cluster, rel)
 			}
 			written[rel] = key.String()
-			dirs[path.Dir(rel)] = true
-			files = append(files, renderFile{rel: rel, obj: obj})
+			dir, name := path.Split(rel)
+			dir = path.Clean(dir)
+			d := byDir[dir]
+			if d == nil {
+				d = &renderDir{rel: dir}
+				byDir[dir] = d
+			}
+			d.files = append(d.files, renderFile{name: name, obj: obj})
 		}
 	}
-	sorted := make([]string, 0, len(dirs))
-	for d := range dirs {
-		sorted = append(sorted, d)
+	out := make([]renderDir, 0, len(byDir))
+	for _, d := range byDir {
+		out = append(out, *d)
 	}
-	slices.Sort(sorted)
-	return files, sorted, nil
+	slices.SortFunc(out, func(a, b renderDir) int { return strings.Compare(a.rel, b.rel) })
+	return out, nil
 }
 
 // yamlEncoder turns objects into the YAML render writes, each distinct

@@ -14,6 +14,8 @@ package render_test
 
 import (
 	"fmt"
+	"path"
+	"strings"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
@@ -325,5 +327,69 @@ func BenchmarkRenderVsKustomize(b *testing.B) {
 		b.Logf("per op: render %.3fs (%.3fs CPU), load %.3fs (%.3fs CPU), kustomize %.3fs (%.3fs CPU); "+
 			"render is %.1fx faster, %.1fx with the load, and uses %.1fx less CPU",
 			rd.ns/1e9, rd.cpu, ld.ns/1e9, ld.cpu, kz.ns/1e9, kz.cpu, kz.ns/rd.ns, kz.ns/(ld.ns+rd.ns), kz.cpu/rd.cpu)
+	})
+}
+
+// BenchmarkFleetOneChange is one op = a render of the 1,000 × 100 fleet
+// after one template changed (its replicas): "full" renders every template,
+// "memo" reuses what the previous revision rendered (render.Memo, as the
+// controller does). The ratio line reports memo-percent-of-full (target
+// ≤ 1%).
+func BenchmarkFleetOneChange(b *testing.B) {
+	fx := benchFixtures(b)
+	t := fx.model.Templates[0]
+	file := path.Join(benchRepoRoot, "apps", t.Namespace, t.Name+".yaml")
+	original, err := fx.repo.ReadFile(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cache := load.NewCache()
+	revision := func(i int) *load.Set {
+		changed := strings.Replace(string(original), fmt.Sprintf("replicas: %d", t.Replicas), fmt.Sprintf("replicas: %d", t.Replicas+int64(i%2)), 1)
+		if err := fx.repo.WriteFile(file, []byte(changed)); err != nil {
+			b.Fatal(err)
+		}
+		set, err := cache.Load(fx.repo, benchRepoRoot)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return set
+	}
+	defer func() {
+		if err := fx.repo.WriteFile(file, original); err != nil {
+			b.Fatal(err)
+		}
+	}()
+	ns := map[string]float64{}
+	for _, mode := range []string{"full", "memo"} {
+		b.Run(mode, func(b *testing.B) {
+			var memo *render.Memo
+			if mode == "memo" {
+				memo = render.NewMemo()
+				render.Render(render.Input{Set: revision(1), Options: render.DefaultOptions(), Memo: memo})
+			}
+			i := 0
+			var res *render.Result
+			for b.Loop() {
+				b.StopTimer()
+				set := revision(i)
+				i++
+				b.StartTimer()
+				res = render.Render(render.Input{Set: set, Options: render.DefaultOptions(), Memo: memo})
+			}
+			ns[mode] = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			if _, err := checkBenchRender(fx.model, res); err != nil && !strings.Contains(err.Error(), t.Name) {
+				b.Fatal(err)
+			}
+			if memo != nil {
+				b.ReportMetric(float64(memo.Rendered), "templates-rendered/op")
+			}
+		})
+	}
+	b.Run("ratio", func(b *testing.B) {
+		for b.Loop() {
+		}
+		b.ReportMetric(0, "ns/op")
+		b.ReportMetric(100*ns["memo"]/ns["full"], "memo-percent-of-full")
 	})
 }
