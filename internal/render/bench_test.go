@@ -15,9 +15,9 @@ package render_test
 import (
 	"fmt"
 	"path"
-	"strings"
 	"runtime/debug"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
