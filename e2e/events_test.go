@@ -30,7 +30,7 @@ func TestOpsEventsOnWorks(t *testing.T) {
 	co.write(fleetDir+"/a.yaml", configMapYAML(ns, "a", "v1"))
 	co.commitPush("one ConfigMap")
 
-	rec, err := events.New(hubMember.Config, hubNS)
+	rec, err := events.New(hubMember.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,16 +40,20 @@ func TestOpsEventsOnWorks(t *testing.T) {
 	opts := controllerOptions()
 	opts.Events = rec
 	ctrl := startControllerOpts(t, s, opts)
-	waitEvent(t, hub, hubNS, m1.Name, corev1.EventTypeNormal, workv1alpha1.EventApplied, "applied")
+	memberNS, err := workv1alpha1.MemberNamespace(m1.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, hub, memberNS, m1.Name, corev1.EventTypeNormal, workv1alpha1.EventApplied, "applied")
 
 	co.write(fleetDir+"/override.yaml", overrideYAML(ns, "a", m1.Name, "/data/nope", "x"))
 	rev, _ := co.commitPush("an override with a typo")
 	ctrl.waitRevision(rev)
-	waitEvent(t, hub, hubNS, m1.Name, corev1.EventTypeWarning, workv1alpha1.EventRenderFailed, "/data/nope")
+	waitEvent(t, hub, memberNS, m1.Name, corev1.EventTypeWarning, workv1alpha1.EventRenderFailed, "/data/nope")
 }
 
-// waitEvent waits for an Event of type and reason on cluster's Work whose
-// message contains text.
+// waitEvent waits for an Event of type and reason on cluster's Work, in
+// namespace ns, whose message contains text.
 func waitEvent(t *testing.T, hub client.Client, ns, cluster, eventType, reason, text string) {
 	t.Helper()
 	eventually(t, converge, func() (bool, string) {

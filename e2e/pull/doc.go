@@ -15,7 +15,8 @@
 //	go test ./e2e/pull/ -run '^$' -bench BenchmarkPull -benchtime 50x
 //
 // Every test is named TestPull… so the group runs on its own with
-// `go test ./e2e/... -run TestPull`. Waits poll a condition until a deadline
+// `go test ./e2e/... -run TestPull`; the pull isolation scenarios of issue
+// 15 are TestTrust… (`go test ./e2e/pull/ -run TestTrust`). Waits poll a condition until a deadline
 // and report the last state they saw; there are no sleeps. Namespaces are
 // random and no test starts more than three members. Workloads are
 // ConfigMaps, except in the mixed push/pull scenario, which rolls out the
@@ -31,6 +32,9 @@
 //	TestPullStaleHeartbeatFailover   failover counts from when the heartbeat went stale
 //	TestPullManyAgentsStatus         20 agents writing status at once
 //	TestPullNewerFormatRefused       a Work of a newer format is refused whole
+//	TestTrustPullCRStoreIsolation    an agent's hub identity gets 403 on another member's Work and status
+//	TestTrustPullGitStoreIsolation   one works repository per member; a forged status is never read
+//	TestTrustPullCRStoreMovesLegacyWorks  Works of the old shared namespace moved, inventory kept
 //
 // BenchmarkPullAgentSteadyState measures one poll of an unchanged work
 // branch holding 10 or 200 clusters.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -262,8 +263,10 @@ func kubeconfigDir(t testing.TB, members ...*testenv.Member) string {
 
 // hubSetup is what the in-process controller is built from.
 type hubSetup struct {
-	// SourceURL is the fleet repository the controller follows.
+	// SourceURL is the fleet repository the controller follows, with Auth
+	// (nil: none).
 	SourceURL string
+	Auth      transport.AuthMethod
 	Works     works.Store
 	Status    works.StatusStore
 	// Push are the members the controller applies to.
@@ -306,7 +309,7 @@ type runningController struct {
 // startController runs a controller built from s until the test ends.
 func startController(t testing.TB, s hubSetup) *runningController {
 	t.Helper()
-	follower := source.NewFollower(source.FollowOptions{URL: s.SourceURL, Branch: sourceBranch, Path: fleetPath})
+	follower := source.NewFollower(source.FollowOptions{URL: s.SourceURL, Branch: sourceBranch, Path: fleetPath, Auth: s.Auth})
 	creds := &cluster.Credentials{KubeconfigDir: kubeconfigDir(t, s.Push...), QPS: 100, Burst: 200}
 	log := testLogger(t, "controller")
 	c := controller.New(s.Options, controller.GitFetcher(follower), s.Works, s.Status, creds, log)

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/propagit/propagit/e2e/e2etest"
+	"github.com/propagit/propagit/internal/agent"
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/metrics"
@@ -97,8 +98,12 @@ func TestPullCRStoreHeartbeat(t *testing.T) {
 	if limit := int(window/heartbeatInterval) + 2; len(writes) > limit {
 		t.Errorf("%d status writes in %s, want at most %d (one per heartbeat interval)", len(writes), window.Round(time.Millisecond), limit)
 	}
+	memberNS, err := workv1alpha1.MemberNamespace(pullM.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, w := range writes {
-		if !strings.HasPrefix(w, "PUT ") || !strings.HasSuffix(w, "/namespaces/"+hubNS+"/works/"+pullM.Name+"/status") {
+		if !strings.HasPrefix(w, "PUT ") || !strings.HasSuffix(w, "/namespaces/"+memberNS+"/works/"+pullM.Name+"/status") {
 			t.Errorf("agent wrote %s on the hub; want only its own Work's status", w)
 		}
 	}
@@ -151,7 +156,7 @@ func readyIs(reg *prometheus.Registry, cluster, want string) func() (bool, strin
 
 // workHolds is an eventually condition: cluster's Work holds exactly want
 // (kind/name), besides its Namespace.
-func workHolds(store *works.CRStore, cluster string, want ...string) func() (bool, string) {
+func workHolds(store agent.Source, cluster string, want ...string) func() (bool, string) {
 	return func() (bool, string) {
 		got, err := workObjects(store, cluster)
 		if err != nil {

@@ -67,16 +67,16 @@ func (a *Agent) stamp(st *workv1alpha1.WorkStatus) bool {
 	return true
 }
 
-func (a *Agent) applier(context.Context) (deliver.Applier, error) {
-	if a.mgr != nil {
-		return a.mgr, nil
+func (a *Agent) applier(ctx context.Context) (deliver.Applier, error) {
+	if a.mgr == nil {
+		mgr, err := apply.NewForConfig(a.member, a.opts.Apply)
+		if err != nil {
+			return nil, err
+		}
+		a.mgr = mgr
 	}
-	mgr, err := apply.NewForConfig(a.member, a.opts.Apply)
-	if err != nil {
-		return nil, err
-	}
-	a.mgr = mgr
-	return mgr, nil
+	a.mgr.UseKeys(a.keys(ctx))
+	return a.mgr, nil
 }
 
 // Run polls and applies until ctx ends. Invalid options are an error, not

@@ -22,6 +22,9 @@ type Options struct {
 	ProbeTimeout time.Duration
 	Deliver      deliver.Options
 	Apply        apply.Options
+	// Keys finds this member's age keys for SOPS-encrypted objects; nil
+	// decrypts nothing (every encrypted object fails alone).
+	Keys KeySource
 }
 
 // DefaultOptions returns the defaults of `propagit agent`.

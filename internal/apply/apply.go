@@ -29,7 +29,9 @@ import (
 // still complete and its inventory still safe to store.
 func (m *Manager) Apply(ctx context.Context, desired []*unstructured.Unstructured,
 	inventory []workv1alpha1.ObjectRef) (*Result, error) {
-	return m.run(ctx, newPlan(desired, inventory, m.opts.Owner))
+	p := newPlan(desired, inventory, m.opts.Owner)
+	m.decrypt(p)
+	return m.run(ctx, p)
 }
 
 // ApplyChanges is Apply for a change: it applies changed, prunes removed
@@ -41,6 +43,7 @@ func (m *Manager) Apply(ctx context.Context, desired []*unstructured.Unstructure
 func (m *Manager) ApplyChanges(ctx context.Context, changed []*unstructured.Unstructured, removed,
 	inventory []workv1alpha1.ObjectRef) (*Result, error) {
 	p := newPartialPlan(changed, inventory, m.opts.Owner)
+	m.decrypt(p)
 	gone := make(map[workv1alpha1.ObjectKey]bool, len(removed))
 	for _, r := range removed {
 		gone[r.ObjectKey] = true
@@ -64,6 +67,7 @@ func (m *Manager) Check(ctx context.Context, desired []*unstructured.Unstructure
 			it.set(workv1alpha1.ActionUnchanged)
 		}
 	}
+	m.decrypt(p)
 	return m.run(ctx, p)
 }
 

@@ -8,7 +8,9 @@
 //     and duplicates, copied, and stamped with the managed label (when
 //     render did not) and a digest of itself (workv1alpha1.AnnotationAppliedDigest); the
 //     previous inventory says which objects propagit already owns, and
-//     which of them are no longer desired.
+//     which of them are no longer desired. A SOPS-encrypted object is then
+//     decrypted in memory with the keys given to UseKeys (its digest stays
+//     that of the ciphertext); one that cannot be is failed, not applied.
 //  2. namespaces: every namespace a desired object lives in that is not
 //     itself desired is created when missing, without propagit's managed
 //     label — propagit did not render it, so it is never pruned.

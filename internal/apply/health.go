@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/interpret"
 )
 
 // Health reads every inventory object and computes its kstatus: Current,
@@ -26,7 +27,7 @@ func (m *Manager) Health(ctx context.Context, inventory []workv1alpha1.ObjectRef
 	m.readLive(ctx, items, nil)
 	out := make([]workv1alpha1.ObjectResult, len(inventory))
 	for i, it := range items {
-		out[i] = healthOf(it, ctx.Err())
+		out[i] = healthOf(it, ctx.Err(), m.interp.Load())
 	}
 	sortResults(out)
 	if err := ctx.Err(); err != nil {
@@ -35,9 +36,11 @@ func (m *Manager) Health(ctx context.Context, inventory []workv1alpha1.ObjectRef
 	return out, nil
 }
 
-// healthOf computes the kstatus of one object read by readLive. ctxErr
+// healthOf computes the kstatus of one object read by readLive, or, when a
+// customization scripts its kind, its InterpretHealth (Current when
+// healthy, InProgress when not, Unknown when the script fails). ctxErr
 // explains an object that was never read.
-func healthOf(it *item, ctxErr error) workv1alpha1.ObjectResult {
+func healthOf(it *item, ctxErr error, ip *interpret.Interpreter) workv1alpha1.ObjectResult {
 	res := workv1alpha1.ObjectResult{ObjectRef: it.ref, Health: workv1alpha1.HealthUnknown}
 	switch {
 	case meta.IsNoMatchError(it.liveErr):
@@ -48,6 +51,17 @@ func healthOf(it *item, ctxErr error) workv1alpha1.ObjectResult {
 		res.Message = fmt.Sprintf("%s was not read: %v", fmtRef(it.ref), ctxErr)
 	case it.live == nil:
 		res.Health, res.Message = workv1alpha1.HealthNotFound, fmtRef(it.ref)+" is not on the member"
+	case ip.Script(it.live, interpret.HealthInterpretation) != nil:
+		healthy, _, err := ip.InterpretHealth(it.live)
+		switch {
+		case err != nil:
+			res.Message = fmt.Sprintf("%s health could not be interpreted: %v", fmtRef(it.ref), err)
+		case healthy:
+			res.Health = workv1alpha1.HealthCurrent
+		default:
+			res.Health = workv1alpha1.HealthInProgress
+			res.Message = fmtRef(it.ref) + ": not healthy by its ResourceInterpreterCustomization's InterpretHealth"
+		}
 	default:
 		st, err := status.Compute(it.live)
 		if err != nil {
@@ -58,6 +72,9 @@ func healthOf(it *item, ctxErr error) workv1alpha1.ObjectResult {
 		if st.Status != status.CurrentStatus {
 			res.Message = fmtRef(it.ref) + ": " + st.Message
 		}
+	}
+	if it.live != nil {
+		res.Status = reflectStatus(it.live, ip)
 	}
 	return res
 }

@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/pkg/ssa"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/propagit/propagit/internal/interpret"
 )
 
 // ownerGroup prefixes the owner labels of fluxcd/pkg/ssa; propagit does not
@@ -25,7 +28,18 @@ type Manager struct {
 	opts   Options
 	// cfg is the member's config when the Manager was built from one.
 	cfg *rest.Config
+	// interp holds the ResourceInterpreterCustomizations in force (see
+	// Interpret).
+	interp atomic.Pointer[interpret.Interpreter]
+	// keys decrypts SOPS-encrypted objects (see UseKeys).
+	keys atomic.Pointer[keyring]
 }
+
+// Interpret sets the customizations in force: for the kinds they script,
+// InterpretHealth judges health instead of kstatus and Retain keeps the
+// member's fields before each apply, as in Karmada. Safe to call while
+// the Manager works; nil removes them.
+func (m *Manager) Interpret(ip *interpret.Interpreter) { m.interp.Store(ip) }
 
 // New returns a Manager that talks to one member through c. The client's
 // rate limits are used as they are; see NewForConfig.

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/interpret"
 )
 
 // applyItem applies one desired object whose live copy readLive already
@@ -34,10 +35,14 @@ import (
 //
 // check says the object was applied with this content before, so a missing
 // one was deleted on the member: drift too. Replicas a scaler on the member
-// owns are kept (retainReplicas) before anything is compared.
+// owns are kept (retainReplicas), and so are the fields a customization's
+// Retain script keeps (retainScripted), before anything is compared.
 func (m *Manager) applyItem(ctx context.Context, it *item, check bool) {
 	if it.read && it.liveErr == nil {
 		retainReplicas(it.obj, it.live, m.opts.FieldManager)
+		if !retainScripted(it, m.interp.Load()) {
+			return
+		}
 	}
 	switch {
 	case !it.read:
@@ -57,6 +62,25 @@ func (m *Manager) applyItem(ctx context.Context, it *item, check bool) {
 	default:
 		m.reconcile(ctx, it)
 	}
+}
+
+// retainScripted runs the Retain script of the object's kind, if any, on
+// the desired object and its live copy, and applies its result instead. A
+// script error fails the object: nothing is written.
+func retainScripted(it *item, ip *interpret.Interpreter) bool {
+	if it.live == nil {
+		return true
+	}
+	out, s, err := ip.Retain(it.obj, it.live)
+	switch {
+	case s == nil:
+		return true
+	case err != nil:
+		it.fail("was not applied: %v", err)
+		return false
+	}
+	it.obj.Object = out.Object
+	return true
 }
 
 // create applies an object that is not on the member.

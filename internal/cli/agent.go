@@ -3,29 +3,38 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/propagit/propagit/internal/agent"
 	"github.com/propagit/propagit/internal/logging"
+	"github.com/propagit/propagit/internal/metrics"
 )
 
 type agentOptions struct {
 	repo       gitOptions
 	store      storeOptions
-	kubeconfig string
+	kubeconfig kubeconfigOptions
 	heartbeat  time.Duration
 	cacheDir   string
-	agent      agent.Options
-	log        logging.Options
+	// metricsAddr serves /metrics: the same apply, health and drift
+	// series as the controller's, for this member.
+	metricsAddr string
+	agent       agent.Options
+	log         logging.Options
+	keys        keyOptions
 }
 
 func newAgentCommand() *cobra.Command {
@@ -34,8 +43,10 @@ func newAgentCommand() *cobra.Command {
 		Use:   "agent --cluster NAME",
 		Short: "Pull mode: apply this member's Work from inside the member",
 		Long: `agent runs inside a member cluster the hub cannot reach. It reads only
-its own cluster's Work — from the Git work branch (--works-store git --repo)
-or from a Work custom resource on a hub (--works-store cr --hub-kubeconfig) —
+its own cluster's Work — from the Git work branch (--works-store git, its
+own repository with --works-repo https://git.example.com/fleet-works-{cluster}.git,
+or the shared --repo) or from the Work custom resource in its own hub
+namespace propagit-member-NAME (--works-store cr --hub-kubeconfig) —
 applies it locally with server-side apply (same semantics as push mode:
 inventory, prune, conflict resolution) and reports status, its cluster's
 capacity and a heartbeat. It never needs credentials to other members.
@@ -43,7 +54,8 @@ capacity and a heartbeat. It never needs credentials to other members.
 Upgrade order: the controller first, then the agents. An agent that meets a
 Work format newer than it understands applies nothing, keeps what runs, and
 says "agent too old for Work format N" in its status.`,
-		Example: `  propagit agent --cluster edge-7 --repo https://git.example.com/fleet.git
+		Example: `  propagit agent --cluster edge-7 --works-repo 'https://git.example.com/fleet-works-{cluster}.git'
+  propagit agent --cluster edge-7 --repo https://git.example.com/fleet.git
   propagit agent --cluster edge-7 --works-store cr --hub-kubeconfig /etc/propagit/hub.kubeconfig`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
@@ -52,10 +64,12 @@ says "agent too old for Work format N" in its status.`,
 	o.agent.BindFlags(f)
 	o.repo.bindFlags(cmd, "repo", "the repository holding the work branch (git store)")
 	o.store.bindFlags(cmd)
-	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of this member (default: in-cluster config)")
+	o.kubeconfig.bindFlags(f, "", "this member", "the in-cluster config, else ~/.kube/config")
 	f.DurationVar(&o.heartbeat, "heartbeat-interval", 10*time.Second, "how often the agent reports it is alive when nothing else changed (the Work CR's status, or the git store's heartbeat ref)")
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-agent-cache"), "folder for the Git clone")
+	f.StringVar(&o.metricsAddr, "metrics-addr", ":8080", "address of /metrics: apply results, drift and Work state of this member, as the controller exports them for push members (empty to disable)")
 	o.log.BindFlags(f)
+	o.keys.bindFlags(f, "the agent", true)
 	_ = cmd.MarkFlagRequired("cluster")
 	return cmd
 }
@@ -83,11 +97,14 @@ func (o *agentOptions) run(parent context.Context) error {
 	if err != nil {
 		return err
 	}
+	if o.repo.url == "" {
+		o.repo.url = o.store.worksRepo // its credentials are for its works repository
+	}
 	auth, err := o.repo.auth()
 	if err != nil {
 		return err
 	}
-	o.store.heartbeat = o.heartbeat
+	o.store.heartbeat, o.store.cluster, o.store.log = o.heartbeat, o.agent.Cluster, log
 	st, err := o.store.build(o.repo, auth, filepath.Join(o.repo.cacheDir(o.cacheDir), "works"))
 	if err != nil {
 		return err
@@ -98,21 +115,49 @@ func (o *agentOptions) run(parent context.Context) error {
 	}
 	opts := o.agent
 	opts.Deliver.Version = version
+	if opts.Keys, err = o.keySource(member); err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	var servers []*server
+	if o.metricsAddr != "" {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		opts.Deliver.Metrics = metrics.NewRecorder()
+		opts.Deliver.Metrics.MustRegister(reg)
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		s, err := listen("--metrics-addr", o.metricsAddr, mux)
+		if err != nil {
+			return &ExitError{Code: 1, Err: err}
+		}
+		servers = append(servers, s)
+	}
 	log = log.WithValues(logging.KeyCluster, opts.Cluster)
 	log.Info("agent started", "worksStore", o.store.kind)
-	if err := runGroup(ctx, agent.New(opts, src, st.status, member, log).Run); err != nil {
+	if err := runGroup(ctx, agent.New(opts, src, st.status, member, log).Run, servers...); err != nil {
 		return &ExitError{Code: 1, Err: err}
 	}
 	return nil
 }
 
 func (o *agentOptions) memberConfig() (*rest.Config, error) {
-	if o.kubeconfig != "" {
-		return clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	return requireConfig(o.kubeconfig)
+}
+
+// keySource reads the age keys from the member the agent runs in; nil
+// when no flag asks for decryption.
+func (o *agentOptions) keySource(member *rest.Config) (agent.KeySource, error) {
+	var reader client.Reader
+	if o.keys.secret != "" {
+		c, err := client.New(member, client.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("failed to build the client that reads --decryption-secret: %w", err)
+		}
+		reader = c
 	}
-	cfg, err := rest.InClusterConfig()
-	if err != nil {
-		return nil, fmt.Errorf("not running in a cluster: pass --kubeconfig: %w", err)
+	src, err := o.keys.source(reader, "", nil)
+	if src == nil || err != nil {
+		return nil, err
 	}
-	return cfg, nil
+	return src, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/propagit/propagit/internal/events"
 	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/metrics"
+	"github.com/propagit/propagit/internal/shard"
 	"github.com/propagit/propagit/internal/source"
 	"github.com/propagit/propagit/internal/webhook"
 )
@@ -41,8 +42,10 @@ type controllerOptions struct {
 	controller    controller.Options
 	log           logging.Options
 	leader        leaderOptions
+	shard         shardOptions
 	limits        limitOptions
 	notify        notifyOptions
+	keys          keyOptions
 }
 
 func newControllerCommand() *cobra.Command {
@@ -77,9 +80,11 @@ it), and a Cluster in Git cannot point it elsewhere. Outside a cluster
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-cache"), "folder for the Git clones")
 	o.controller.BindFlags(f)
 	o.leader.bindFlags(f)
+	o.shard.bindFlags(f)
 	o.log.BindFlags(f)
 	o.limits.bindFlags(f)
 	o.notify.bindFlags(f)
+	o.keys.bindFlags(f, "the controller", false)
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
 }
@@ -111,17 +116,25 @@ func (o *controllerOptions) run(parent context.Context) error {
 	}
 	follower := source.NewFollower(source.FollowOptions{URL: o.repo.url, Branch: o.branch, Path: o.path, Auth: auth,
 		CacheDir: filepath.Join(o.repo.cacheDir(o.cacheDir), "source"), Limits: o.limits.sourceLimits()})
+	o.store.log = log
 	stores, err := o.store.build(o.repo, auth, filepath.Join(o.repo.cacheDir(o.cacheDir), "works"))
 	if err != nil {
 		return err
 	}
-	if o.leader.enabled && stores.hubConfig == nil {
-		return errors.New("--leader-elect needs a hub: pass --hub-kubeconfig or run in a cluster")
+	if (o.leader.enabled || o.shard.enabled) && stores.hubConfig == nil {
+		return errors.New("--leader-elect and --shard need a hub: pass --hub-kubeconfig or run in a cluster")
 	}
 	opts := o.controller
 	opts.Deliver.Version = version
 	creds := &cluster.Credentials{KubeconfigDir: o.kubeconfigDir, Hub: stores.hub, Writer: stores.hub, Namespace: cluster.DefaultNamespace,
 		QPS: opts.Apply.QPS, Burst: opts.Apply.Burst}
+	keySrc, err := o.keys.source(stores.hub, cluster.DefaultNamespace, o.limits.DecryptKinds)
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	if keySrc != nil {
+		opts.Keys = keySrc
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts.Metrics = metrics.NewRecorder()
@@ -131,14 +144,23 @@ func (o *controllerOptions) run(parent context.Context) error {
 		return &ExitError{Code: 2, Err: err}
 	}
 	if o.store.kind == "cr" && stores.hubConfig != nil {
-		rec, err := events.New(stores.hubConfig, o.store.namespace)
+		rec, err := events.New(stores.hubConfig)
 		if err != nil {
 			return err
 		}
 		defer rec.Stop()
 		opts.Events = rec
 	}
-	c := controller.New(opts, limitedFetcher{controller.GitFetcher(follower), o.limits.Options}, stores.works, stores.status, creds, log)
+	var c *controller.Controller
+	var sh *shard.Sharder
+	if o.shard.enabled {
+		sh, err = o.shard.sharder(stores.hubConfig, o.store.namespace, o.leader, func() *controller.Controller { return c }, log)
+		if err != nil {
+			return &ExitError{Code: 2, Err: err}
+		}
+		opts.Sharding = sh
+	}
+	c = controller.New(opts, limitedFetcher{controller.GitFetcher(follower), o.limits.Options}, stores.works, stores.status, creds, log)
 	var hook http.Handler
 	if o.httpAddr != "" {
 		if hook, err = o.hooks.handler(o.branch, c, opts.Metrics, log); err != nil {
@@ -150,7 +172,10 @@ func (o *controllerOptions) run(parent context.Context) error {
 		return &ExitError{Code: 1, Err: err}
 	}
 	run := c.Run
-	if o.leader.enabled {
+	switch {
+	case o.shard.enabled:
+		run = func(ctx context.Context) error { return runSharded(ctx, sh, c.Run) }
+	case o.leader.enabled:
 		run = func(ctx context.Context) error {
 			return o.leader.runAsLeader(ctx, stores.hubConfig, o.store.namespace, log, c.Run)
 		}

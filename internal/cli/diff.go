@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -24,8 +26,11 @@ type diffOptions struct {
 	head     string
 	repo     string
 	path     string
+	baseDir  string
+	headDir  string
 	output   string
 	exitCode bool
+	clusters clusterFilter
 }
 
 func newDiffCommand() *cobra.Command {
@@ -59,14 +64,24 @@ its objects, unless its policy says preserveResourcesOnDeletion: true or
 the template propagit.io/prune: disabled (then they are kept, no longer
 managed).
 
+A fleet folder (--path) that exists on one side only is a pull request
+adding or removing the fleet: everything is added, or removed. --base-dir
+and --head-dir compare two folders on disk instead, without Git (a CI job
+that checked both sides out, a render of another tool's output).
+--cluster (repeatable, or comma-separated) reports only the named clusters.
+
 Exit status: 0; with --exit-code, 1 when anything differs; 2 on any error,
 such as a revision that does not load (each problem names the side, the
 file and the line) or a template that fails to render at head.`,
 		Example: `  propagit diff --path fleet
   propagit diff --base origin/main --head HEAD --path fleet -o markdown
-  propagit diff --repo https://git.example.com/fleet.git --base v1.4.0 --head main --exit-code`,
+  propagit diff --repo https://git.example.com/fleet.git --base v1.4.0 --head main --exit-code
+  propagit diff --base-dir ./base/fleet --head-dir ./fleet --cluster prod-eu,prod-us`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.checkDirFlags(cmd); err != nil {
+				return err
+			}
 			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -75,12 +90,32 @@ file and the line) or a template that fails to render at head.`,
 	f.StringVar(&o.head, "head", source.WorkingTree, `revision to compare to; "." is the working tree with uncommitted changes`)
 	f.StringVar(&o.repo, "repo", ".", "repository: a path (working copy, bare or shallow) or a URL (file://, https://, ssh://)")
 	f.StringVar(&o.path, "path", "", "folder holding the fleet, relative to the repository root")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text, markdown or json")
+	f.StringVar(&o.baseDir, "base-dir", "", "folder on disk to compare from, instead of a Git revision (with --head-dir)")
+	f.StringVar(&o.headDir, "head-dir", "", "folder on disk to compare to, instead of a Git revision (with --base-dir)")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: "+strings.Join(diff.Formats, ", "))
 	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 when anything differs, 0 otherwise")
+	o.clusters.bindFlags(f)
 	o.src.limits.bindFlags(f)
 	o.src.render = render.DefaultOptions()
 	o.src.render.BindFlags(f)
 	return cmd
+}
+
+// checkDirFlags refuses --base-dir without --head-dir (and the reverse),
+// and either with a flag that reads Git.
+func (o *diffOptions) checkDirFlags(cmd *cobra.Command) error {
+	if o.baseDir == "" && o.headDir == "" {
+		return nil
+	}
+	if o.baseDir == "" || o.headDir == "" {
+		return errors.New("--base-dir and --head-dir go together")
+	}
+	for _, name := range []string{"base", "head", "repo", "path"} {
+		if cmd.Flags().Changed(name) {
+			return fmt.Errorf("--%s reads Git; --base-dir and --head-dir compare folders on disk", name)
+		}
+	}
+	return nil
 }
 
 func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
@@ -88,33 +123,29 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := o.src.render
-	repo, err := source.Open(ctx, o.repo)
+	base, head, root, err := o.readSides(ctx)
 	if err != nil {
 		return err
 	}
-	root := path.Clean(filepath.ToSlash(o.path)) // ".." and absolute paths are refused by Tree
-	if root == "." {
-		root = ""
-	}
-	repo.SetLimits(o.src.limits.sourceLimits())
-	base, err := readSide(repo, "base", o.base, root, o.src.limits)
-	if err != nil {
+	if err := o.clusters.check(base.set, head.set); err != nil {
 		return err
 	}
-	head, err := readSide(repo, "head", o.head, root, o.src.limits)
-	if err != nil {
-		return err
+	if base.missing != "" {
+		fmt.Fprintf(stderr, "note: %s: everything is added\n", base.missing)
+	}
+	if head.missing != "" {
+		fmt.Fprintf(stderr, "note: %s: everything is removed\n", head.missing)
 	}
 	for _, f := range head.set.Findings {
-		fmt.Fprintf(stderr, "warning: head (%s): %s: %s\n", head.rev, path.Join(root, f.Source.String()), f.Message)
+		fmt.Fprintf(stderr, "warning: head (%s): %s: %s\n", head.label, path.Join(root, f.Source.String()), f.Message)
 	}
+	opts := o.src.render
 	baseRes := render.Render(render.Input{Set: base.set, Options: opts})
 	headRes := render.Render(render.Input{Set: head.set, Options: opts, Previous: render.PreviousFromWorks(baseRes.Works)})
 	report := diff.Compare(diff.Input{
 		Base: baseRes, Head: headRes,
-		BaseRevision: base.revision(), HeadRevision: head.revision(),
-		Root: root,
+		BaseRevision: base.revision, HeadRevision: head.revision,
+		Root: root, Clusters: o.clusters,
 	})
 	if err := diff.Write(stdout, report, format); err != nil {
 		return err
@@ -128,41 +159,100 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// side is one loaded revision.
-type side struct {
-	rev source.Revision
-	set *load.Set
+// readSides loads both sides, from Git or from --base-dir and --head-dir,
+// and returns the folder (relative to the repository) they were read from.
+// A side without the folder is empty; both without it is an error.
+func (o *diffOptions) readSides(ctx context.Context) (base, head side, root string, err error) {
+	if o.baseDir != "" {
+		if base, err = readDir("base", o.baseDir, o.src.limits); err == nil {
+			head, err = readDir("head", o.headDir, o.src.limits)
+		}
+	} else {
+		root = path.Clean(filepath.ToSlash(o.path)) // ".." and absolute paths are refused by Tree
+		if root == "." {
+			root = ""
+		}
+		var repo *source.Repository
+		if repo, err = source.Open(ctx, o.repo); err != nil {
+			return side{}, side{}, "", err
+		}
+		repo.SetLimits(o.src.limits.sourceLimits())
+		if base, err = readSide(repo, "base", o.base, root, o.src.limits); err == nil {
+			head, err = readSide(repo, "head", o.head, root, o.src.limits)
+		}
+	}
+	if err == nil && base.missing != "" && head.missing != "" {
+		err = fmt.Errorf("nothing to compare: %s, and %s", base.missing, head.missing)
+	}
+	return base, head, root, err
 }
 
-func (s side) revision() diff.Revision {
-	return diff.Revision{Name: s.rev.Name, Hash: s.rev.Hash, WorkingTree: s.rev.WorkingTree}
+// side is one loaded revision or folder.
+type side struct {
+	name     string // "base" or "head"
+	label    string // the short hash, "working tree" or the folder, for messages
+	revision diff.Revision
+	set      *load.Set
+	// missing, when the side has no such folder, says so; its set is then
+	// empty.
+	missing string
 }
 
 // readSide copies revision rev's folder dir into memory and loads it.
 func readSide(repo *source.Repository, name, rev, dir string, limits limitOptions) (side, error) {
-	fs := filesys.MakeFsInMemory()
-	r, err := repo.Tree(rev, dir, fs)
-	if err != nil {
+	mem := filesys.MakeFsInMemory()
+	r, err := repo.Tree(rev, dir, mem)
+	s := side{name: name, label: r.String(), revision: diff.Revision{Name: r.Name, Hash: r.Hash, WorkingTree: r.WorkingTree}}
+	switch {
+	case errors.Is(err, source.ErrFolderNotFound):
+		folder := dir
+		if folder == "" {
+			folder = "."
+		}
+		s.set, s.missing = &load.Set{}, fmt.Sprintf("%s (%s) has no folder %q", name, s.label, folder)
+		return s, nil
+	case err != nil:
 		return side{}, fmt.Errorf("%s: %w", name, err)
 	}
-	set, err := load.LoadWith(fs, "/", limits.Options)
-	if err != nil {
-		return side{}, &sideError{side: name, rev: r, dir: dir, err: err}
+	if s.set, err = load.LoadWith(mem, "/", limits.Options); err != nil {
+		return side{}, &sideError{side: name, label: s.label, dir: dir, err: err}
 	}
-	return side{rev: r, set: set}, nil
+	return s, nil
+}
+
+// readDir loads a folder on disk as one side; a missing folder is empty.
+func readDir(name, dir string, limits limitOptions) (side, error) {
+	s := side{name: name, label: dir, revision: diff.Revision{Name: dir}}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return side{}, err
+	}
+	switch fi, err := os.Stat(abs); {
+	case errors.Is(err, fs.ErrNotExist):
+		s.set, s.missing = &load.Set{}, fmt.Sprintf("--%s-dir %s does not exist", name, dir)
+		return s, nil
+	case err != nil:
+		return side{}, fmt.Errorf("--%s-dir: %w", name, err)
+	case !fi.IsDir():
+		return side{}, fmt.Errorf("--%s-dir %s: not a folder", name, dir)
+	}
+	if s.set, err = load.LoadWith(filesys.MakeFsOnDisk(), abs, limits.Options); err != nil {
+		return side{}, &sideError{side: name, label: dir, err: err}
+	}
+	return s, nil
 }
 
 // sideError is a revision that does not load. Every line names the side and
 // the revision, and every problem's path is relative to the repository.
 type sideError struct {
-	side string
-	rev  source.Revision
-	dir  string
-	err  error
+	side  string
+	label string
+	dir   string
+	err   error
 }
 
 func (e *sideError) Error() string {
-	prefix := fmt.Sprintf("%s (%s): ", e.side, e.rev)
+	prefix := fmt.Sprintf("%s (%s): ", e.side, e.label)
 	var le *load.Error
 	if !errors.As(e.err, &le) {
 		return prefix + e.err.Error()

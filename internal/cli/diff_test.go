@@ -437,8 +437,9 @@ func TestDiffFileURL(t *testing.T) {
 	}
 }
 
-// TestDiffCIExamples checks that the CI examples run the markdown diff and
-// find their comment by the marker the output starts with.
+// TestDiffCIExamples checks that the CI examples run the markdown diff,
+// find their comment by the marker the output starts with, and run the
+// release binary, checked against its SHA256SUMS, instead of compiling it.
 func TestDiffCIExamples(t *testing.T) {
 	for _, name := range []string{"github-pr-diff.yaml", "gitlab-mr-diff.yml"} {
 		b, err := os.ReadFile(filepath.Join("../../examples/ci", name))
@@ -449,9 +450,15 @@ func TestDiffCIExamples(t *testing.T) {
 		if err := yaml.Unmarshal(b, &doc); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
-		for _, s := range []string{"propagit diff --repo . --path", "-o markdown", diff.Marker} {
+		for _, s := range []string{"propagit diff --repo . --path", "-o markdown", diff.Marker,
+			"/releases/download", "SHA256SUMS", "sha256sum -c", "propagit-linux-amd64"} {
 			if !strings.Contains(string(b), s) {
 				t.Errorf("%s does not contain %q", name, s)
+			}
+		}
+		for _, s := range []string{"go install", "go run", "setup-go", "image: golang"} {
+			if strings.Contains(string(b), s) {
+				t.Errorf("%s compiles propagit (%q) instead of using the release binary", name, s)
 			}
 		}
 	}

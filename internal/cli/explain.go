@@ -2,16 +2,22 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/propagit/propagit/internal/diff"
 	"github.com/propagit/propagit/internal/override"
 	"github.com/propagit/propagit/internal/render"
 )
+
+// explainFormats are the values of explain's -o.
+var explainFormats = []string{"text", "json"}
 
 type explainOptions struct {
 	sourceOptions
@@ -29,21 +35,25 @@ func newExplainCommand() *cobra.Command {
 won; each cluster and whether it was kept or filtered (by which rule); the
 replica arithmetic; and each override that changed it, per cluster.
 
-KIND may be a kind (Deployment), kind.group (deployment.apps) or lower case.`,
+KIND is a kind in any case (Deployment, deployment), its plural
+(deployments), kubectl's short name (deploy, svc, cm, sts, ...), each
+optionally followed by the group (deployment.apps, deploy.apps); a kind
+that more than one group defines must be qualified.`,
 		Example: `  propagit explain deployment/nginx -n default --source ./fleet
+  propagit explain deploy/nginx --source ./fleet
   propagit explain clusterrole/reader --source ./fleet -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.OutOrStdout(), args[0]) },
 	}
 	o.bindFlags(cmd)
 	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "default", "namespace of the template (ignored for cluster-scoped kinds)")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: "+strings.Join(explainFormats, ", "))
 	cmd.Flags().StringVar(&o.previous, "previous", "", "folder of an earlier render whose placement is the history (claims, replicas, affinity term, evictions)")
 	return cmd
 }
 
 func (o *explainOptions) run(w io.Writer, ref string) error {
-	if o.output != "text" && o.output != "json" {
+	if !slices.Contains(explainFormats, o.output) {
 		return fmt.Errorf(`--output must be "text" or "json", not %q`, o.output)
 	}
 	set, err := o.load()
@@ -74,34 +84,113 @@ func (o *explainOptions) run(w io.Writer, ref string) error {
 	return nil
 }
 
+// shortNames are kubectl's short names of the built-in kinds, so that
+// `explain deploy/web` works without a cluster to ask for its discovery.
+var shortNames = map[string]schema.GroupKind{
+	"cm": {Kind: "ConfigMap"}, "ep": {Kind: "Endpoints"}, "ev": {Kind: "Event"}, "limits": {Kind: "LimitRange"},
+	"ns": {Kind: "Namespace"}, "no": {Kind: "Node"}, "pvc": {Kind: "PersistentVolumeClaim"}, "pv": {Kind: "PersistentVolume"},
+	"po": {Kind: "Pod"}, "rc": {Kind: "ReplicationController"}, "quota": {Kind: "ResourceQuota"}, "sa": {Kind: "ServiceAccount"},
+	"svc":    {Kind: "Service"},
+	"deploy": {Group: "apps", Kind: "Deployment"}, "ds": {Group: "apps", Kind: "DaemonSet"},
+	"rs": {Group: "apps", Kind: "ReplicaSet"}, "sts": {Group: "apps", Kind: "StatefulSet"},
+	"hpa": {Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}, "cj": {Group: "batch", Kind: "CronJob"},
+	"csr": {Group: "certificates.k8s.io", Kind: "CertificateSigningRequest"},
+	"ing": {Group: "networking.k8s.io", Kind: "Ingress"}, "netpol": {Group: "networking.k8s.io", Kind: "NetworkPolicy"},
+	"pdb": {Group: "policy", Kind: "PodDisruptionBudget"}, "pc": {Group: "scheduling.k8s.io", Kind: "PriorityClass"},
+	"sc":   {Group: "storage.k8s.io", Kind: "StorageClass"},
+	"crd":  {Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"},
+	"crds": {Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"},
+}
+
+// plural is the resource name kubectl derives from a kind: "deployments",
+// "networkpolicies", "ingresses".
+func plural(kind string) string {
+	k := strings.ToLower(kind)
+	switch {
+	case strings.HasSuffix(k, "s"), strings.HasSuffix(k, "x"), strings.HasSuffix(k, "ch"), strings.HasSuffix(k, "sh"):
+		return k + "es"
+	case strings.HasSuffix(k, "y") && len(k) > 1 && !strings.ContainsRune("aeiou", rune(k[len(k)-2])):
+		return k[:len(k)-1] + "ies"
+	}
+	return k + "s"
+}
+
+// resolveKind finds the kinds among gks that kindRef (KIND, KIND.GROUP,
+// a plural or a short name, any case) names. A kind or plural match wins
+// over a short name, as a kind named like a short name is the user's own.
+func resolveKind(kindRef string, gks []schema.GroupKind) []schema.GroupKind {
+	word, group, qualified := strings.Cut(kindRef, ".")
+	if group == "core" {
+		group = ""
+	}
+	var exact, short []schema.GroupKind
+	for _, gk := range gks {
+		if qualified && gk.Group != group {
+			continue
+		}
+		switch sn, ok := shortNames[strings.ToLower(word)]; {
+		case strings.EqualFold(word, gk.Kind) || strings.EqualFold(word, plural(gk.Kind)) || strings.EqualFold(word, gk.Kind+"s"):
+			exact = append(exact, gk)
+		case ok && sn == gk:
+			short = append(short, gk)
+		}
+	}
+	if len(exact) > 0 {
+		return exact
+	}
+	return short
+}
+
+// kindName is how a kind is written on the command line: "deployment.apps",
+// "service" for the core group.
+func kindName(gk schema.GroupKind) string {
+	if gk.Group == "" {
+		return strings.ToLower(gk.Kind)
+	}
+	return strings.ToLower(gk.Kind) + "." + gk.Group
+}
+
 // findBinding resolves KIND/NAME against the rendered templates.
 func findBinding(bindings []*render.Binding, ref, namespace string) (*render.Binding, error) {
 	kindRef, name, ok := strings.Cut(ref, "/")
 	if !ok || kindRef == "" || name == "" {
 		return nil, fmt.Errorf("want KIND/NAME, got %q", ref)
 	}
-	kind, group, _ := strings.Cut(kindRef, ".")
-	var found []*render.Binding
+	var gks []schema.GroupKind
 	for _, b := range bindings {
-		if !strings.EqualFold(b.Key.Kind, kind) || b.Key.Name != name || (group != "" && b.Key.Group != group) {
-			continue
+		if gk := (schema.GroupKind{Group: b.Key.Group, Kind: b.Key.Kind}); !slices.Contains(gks, gk) {
+			gks = append(gks, gk)
 		}
-		if b.Key.Namespace != "" && b.Key.Namespace != namespace {
-			continue
-		}
-		found = append(found, b)
 	}
-	switch len(found) {
+	kinds := resolveKind(kindRef, gks)
+	switch len(kinds) {
 	case 0:
-		return nil, fmt.Errorf("no template %s in namespace %q", ref, namespace)
+		return nil, fmt.Errorf("no template of kind %q: no kind, plural or short name of the templates matches it", kindRef)
 	case 1:
-		return found[0], nil
+	default:
+		names := make([]string, len(kinds))
+		for i, gk := range kinds {
+			names[i] = kindName(gk) + "/" + name
+		}
+		slices.Sort(names)
+		return nil, fmt.Errorf("%s is ambiguous: %s; qualify the kind with its group", ref, strings.Join(names, ", "))
 	}
-	var keys []string
-	for _, b := range found {
-		keys = append(keys, b.Key.String())
+	var elsewhere []string
+	for _, b := range bindings {
+		if b.Key.Group != kinds[0].Group || b.Key.Kind != kinds[0].Kind || b.Key.Name != name {
+			continue
+		}
+		if b.Key.Namespace == "" || b.Key.Namespace == namespace {
+			return b, nil
+		}
+		elsewhere = append(elsewhere, b.Key.Namespace)
 	}
-	return nil, fmt.Errorf("%s is ambiguous: %s; qualify the kind with its group", ref, strings.Join(keys, ", "))
+	msg := fmt.Sprintf("no template %s/%s in namespace %q", kindName(kinds[0]), name, namespace)
+	if len(elsewhere) > 0 {
+		slices.Sort(elsewhere)
+		msg += fmt.Sprintf(" (there is one in %s: pass -n)", strings.Join(elsewhere, ", "))
+	}
+	return nil, errors.New(msg)
 }
 
 func printExplanation(w io.Writer, e render.Explanation) {

@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 const secretFleet = `apiVersion: cluster.karmada.io/v1alpha1
@@ -77,4 +81,73 @@ func TestExplainRedactsSecretOverrideValues(t *testing.T) {
 			t.Errorf("-o %s does not show the changes, redacted where needed:\n%s", format, stdout)
 		}
 	}
+}
+
+func TestResolveKind(t *testing.T) {
+	gks := []schema.GroupKind{
+		{Group: "apps", Kind: "Deployment"}, {Kind: "Service"}, {Group: "networking.k8s.io", Kind: "NetworkPolicy"},
+		{Group: "networking.k8s.io", Kind: "Ingress"}, {Kind: "Endpoints"}, {Group: "example.com", Kind: "Widget"},
+		{Group: "other.example.com", Kind: "Widget"}, {Group: "example.com", Kind: "Svc"},
+	}
+	tests := []struct {
+		ref  string
+		want []string
+	}{
+		{"deploy", []string{"deployment.apps"}},
+		{"Deployment", []string{"deployment.apps"}},
+		{"DEPLOYMENT.apps", []string{"deployment.apps"}},
+		{"deployments", []string{"deployment.apps"}},
+		{"deploy.apps", []string{"deployment.apps"}},
+		{"deploy.batch", nil},
+		{"networkpolicies", []string{"networkpolicy.networking.k8s.io"}},
+		{"netpol", []string{"networkpolicy.networking.k8s.io"}},
+		{"ingresses", []string{"ingress.networking.k8s.io"}},
+		{"ing", []string{"ingress.networking.k8s.io"}},
+		{"endpoints", []string{"endpoints"}},
+		{"service.core", []string{"service"}},
+		{"widgets", []string{"widget.example.com", "widget.other.example.com"}},
+		{"widget.other.example.com", []string{"widget.other.example.com"}},
+		// A kind named like a short name is the user's own and wins.
+		{"svc", []string{"svc.example.com"}},
+		{"po", nil},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, gk := range resolveKind(tt.ref, gks) {
+			got = append(got, kindName(gk))
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("resolveKind(%q) (-want +got):\n%s", tt.ref, diff)
+		}
+	}
+}
+
+// explain takes kubectl's spellings of a kind; an ambiguous one lists the
+// candidates, a name in another namespace says which.
+func TestExplainKindSpellings(t *testing.T) {
+	const src = "testdata/lintfleet"
+	want, _ := runCLI(t, 0, "explain", "deployment.apps/web", "-n", "shop", "--source", src)
+	for _, ref := range []string{"deploy/web", "Deployment/web", "deployments/web", "DEPLOYMENT.apps/web", "deploy.apps/web"} {
+		got, _ := runCLI(t, 0, "explain", ref, "-n", "shop", "--source", src)
+		if got != want {
+			t.Errorf("explain %s differs from explain deployment.apps/web:\n%s", ref, got)
+		}
+	}
+	_, stderr := runCLI(t, 2, "explain", "deploy/web", "--source", src)
+	if !strings.Contains(stderr, `no template deployment.apps/web in namespace "default" (there is one in shop: pass -n)`) {
+		t.Errorf("wrong namespace: %s", stderr)
+	}
+	_, stderr = runCLI(t, 2, "explain", "svc/web", "-n", "shop", "--source", src)
+	if !strings.Contains(stderr, `no template of kind "svc"`) {
+		t.Errorf("kind absent from the templates: %s", stderr)
+	}
+
+	dir := t.TempDir()
+	widget := "apiVersion: %s/v1\nkind: Widget\nmetadata: {name: w, namespace: default}\n"
+	writeFile(t, filepath.Join(dir, "a.yaml"), fmt.Sprintf(widget, "example.com")+"---\n"+fmt.Sprintf(widget, "other.example.com"))
+	_, stderr = runCLI(t, 2, "explain", "widget/w", "--source", dir)
+	if !strings.Contains(stderr, "widget/w is ambiguous: widget.example.com/w, widget.other.example.com/w; qualify the kind with its group") {
+		t.Errorf("ambiguous kind: %s", stderr)
+	}
+	runCLI(t, 0, "explain", "widgets.other.example.com/w", "--source", dir)
 }

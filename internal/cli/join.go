@@ -9,17 +9,18 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/propagit/propagit/internal/join"
 	"github.com/propagit/propagit/internal/restrict"
+	"github.com/propagit/propagit/internal/secrets/keys"
 )
 
 type joinOptions struct {
 	join.Options
-	kubeconfig string
-	mode       string
-	out        string
+	kubeconfig    kubeconfigOptions
+	hubKubeconfig string
+	mode          string
+	out           string
 	// restrictions is the restriction policy file, "" for the default.
 	restrictions string
 }
@@ -33,12 +34,19 @@ func newJoinCommand() *cobra.Command {
 propagit and the RBAC propagit needs (cluster-wide, or limited to --namespaces),
 checks them with a server-side dry-run of a Deployment, and prints the Cluster
 to commit plus, for push, the hub credential Secret (never commit it) or, for
-pull, the agent Deployment. The Secret (server, token, caBundle) goes in the
+pull, the agent Deployment. With --mode pull --hub-kubeconfig (Works as custom
+resources) it also creates on the hub namespace propagit-member-NAME with
+ServiceAccount, Role and RoleBinding propagit-agent there (read the Work,
+write its status and heartbeat; nothing of other members) and writes the
+agent's hub kubeconfig as Secret propagit-hub for the member (never commit
+it). The push Secret (server, token, caBundle) goes in the
 hub namespace karmada-cluster and is labelled propagit.io/credentials-for=NAME:
 only the Cluster of that name can use it, at that server. Every object is labelled propagit.io/joined-by=join.
 Running join again changes nothing but mints a fresh token.`,
 		Example: `  propagit join edge-1 --kubeconfig edge-1.kubeconfig --mode push --region eu --labels env=prod --out clusters/
-  propagit join shop --kubeconfig shop.kubeconfig --mode pull --namespaces shop,shop-data`,
+  propagit join shop --kubeconfig shop.kubeconfig --mode pull --namespaces shop,shop-data
+  propagit join edge-7 --kubeconfig edge-7.kubeconfig --mode pull --hub-kubeconfig hub.kubeconfig --out join-edge-7/
+  propagit join edge-8 --kubeconfig edge-8.kubeconfig --mode pull --works-repo 'https://git.example.com/fleet-works-{cluster}.git'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Name = args[0]
@@ -47,24 +55,32 @@ Running join again changes nothing but mints a fresh token.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the member, with rights to create RBAC")
+	o.kubeconfig.bindFlags(fs, "", "the member, with rights to create RBAC", "~/.kube/config")
 	fs.StringVar(&o.mode, "mode", string(join.ModePush), "push (the hub applies) or pull (an agent in the member applies)")
 	fs.StringVar(&o.Region, "region", "", "spec.region of the Cluster")
 	fs.StringVar(&o.Provider, "provider", "", "spec.provider of the Cluster")
 	fs.StringSliceVar(&o.Zones, "zones", nil, "spec.zones of the Cluster")
 	fs.StringToStringVar(&o.Labels, "labels", nil, "labels of the Cluster, k=v,...")
 	fs.StringSliceVar(&o.Namespaces, "namespaces", nil, "limit propagit to these namespaces (created if missing)")
+	fs.StringVar(&o.hubKubeconfig, "hub-kubeconfig", "", "pull with Works as custom resources: kubeconfig of the hub, with rights to create namespaces and RBAC; the agent gets an identity there limited to its own Work")
+	fs.StringVar(&o.WorksRepo, "works-repo", "", "pull with the Git store: the agent's works repository (a URL, or a template with {cluster})")
 	fs.StringVar(&o.out, "out", "", "directory to write the manifests to (default: stdout)")
 	fs.DurationVar(&o.TokenExpiration, "token-expiration", o.TokenExpiration, "requested lifetime of the push token; the controller renews it after two thirds")
+	fs.BoolVar(&o.AgeKey, "age-key", false, "create (or keep) the member's age key for SOPS-encrypted Secrets, Secret propagit-system/"+join.AgeKeySecret+
+		", annotate the Cluster with its recipient (propagit.io/age-recipient) and print it; a pull agent is given --decryption-secret")
+	fs.DurationVar(&o.HubTokenExpiration, "hub-token-expiration", o.HubTokenExpiration, "lifetime of the pull agent's hub token (--hub-kubeconfig); not renewed, limited to the agent's own Work")
 	fs.StringVar(&o.restrictions, "restrictions", "", "the controller's restriction policy file: the member grants only its namespaces (exact names), "+
 		"and bind/escalate on roles only when it allows admin-bindings (without it, the default policy: no bind/escalate)")
-	_ = cmd.MarkFlagRequired("kubeconfig")
 	return cmd
 }
 
 func (o *joinOptions) run(cmd *cobra.Command) error {
+	o.Hub = o.hubKubeconfig != ""
 	if err := o.Validate(); err != nil {
 		return err
+	}
+	if o.Hub && o.Mode != join.ModePull {
+		return fmt.Errorf("--hub-kubeconfig is for --mode pull: a push member has no agent")
 	}
 	var policy *restrict.Policy
 	if o.restrictions != "" {
@@ -76,9 +92,9 @@ func (o *joinOptions) run(cmd *cobra.Command) error {
 	if err := o.WithRestrictions(policy); err != nil {
 		return err
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	cfg, err := requireConfig(o.kubeconfig)
 	if err != nil {
-		return fmt.Errorf("failed to load kubeconfig %s: %w", o.kubeconfig, err)
+		return err
 	}
 	res, err := join.Join(cmd.Context(), cfg, o.Options)
 	if err != nil {
@@ -88,11 +104,39 @@ func (o *joinOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	if o.Hub {
+		if m.HubSecret, err = o.joinHub(cmd); err != nil {
+			return err
+		}
+	}
 	if len(m.Secret) > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: Secret %s/%s holds a credential for %s (expires %s): apply it to the hub, never commit it\n",
 			join.CredentialsNamespace, join.SecretName(o.Name), o.Name, res.TokenExpiry.UTC().Format(time.RFC3339))
 	}
+	if res.AgeRecipient != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "age recipient of %s: %s (encrypt its Secrets with sops encrypt --age %s)\n", o.Name, res.AgeRecipient, res.AgeRecipient)
+		if o.Mode == join.ModePush {
+			fmt.Fprintf(cmd.ErrOrStderr(), "push mode: copy Secret %s/%s from the member to the hub as %s/%s%s; the controller decrypts with it\n",
+				join.Namespace, join.AgeKeySecret, join.CredentialsNamespace, keys.MemberSecretPrefix, o.Name)
+		}
+	}
 	return writeManifests(cmd.OutOrStdout(), o.out, o.Name, m)
+}
+
+// joinHub makes the agent's identity on the hub and returns the member
+// Secret holding its kubeconfig.
+func (o *joinOptions) joinHub(cmd *cobra.Command) ([]byte, error) {
+	hubCfg, err := requireConfig(kubeconfigOptions{path: o.hubKubeconfig})
+	if err != nil {
+		return nil, fmt.Errorf("failed to load the hub kubeconfig %s: %w", o.hubKubeconfig, err)
+	}
+	id, err := join.JoinHub(cmd.Context(), hubCfg, o.Options)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "warning: Secret %s/%s holds the hub credential of %s's agent (namespace %s, expires %s): apply it to the member, never commit it\n",
+		join.Namespace, join.HubSecretName, o.Name, id.Namespace, id.TokenExpiry.UTC().Format(time.RFC3339))
+	return join.RenderHubSecret(id)
 }
 
 // writeManifests prints a YAML stream, or writes one file per document to dir.
@@ -105,6 +149,7 @@ func writeManifests(stdout io.Writer, dir, name string, m join.Manifests) error 
 		{name + "-cluster.yaml", m.Cluster, 0o644},
 		{name + "-credentials.secret.yaml", m.Secret, 0o600},
 		{name + "-agent.yaml", m.Agent, 0o644},
+		{name + "-hub.secret.yaml", m.HubSecret, 0o600},
 	}
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -134,7 +179,7 @@ func writeManifests(stdout io.Writer, dir, name string, m join.Manifests) error 
 }
 
 func newUnjoinCommand() *cobra.Command {
-	var kubeconfig string
+	var kubeconfig kubeconfigOptions
 	cmd := &cobra.Command{
 		Use:   "unjoin NAME --kubeconfig member.kubeconfig",
 		Short: "Delete what propagit join created in a member",
@@ -144,9 +189,9 @@ objects. Remove the Cluster from Git and the credential Secret from the hub
 yourself.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+			cfg, err := requireConfig(kubeconfig)
 			if err != nil {
-				return fmt.Errorf("failed to load kubeconfig %s: %w", kubeconfig, err)
+				return err
 			}
 			res, err := join.Unjoin(cmd.Context(), cfg)
 			if err != nil {
@@ -161,7 +206,6 @@ yourself.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the member")
-	_ = cmd.MarkFlagRequired("kubeconfig")
+	kubeconfig.bindFlags(cmd.Flags(), "", "the member", "~/.kube/config")
 	return cmd
 }

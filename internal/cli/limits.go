@@ -24,6 +24,7 @@ func (l *limitOptions) bindFlags(f *pflag.FlagSet) {
 	f.IntVar(&l.MaxDocuments, "max-documents", l.MaxDocuments, "most YAML documents in the source")
 	f.IntVar(&l.MaxNodes, "max-yaml-nodes", l.MaxNodes, "most YAML nodes in the source, counted after aliases are expanded (kustomize's inputs and outputs included)")
 	f.DurationVar(&l.Timeout, "load-timeout", l.Timeout, "longest time to load (and, for render, render) one revision")
+	f.StringSliceVar(&l.DecryptKinds, "decrypt-kinds", nil, "kinds besides Secret that may be SOPS-encrypted in the source")
 }
 
 // sourceLimits are the limits applied while a revision is copied out of Git.

@@ -13,6 +13,7 @@ type lintOptions struct {
 	sourceOptions
 	strict bool
 	failOn string
+	lint   render.LintOptions
 }
 
 func newLintCommand() *cobra.Command {
@@ -28,7 +29,10 @@ func newLintCommand() *cobra.Command {
   - override paths that do not exist in the template they target;
   - replica divisions the clusters' capacity cannot satisfy, and dynamic
     division over clusters whose capacity is unknown;
-  - Karmada kinds propagit does not implement.
+  - Karmada kinds propagit does not implement;
+  - SOPS-encrypted objects sent to a Cluster whose propagit.io/age-recipient
+    annotation names none of their recipients, and, with
+    --require-encrypted-secrets, every Secret that is not encrypted.
 Each finding names the file and line and has a severity: error (a template
 fails to render for a cluster: an override that does not apply, an object
 Kubernetes would refuse; the cluster would keep its current objects),
@@ -45,6 +49,7 @@ when the source does not load.`,
 	o.bindFlags(cmd)
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "exit 1 when there is any finding (--fail-on info)")
 	cmd.Flags().StringVar(&o.failOn, "fail-on", string(render.SeverityError), "exit 1 on findings of this severity or worse: error, warning, info or none")
+	cmd.Flags().BoolVar(&o.lint.RequireEncryptedSecrets, "require-encrypted-secrets", false, "report every Secret that is not SOPS-encrypted as an error")
 	return cmd
 }
 
@@ -59,7 +64,7 @@ func (o *lintOptions) run(w io.Writer) error {
 	}
 	opts := o.render
 	res := render.Render(render.Input{Set: set, Options: opts})
-	findings := render.Lint(set, res)
+	findings := render.LintWith(set, res, o.lint)
 	for _, f := range findings {
 		fmt.Fprintln(w, f)
 	}

@@ -1,16 +1,20 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
@@ -21,8 +25,9 @@ import (
 )
 
 // renderMarker marks a folder written by `propagit render`, so a later render
-// may replace it; any other non-empty folder is refused.
-const renderMarker = ".propagit-render"
+// may replace it (any other non-empty folder is refused) and a load of a
+// source that contains it skips it.
+const renderMarker = load.RenderMarker
 
 // sourceOptions are the flags every command that reads a source shares.
 type sourceOptions struct {
@@ -52,9 +57,14 @@ func (o *sourceOptions) load() (*load.Set, error) {
 type renderOptions struct {
 	sourceOptions
 	out      string
+	output   string
 	previous string
 	summary  bool
+	clusters clusterFilter
 }
+
+// renderFormats are the values of render's -o.
+var renderFormats = []string{"yaml", "json", "name"}
 
 func newRenderCommand() *cobra.Command {
 	o := &renderOptions{}
@@ -72,27 +82,70 @@ status is taken as Ready with every API enabled and unknown capacity.
 
 Karmada's results depend on history (the policy that claimed a template, the
 previous replicas of dynamic and aggregated division, the clusterAffinities
-term in use); pass the previous render with --previous to reproduce them.`,
+term in use); pass the previous render with --previous to reproduce them.
+
+-o is the format of what is printed: with --out - (the default when -o is
+given without --out) the stream of every object, as YAML documents (each
+after a "# cluster/file" comment), as one JSON document
+{"clusters":[{"name":…,"objects":[…]}]}, or as one line per object,
+CLUSTER/Kind.group/[namespace/]name; with --out DIR, -o name lists what
+was written. --cluster (repeatable, or comma-separated) keeps only the
+named clusters. A folder of an earlier render (it holds a ` + renderMarker + `
+file) inside --source is not read.
+
+Deprecated: -o DIR as the output folder (its meaning before -o became the
+format) still works for one release, with a warning: use --out DIR.`,
 		Example: `  propagit render --source ./fleet --out ./rendered
   propagit render --source ./fleet --out ./rendered --previous ./rendered
   propagit render --source ./fleet --out -
+  propagit render --source ./fleet -o name --cluster member1,member2
   propagit render --source ./fleet --summary`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.OutOrStdout(), cmd.ErrOrStderr()) },
 	}
 	o.bindFlags(cmd)
-	cmd.Flags().StringVarP(&o.out, "out", "o", "", `output folder, or "-" for a YAML stream on stdout`)
-	cmd.Flags().StringVar(&o.previous, "previous", "", "folder of an earlier render whose placement is the history")
-	cmd.Flags().BoolVar(&o.summary, "summary", false, "write nothing: print per cluster the object count and the digest of its Work, "+
+	f := cmd.Flags()
+	f.StringVar(&o.out, "out", "", `output folder, or "-" for a stream on stdout`)
+	f.StringVarP(&o.output, "output", "o", "yaml", "format of the stream, or of the listing of --out DIR: "+strings.Join(renderFormats, ", "))
+	f.StringVar(&o.previous, "previous", "", "folder of an earlier render whose placement is the history")
+	f.BoolVar(&o.summary, "summary", false, "write nothing: print per cluster the object count and the digest of its Work, "+
 		"encoded as the controller encodes it, and one digest of the whole render (for fleets too big to write out)")
-	cmd.MarkFlagsOneRequired("out", "summary")
+	o.clusters.bindFlags(f)
+	cmd.MarkFlagsOneRequired("out", "output", "summary")
 	cmd.MarkFlagsMutuallyExclusive("out", "summary")
+	cmd.MarkFlagsMutuallyExclusive("output", "summary")
 	return cmd
 }
 
+// resolveOutput turns a deprecated -o DIR into --out DIR, and defaults
+// --out to the stream when only -o is given.
+func (o *renderOptions) resolveOutput(stderr io.Writer) error {
+	if !slices.Contains(renderFormats, o.output) {
+		if o.out != "" {
+			return fmt.Errorf("-o %q: want one of %s", o.output, strings.Join(renderFormats, ", "))
+		}
+		fmt.Fprintf(stderr, "warning: -o %[1]s as the output folder is deprecated and will be removed in the next release: use --out %[1]s"+
+			" (-o is now the output format: %[2]s)\n", o.output, strings.Join(renderFormats, ", "))
+		o.out, o.output = o.output, "yaml"
+	}
+	if o.out == "" && !o.summary {
+		o.out = "-"
+	}
+	if o.output == "json" && o.out != "-" {
+		return fmt.Errorf("-o json prints a stream: use --out - (or leave --out out), not --out %s", o.out)
+	}
+	return nil
+}
+
 func (o *renderOptions) run(stdout, stderr io.Writer) error {
+	if err := o.resolveOutput(stderr); err != nil {
+		return err
+	}
 	set, err := o.load()
 	if err != nil {
+		return err
+	}
+	if err := o.clusters.check(set); err != nil {
 		return err
 	}
 	opts := o.render
@@ -108,7 +161,8 @@ func (o *renderOptions) run(stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	printFindings(stderr, set, res)
+	res = o.clusters.apply(res)
+	printFindings(stderr, set, res, o.clusters)
 	if o.summary {
 		if err := writeSummary(stdout, res.Works); err != nil {
 			return err
@@ -116,13 +170,16 @@ func (o *renderOptions) run(stdout, stderr io.Writer) error {
 		return renderErrors(stderr, res, in.Previous != nil)
 	}
 	if o.out == "-" {
-		if err := writeStream(stdout, res.Works); err != nil {
+		if err := writeStream(stdout, res.Works, o.output); err != nil {
 			return err
 		}
 		return renderErrors(stderr, res, in.Previous != nil)
 	}
 	if err := writeFolder(o.out, res.Works); err != nil {
 		return err
+	}
+	if o.output == "name" {
+		writeNames(stdout, res.Works)
 	}
 	n := 0
 	for _, w := range res.Works {
@@ -148,9 +205,10 @@ func renderWithin(in render.Input, d time.Duration) (*render.Result, error) {
 	}
 }
 
-// printFindings reports loader findings and per-template problems on stderr;
-// they do not stop the render. Render failures are renderErrors'.
-func printFindings(w io.Writer, set *load.Set, res *render.Result) {
+// printFindings reports loader findings and per-template problems (of the
+// filtered clusters) on stderr; they do not stop the render. Render
+// failures are renderErrors'.
+func printFindings(w io.Writer, set *load.Set, res *render.Result, clusters clusterFilter) {
 	for _, f := range set.Findings {
 		fmt.Fprintf(w, "warning: %s\n", f)
 	}
@@ -163,7 +221,7 @@ func printFindings(w io.Writer, set *load.Set, res *render.Result) {
 			fmt.Fprintf(w, "warning: %s: %s: scheduling failed: %s (%s)\n", b.Template.Source, b.Key, b.ScheduleError, kept)
 		}
 		for _, t := range b.Targets {
-			if t.Error != "" && t.Failure == nil { // failures: renderErrors
+			if t.Error != "" && t.Failure == nil && clusters.keep(t.Cluster) { // failures: renderErrors
 				fmt.Fprintf(w, "warning: %s: %s: not rendered for cluster %s: %s\n", b.Template.Source, b.Key, t.Cluster, t.Error)
 			}
 		}
@@ -175,7 +233,15 @@ func marshal(obj *unstructured.Unstructured) ([]byte, error) {
 	return yaml.Marshal(obj.Object)
 }
 
-func writeStream(w io.Writer, works []render.Work) error {
+// writeStream prints every object in format (one of renderFormats).
+func writeStream(w io.Writer, works []render.Work, format string) error {
+	switch format {
+	case "name":
+		writeNames(w, works)
+		return nil
+	case "json":
+		return writeJSON(w, works)
+	}
 	for _, work := range works {
 		fmt.Fprintf(w, "# cluster: %s\n", work.Cluster)
 		for _, obj := range work.Objects {
@@ -187,6 +253,32 @@ func writeStream(w io.Writer, works []render.Work) error {
 		}
 	}
 	return nil
+}
+
+// writeNames prints CLUSTER/Kind.group/[namespace/]name per object.
+func writeNames(w io.Writer, works []render.Work) {
+	for _, work := range works {
+		for _, obj := range work.Objects {
+			fmt.Fprintf(w, "%s/%s\n", work.Cluster, workv1alpha1.KeyOf(obj))
+		}
+	}
+}
+
+// writeJSON prints one JSON document holding every cluster's objects.
+func writeJSON(w io.Writer, works []render.Work) error {
+	type cluster struct {
+		Name    string                       `json:"name"`
+		Objects []*unstructured.Unstructured `json:"objects"`
+	}
+	doc := struct {
+		Clusters []cluster `json:"clusters"`
+	}{Clusters: []cluster{}}
+	for _, work := range works {
+		doc.Clusters = append(doc.Clusters, cluster{Name: work.Cluster, Objects: work.Objects})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
 }
 
 // writeFolder writes works into out, replacing an earlier render there.
@@ -283,4 +375,58 @@ func readRendered(dir string) ([]render.Work, error) {
 		works = append(works, w)
 	}
 	return works, nil
+}
+
+// clusterFilter is the --cluster flag of render and diff: the clusters to
+// show, named one flag each or comma-separated; empty shows all.
+type clusterFilter []string
+
+func (f *clusterFilter) bindFlags(fs *pflag.FlagSet) {
+	fs.StringSliceVar((*[]string)(f), "cluster", nil, "show only this cluster (repeatable, or comma-separated)")
+}
+
+func (f clusterFilter) keep(name string) bool { return len(f) == 0 || slices.Contains(f, name) }
+
+// check returns an error naming each filtered cluster that none of sets
+// declares, so a typo is not an empty output.
+func (f clusterFilter) check(sets ...*load.Set) error {
+	known := map[string]bool{}
+	for _, s := range sets {
+		for _, c := range s.Clusters {
+			known[c.Cluster.Name] = true
+		}
+	}
+	for _, name := range f {
+		if name == "" {
+			return errors.New("--cluster: empty name")
+		}
+		if !known[name] {
+			names := slices.Sorted(maps.Keys(known))
+			if len(names) > 5 {
+				names = append(names[:5], fmt.Sprintf("and %d more", len(known)-5))
+			}
+			return fmt.Errorf("--cluster %s: no Cluster of that name is declared (clusters: %s)", name, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+// apply returns res with the works, render errors, orphans and unclaimed
+// clusters of the filtered clusters only.
+func (f clusterFilter) apply(res *render.Result) *render.Result {
+	if len(f) == 0 {
+		return res
+	}
+	out := *res
+	out.Works = slices.DeleteFunc(slices.Clone(res.Works), func(w render.Work) bool { return !f.keep(w.Cluster) })
+	out.Errors = slices.DeleteFunc(slices.Clone(res.Errors), func(e render.RenderError) bool { return !f.keep(e.Cluster) })
+	out.Orphans = slices.DeleteFunc(slices.Clone(res.Orphans), func(o render.Orphan) bool { return !f.keep(o.Cluster) })
+	out.Unclaimed = nil
+	for _, u := range res.Unclaimed {
+		u.Clusters = slices.DeleteFunc(slices.Clone(u.Clusters), func(c string) bool { return !f.keep(c) })
+		if len(u.Clusters) > 0 {
+			out.Unclaimed = append(out.Unclaimed, u)
+		}
+	}
+	return &out
 }

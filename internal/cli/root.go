@@ -53,6 +53,7 @@ gets, and applies it.`,
 		newJoinCommand(), newUnjoinCommand(),
 		newInstallCommand(),
 	)
+	registerCompletions(root)
 	return root
 }
 

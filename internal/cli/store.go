@@ -5,11 +5,11 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
@@ -21,21 +21,27 @@ type storeOptions struct {
 	kind          string
 	branch        string
 	worksRepo     string
-	hubKubeconfig string
+	hubKubeconfig kubeconfigOptions
 	namespace     string
 	// heartbeat is how often an agent with nothing new to report still
 	// reports (CR status, or the git store's heartbeat ref); 0 writes on
 	// transitions only.
 	heartbeat time.Duration
+	// cluster, set by the agent, expands a --works-repo template to its
+	// own repository; the controller leaves it empty and reaches every
+	// member's.
+	cluster string
+	// log receives the store's own warnings.
+	log logr.Logger
 }
 
 func (s *storeOptions) bindFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&s.kind, "works-store", "git", `where Works are recorded: "git" (a work branch and per-cluster status refs) or "cr" (Work custom resources on the hub)`)
 	f.StringVar(&s.branch, "works-branch", "propagit/works", "work branch of the git store")
-	f.StringVar(&s.worksRepo, "works-repo", "", "repository of the git store (default: the source repository)")
-	f.StringVar(&s.hubKubeconfig, "hub-kubeconfig", "", "kubeconfig of the hub (default: in-cluster config when running in a cluster)")
-	f.StringVarP(&s.namespace, "namespace", "n", "propagit-system", "hub namespace of Work records and member credential Secrets")
+	f.StringVar(&s.worksRepo, "works-repo", "", "repository of the git store (default: the source repository); {cluster} in its path gives each member its own (isolated) repository")
+	s.hubKubeconfig.bindFlags(f, "hub-", "the hub", "the in-cluster config when running in a cluster")
+	f.StringVarP(&s.namespace, "namespace", "n", "propagit-system", "hub namespace of the controller (leader election); Work records live in propagit-member-<cluster>, and those earlier versions kept here are moved there")
 }
 
 // stores are the built Work and status stores, and a hub reader when a hub
@@ -63,15 +69,7 @@ func (s *storeOptions) build(repo gitOptions, auth transport.AuthMethod, cacheDi
 func (s *storeOptions) buildStores(repo gitOptions, auth transport.AuthMethod, cacheDir string, hub client.Client) (*stores, error) {
 	switch s.kind {
 	case "git":
-		url := s.worksRepo
-		if url == "" {
-			url = repo.url
-		}
-		g, err := works.NewGitStore(works.GitOptions{URL: url, Auth: auth, Branch: s.branch, CacheDir: cacheDir, HeartbeatInterval: s.heartbeat})
-		if err != nil {
-			return nil, err
-		}
-		return &stores{works: g, status: g, hub: hub}, nil
+		return s.buildGit(repo, auth, cacheDir, hub)
 	case "cr":
 		if hub == nil {
 			return nil, fmt.Errorf("--works-store cr needs a hub: pass --hub-kubeconfig or run in a cluster")
@@ -81,21 +79,45 @@ func (s *storeOptions) buildStores(repo gitOptions, auth transport.AuthMethod, c
 	return nil, fmt.Errorf(`--works-store must be "git" or "cr", not %q`, s.kind)
 }
 
-// hubClient returns the hub's config and client, or nils when there is none.
-func (s *storeOptions) hubClient() (*rest.Config, client.Client, error) {
-	var cfg *rest.Config
-	var err error
-	switch {
-	case s.hubKubeconfig != "":
-		cfg, err = clientcmd.BuildConfigFromFlags("", s.hubKubeconfig)
-	default:
-		cfg, err = rest.InClusterConfig()
-		if err == rest.ErrNotInCluster {
-			return nil, nil, nil
+// buildGit builds the git store: one shared repository, or one repository
+// per member when --works-repo holds {cluster} (the agent's own only).
+func (s *storeOptions) buildGit(repo gitOptions, auth transport.AuthMethod, cacheDir string, hub client.Client) (*stores, error) {
+	url := s.worksRepo
+	if url == "" {
+		url = repo.url
+	}
+	opts := works.GitOptions{URL: url, Auth: auth, Branch: s.branch, CacheDir: cacheDir, HeartbeatInterval: s.heartbeat}
+	if works.IsRepoTemplate(url) && s.cluster == "" {
+		m, err := works.NewMemberGitStore(url, opts, s.log)
+		if err != nil {
+			return nil, err
+		}
+		return &stores{works: m, status: m, hub: hub}, nil
+	}
+	if works.IsRepoTemplate(url) {
+		t, err := works.ParseRepoTemplate(url)
+		if err != nil {
+			return nil, err
+		}
+		if opts.URL, err = t.URL(s.cluster); err != nil {
+			return nil, err
 		}
 	}
+	g, err := works.NewGitStore(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &stores{works: g, status: g, hub: hub}, nil
+}
+
+// hubClient returns the hub's config and client, or nils when there is none.
+func (s *storeOptions) hubClient() (*rest.Config, client.Client, error) {
+	cfg, err := s.hubKubeconfig.restConfig(false)
 	if err != nil {
 		return nil, nil, fmt.Errorf("failed to build the hub client: %w", err)
+	}
+	if cfg == nil {
+		return nil, nil, nil
 	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {

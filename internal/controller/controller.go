@@ -13,10 +13,12 @@ import (
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/cluster"
 	"github.com/propagit/propagit/internal/guard"
+	"github.com/propagit/propagit/internal/interpret"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/observe"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/shard"
 	"github.com/propagit/propagit/internal/works"
 )
 
@@ -64,6 +66,8 @@ type Controller struct {
 type loaded struct {
 	revision string
 	set      *load.Set
+	// interp runs the set's ResourceInterpreterCustomizations.
+	interp *interpret.Interpreter
 	// allowPrune: the commit acknowledges a large deletion.
 	allowPrune bool
 }
@@ -136,12 +140,17 @@ func (c *Controller) Run(ctx context.Context) error {
 		if c.recorded != nil && c.recorded.previous.PendingGraceful() || len(c.unhealthy) > 0 {
 			recheck = c.clock.After(c.opts.Deliver.HealthInterval)
 		}
+		var resharded <-chan struct{}
+		if c.opts.Sharding != nil {
+			resharded = c.opts.Sharding.Changed()
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C():
 		case <-c.trigger:
 		case <-recheck:
+		case <-resharded:
 		}
 	}
 }
@@ -165,7 +174,12 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 	if err != nil {
 		sourceErr = err.Error()
 	}
+	c.track(cur.set.Clusters)
+	c.wantKeys(cur.set.Clusters)
 	c.syncMembers(ctx, cur.set.Clusters)
+	if !c.recording() {
+		return c.follow(ctx, cur, sourceErr)
+	}
 	status := c.observe(ctx, cur.set.Clusters)
 	ws, placed, err := c.renderWorks(ctx, cur, status)
 	if err != nil {
@@ -186,6 +200,70 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 	c.readPullStates(ctx, ws)
 	c.recordWorks()
 	return nil
+}
+
+// recording reports whether this replica renders and records the Works.
+func (c *Controller) recording() bool {
+	return c.opts.Sharding == nil || c.opts.Sharding.Holds(shard.RecorderKey)
+}
+
+// wantKeys tells the sharding which keys there are: the recorder and each
+// push member.
+func (c *Controller) wantKeys(clusters []load.Cluster) {
+	if c.opts.Sharding == nil {
+		return
+	}
+	keys := []string{shard.RecorderKey}
+	for _, cl := range pushClusters(clusters) {
+		keys = append(keys, shard.MemberKey(cl.Name))
+	}
+	c.opts.Sharding.Want(keys)
+}
+
+// follow is a pass of a replica that does not record: it probes the members
+// it applies to and hands them the Works another replica recorded.
+func (c *Controller) follow(ctx context.Context, cur *loaded, sourceErr string) error {
+	// The recorder's history moves on without this replica: read it again
+	// from the store if this replica records later.
+	c.mu.Lock()
+	c.recorded, c.unhealthy = nil, nil
+	c.mu.Unlock()
+	var mine []load.Cluster
+	for _, cl := range cur.set.Clusters {
+		if c.member(cl.Cluster.Name) != nil {
+			mine = append(mine, cl)
+		}
+	}
+	if len(mine) == 0 {
+		return nil
+	}
+	c.observe(ctx, mine)
+	ws, err := c.works.List(ctx)
+	if err != nil {
+		return fmt.Errorf("failed to read the recorded works: %w", err)
+	}
+	c.dispatch(ws, sourceErr)
+	return nil
+}
+
+// tracker is a works store with one location per member, which cannot be
+// listed: it reaches the members it is told of (works.MemberGitStore).
+type tracker interface {
+	Track(clusters []string)
+}
+
+// track tells a works store with one location per member which members
+// the revision declares, before anything reads the recorded Works.
+func (c *Controller) track(clusters []load.Cluster) {
+	t, ok := c.works.(tracker)
+	if !ok {
+		return
+	}
+	names := make([]string, 0, len(clusters))
+	for _, cl := range clusters {
+		names = append(names, cl.Cluster.Name)
+	}
+	t.Track(names)
 }
 
 // fetchAndLoad returns the revision to reconcile: the newest one when it
@@ -211,12 +289,23 @@ func (c *Controller) fetchAndLoad(ctx context.Context) (*loaded, error) {
 		err = fmt.Errorf("revision %s does not load; %s stays in force: %w", workv1alpha1.ShortRevision(snap.Revision), workv1alpha1.ShortRevision(c.lastRevision()), err)
 		return c.keepLast(err), err
 	}
-	cur := &loaded{revision: snap.Revision, set: set, allowPrune: guard.Allowed(snap.Message)}
+	cur := &loaded{revision: snap.Revision, set: set, interp: set.Interpreter(), allowPrune: guard.Allowed(snap.Message)}
 	c.mu.Lock()
 	c.last = cur
 	c.mu.Unlock()
 	c.setClean(snap.Revision)
 	return cur, nil
+}
+
+// interpreter returns the customizations of the revision in force; nil
+// before one loaded.
+func (c *Controller) interpreter() *interpret.Interpreter {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last == nil {
+		return nil
+	}
+	return c.last.interp
 }
 
 func (c *Controller) keepLast(err error) *loaded {

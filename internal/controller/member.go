@@ -23,6 +23,7 @@ import (
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/metrics"
+	"github.com/propagit/propagit/internal/shard"
 )
 
 // member is one push member: its latest desired Work and the worker that
@@ -34,6 +35,8 @@ type member struct {
 	log  logr.Logger
 	wake chan struct{}
 	stop context.CancelFunc
+	// done is closed when the worker has returned.
+	done chan struct{}
 
 	mu      sync.Mutex
 	cluster *clusterv1alpha1.Cluster
@@ -69,15 +72,19 @@ func (c *Controller) syncMembers(ctx context.Context, clusters []load.Cluster) {
 	defer c.mu.Unlock()
 	seen := map[string]bool{}
 	for _, cl := range pushClusters(clusters) {
+		if !c.owns(cl.Name) {
+			continue // another replica applies to it
+		}
 		seen[cl.Name] = true
 		m := c.members[cl.Name]
 		if m == nil {
 			mctx, cancel := context.WithCancel(ctx)
-			m = &member{name: cl.Name, c: c, log: c.log.WithValues(logging.KeyCluster, cl.Name), wake: make(chan struct{}, 1), stop: cancel}
+			m = &member{name: cl.Name, c: c, log: c.log.WithValues(logging.KeyCluster, cl.Name), wake: make(chan struct{}, 1), stop: cancel,
+				done: make(chan struct{})}
 			m.syncer = deliver.New(cl.Name, c.opts.Deliver, c.status, m.manager, m.log, deliver.WithStamp(m.stampProbe))
 			c.members[cl.Name] = m
 			c.wg.Add(1)
-			go func() { defer c.wg.Done(); m.run(mctx) }()
+			go func() { defer c.wg.Done(); defer close(m.done); m.run(mctx) }()
 		}
 		m.mu.Lock()
 		m.cluster = cl
@@ -88,9 +95,37 @@ func (c *Controller) syncMembers(ctx context.Context, clusters []load.Cluster) {
 			m.stop()
 			delete(c.members, name)
 			c.opts.Metrics.ForgetCluster(name)
-			c.log.Info("cluster removed from the source; its objects are left in place", logging.KeyCluster, name)
+			if c.owns(name) {
+				c.log.Info("cluster removed from the source; its objects are left in place", logging.KeyCluster, name)
+			}
 		}
 	}
+}
+
+// owns reports whether this replica applies to cluster.
+func (c *Controller) owns(cluster string) bool {
+	return c.opts.Sharding == nil || c.opts.Sharding.Holds(shard.MemberKey(cluster))
+}
+
+// Release stops acting on a shard key before the Lease goes to another
+// replica: a member's worker is stopped and waited for, so no apply of
+// this replica overlaps one of the next.
+func (c *Controller) Release(key string) {
+	c.mu.Lock()
+	var m *member
+	for name, mm := range c.members {
+		if shard.MemberKey(name) == key {
+			m = mm
+			delete(c.members, name)
+		}
+	}
+	c.mu.Unlock()
+	if m == nil {
+		return
+	}
+	m.stop()
+	<-m.done
+	c.log.Info("member handed over to another replica", logging.KeyCluster, m.name)
 }
 
 // dispatch hands every push member its Work and the current source
@@ -265,7 +300,7 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // manager returns the member's apply.Manager, built on first use and again
-// after the Cluster object changed.
+// after the Cluster object changed, with the customizations in force.
 func (m *member) manager(ctx context.Context) (deliver.Applier, error) {
 	m.mu.Lock()
 	mgr, cl, built := m.mgr, m.cluster, m.mgrCred
@@ -276,11 +311,15 @@ func (m *member) manager(ctx context.Context) (deliver.Applier, error) {
 	}
 	cred := credentialID(cfg)
 	if mgr != nil && cred == built {
+		mgr.Interpret(m.c.interpreter())
+		mgr.UseKeys(m.c.keys(ctx, cl.Name))
 		return mgr, nil
 	}
 	if mgr, err = apply.NewForConfig(cfg, m.c.opts.Apply); err != nil {
 		return nil, err
 	}
+	mgr.Interpret(m.c.interpreter())
+	mgr.UseKeys(m.c.keys(ctx, cl.Name))
 	m.mu.Lock()
 	m.mgr, m.mgrCred = mgr, cred
 	m.mu.Unlock()

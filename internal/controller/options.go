@@ -41,6 +41,11 @@ type Options struct {
 	// Interval is how often the source is polled (a webhook trigger fetches
 	// at once).
 	Interval time.Duration
+	// Sharding, when set, splits the work with other replicas: this one
+	// applies only to the members whose key it holds, and renders and
+	// records the Works only while it holds shard.RecorderKey. nil does
+	// everything.
+	Sharding Sharding
 	// ProbeTimeout bounds one member probe.
 	ProbeTimeout time.Duration
 	// ProbeInterval is how long a member's probe result is reused: a pass
@@ -57,6 +62,9 @@ type Options struct {
 	PullHeartbeatTimeout time.Duration
 	Render               render.Options
 	Apply                apply.Options
+	// Keys finds each push member's age keys for SOPS-encrypted objects;
+	// nil decrypts nothing (every encrypted object fails alone).
+	Keys KeySource
 	// Metrics records what the controller does; nil records nothing.
 	Metrics *metrics.Recorder
 	// Deliver tunes each member's syncer (health re-checks, retry backoff,
@@ -146,4 +154,14 @@ func (o Options) Validate() error {
 		return err
 	}
 	return o.Apply.Validate()
+}
+
+// Sharding is what the controller needs of internal/shard.
+type Sharding interface {
+	// Want names every key there is (the recorder and each push member).
+	Want(keys []string)
+	// Holds reports whether this replica holds key now.
+	Holds(key string) bool
+	// Changed signals when this replica gained or lost a key.
+	Changed() <-chan struct{}
 }

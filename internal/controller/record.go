@@ -31,9 +31,9 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 		return nil, nil, err
 	}
 	now := c.clock.Now()
-	health, unhealthy := c.health(ctx, rec, cur.set, now)
+	health, unhealthy, reflected := c.health(ctx, rec, cur.set, now)
 	res := render.Render(render.Input{Set: cur.set, Status: status, Previous: rec.previous, Options: c.opts.Render, Now: now,
-		Health: health, Unhealthy: unhealthy, Memo: c.memo})
+		Health: health, Unhealthy: unhealthy, Reflected: reflected, Memo: c.memo})
 	c.recordRender(res)
 	c.recordFailovers(res, now)
 	byCluster := map[string]render.Work{}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -49,14 +50,14 @@ func (rec *recording) work(cluster string) *workv1alpha1.Work {
 // be read in time counts as not healthy, and stops the unhealthy clock:
 // only a member's own report moves an application. The statuses are read in
 // parallel, each under the probe timeout.
-func (c *Controller) health(ctx context.Context, rec *recording, set *load.Set, now time.Time) (render.Health, render.Unhealthy) {
-	appFailover := wantsApplicationFailover(set)
-	if !rec.previous.PendingGraceful() && !appFailover {
+func (c *Controller) health(ctx context.Context, rec *recording, set *load.Set, now time.Time) (render.Health, render.Unhealthy, render.Reflected) {
+	appFailover, preserving := wantsFailover(set)
+	if !rec.previous.PendingGraceful() && !appFailover && !preserving {
 		c.unhealthy = nil
-		return nil, nil
+		return nil, nil, nil
 	}
 	h := render.Health{}
-	reported := map[string]map[workv1alpha1.ObjectKey]workv1alpha1.Health{}
+	reported := map[string]map[workv1alpha1.ObjectKey]workv1alpha1.ObjectResult{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, w := range rec.works {
@@ -71,32 +72,55 @@ func (c *Controller) health(ctx context.Context, rec *recording, set *load.Set, 
 		}()
 	}
 	wg.Wait()
+	var reflected render.Reflected
 	for cluster, templates := range reported {
-		for key, health := range templates {
-			if health == workv1alpha1.HealthCurrent {
+		for key, r := range templates {
+			if r.Health == workv1alpha1.HealthCurrent {
 				if h[cluster] == nil {
 					h[cluster] = map[workv1alpha1.ObjectKey]bool{}
 				}
 				h[cluster][key] = true
 			}
+			if st := decodeStatus(r); preserving && st != nil {
+				if reflected == nil {
+					reflected = render.Reflected{}
+				}
+				if reflected[cluster] == nil {
+					reflected[cluster] = map[workv1alpha1.ObjectKey]map[string]any{}
+				}
+				reflected[cluster][key] = st
+			}
 		}
 	}
 	if !appFailover {
 		c.unhealthy = nil
-		return h, nil
+		return h, nil, reflected
 	}
 	c.unhealthy = unhealthySince(c.unhealthy, reported, now)
-	return h, c.unhealthy
+	return h, c.unhealthy, reflected
+}
+
+// decodeStatus returns the status a cluster reported of an object, nil
+// when it reported none.
+func decodeStatus(r workv1alpha1.ObjectResult) map[string]any {
+	if r.Status == nil || len(r.Status.Raw) == 0 {
+		return nil
+	}
+	var st map[string]any
+	if json.Unmarshal(r.Status.Raw, &st) != nil {
+		return nil
+	}
+	return st
 }
 
 // unhealthySince carries prev forward: a template reported InProgress or
 // Failed keeps the time it was first seen so (now when it is new), any other
 // report, or none, clears it.
-func unhealthySince(prev render.Unhealthy, reported map[string]map[workv1alpha1.ObjectKey]workv1alpha1.Health, now time.Time) render.Unhealthy {
+func unhealthySince(prev render.Unhealthy, reported map[string]map[workv1alpha1.ObjectKey]workv1alpha1.ObjectResult, now time.Time) render.Unhealthy {
 	out := render.Unhealthy{}
 	for cluster, templates := range reported {
-		for key, health := range templates {
-			if health != workv1alpha1.HealthInProgress && health != workv1alpha1.HealthFailed {
+		for key, r := range templates {
+			if r.Health != workv1alpha1.HealthInProgress && r.Health != workv1alpha1.HealthFailed {
 				continue
 			}
 			since, ok := prev[cluster][key]
@@ -112,20 +136,27 @@ func unhealthySince(prev render.Unhealthy, reported map[string]map[workv1alpha1.
 	return out
 }
 
-// wantsApplicationFailover reports whether some policy asks for
-// application failover.
-func wantsApplicationFailover(set *load.Set) bool {
+// wantsFailover reports whether some policy asks for application
+// failover, and whether some policy preserves state across a failover.
+func wantsFailover(set *load.Set) (application, preserving bool) {
 	for _, p := range set.Propagations {
-		if fo := p.Policy.Spec.Failover; fo != nil && fo.Application != nil {
-			return true
+		fo := p.Policy.Spec.Failover
+		if fo == nil {
+			continue
 		}
+		if fo.Application != nil {
+			application = true
+			preserving = preserving || fo.Application.StatePreservation != nil
+		}
+		preserving = preserving || fo.Cluster != nil && fo.Cluster.StatePreservation != nil
 	}
-	return false
+	return application, preserving
 }
 
-// templateHealth returns the health of each template's object in w, as its
-// cluster reports it; nil when its status is unreadable or not of w.
-func (c *Controller) templateHealth(ctx context.Context, w *workv1alpha1.Work, objs []*unstructured.Unstructured) map[workv1alpha1.ObjectKey]workv1alpha1.Health {
+// templateHealth returns what its cluster reports of each template's
+// object in w (health, reflected status); nil when its status is
+// unreadable or not of w.
+func (c *Controller) templateHealth(ctx context.Context, w *workv1alpha1.Work, objs []*unstructured.Unstructured) map[workv1alpha1.ObjectKey]workv1alpha1.ObjectResult {
 	cluster := w.Spec.Cluster
 	if c.opts.ProbeTimeout > 0 {
 		var cancel context.CancelFunc
@@ -140,18 +171,18 @@ func (c *Controller) templateHealth(ctx context.Context, w *workv1alpha1.Work, o
 	if st == nil || st.AppliedDigest != workv1alpha1.Digest(w) {
 		return nil
 	}
-	reported := map[workv1alpha1.ObjectKey]workv1alpha1.Health{}
+	reported := map[workv1alpha1.ObjectKey]workv1alpha1.ObjectResult{}
 	for _, o := range st.Objects {
-		reported[o.ObjectKey] = o.Health
+		reported[o.ObjectKey] = o
 	}
-	out := map[workv1alpha1.ObjectKey]workv1alpha1.Health{}
+	out := map[workv1alpha1.ObjectKey]workv1alpha1.ObjectResult{}
 	for _, obj := range objs {
 		key, err := workv1alpha1.ParseKey(obj.GetAnnotations()[workv1alpha1.AnnotationTemplate])
 		if err != nil {
 			continue
 		}
-		if health, ok := reported[workv1alpha1.KeyOf(obj)]; ok {
-			out[key] = health
+		if r, ok := reported[workv1alpha1.KeyOf(obj)]; ok {
+			out[key] = r
 		}
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
@@ -75,7 +76,7 @@ func TestHealthReadsOnlyTheRecordedWork(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := New(DefaultOptions(), nil, nil, statuses{"m2": tc.m2}, nil, logr.Discard())
-			got, _ := c.health(context.Background(), rec, &load.Set{}, time.Time{})
+			got, _, _ := c.health(context.Background(), rec, &load.Set{}, time.Time{})
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("health (-want +got):\n%s", diff)
 			}
@@ -84,9 +85,20 @@ func TestHealthReadsOnlyTheRecordedWork(t *testing.T) {
 
 	// Without a Gracefully eviction pending, no status is read at all.
 	calm := newRecording(ws[1:], rws[1:])
-	if got, unhealthy := New(DefaultOptions(), nil, nil, nil, nil, logr.Discard()).health(context.Background(), calm, &load.Set{}, time.Time{}); got != nil || unhealthy != nil {
+	if got, unhealthy, _ := New(DefaultOptions(), nil, nil, nil, nil, logr.Discard()).health(context.Background(), calm, &load.Set{}, time.Time{}); got != nil || unhealthy != nil {
 		t.Errorf("health without a pending eviction or application failover = %v, %v; want nil", got, unhealthy)
 	}
+}
+
+// webOnM1 is a recording whose one Work gives m1 Deployment demo/web.
+func webOnM1(t *testing.T) (*workv1alpha1.Work, *recording) {
+	t.Helper()
+	rws := []render.Work{{Cluster: "m1", Objects: []*unstructured.Unstructured{webCopy(false)}}}
+	w, err := toWork(&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "m1"}}, "rev", rws[0].Objects, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, newRecording([]*workv1alpha1.Work{w}, rws)
 }
 
 // TestUnhealthyClockStartsAndStops pins how long a template counts as
@@ -94,12 +106,7 @@ func TestHealthReadsOnlyTheRecordedWork(t *testing.T) {
 // report of the recorded Work, until any other report or none.
 func TestUnhealthyClockStartsAndStops(t *testing.T) {
 	web := workv1alpha1.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}
-	rws := []render.Work{{Cluster: "m1", Objects: []*unstructured.Unstructured{webCopy(false)}}}
-	w, err := toWork(&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "m1"}}, "rev", rws[0].Objects, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := newRecording([]*workv1alpha1.Work{w}, rws)
+	w, rec := webOnM1(t)
 	set := &load.Set{Propagations: []load.Propagation{{Policy: &policyv1alpha1.PropagationPolicy{Spec: policyv1alpha1.PropagationSpec{
 		Failover: &policyv1alpha1.FailoverBehavior{Application: &policyv1alpha1.ApplicationFailoverBehavior{}}}}}}}
 	report := statuses{}
@@ -109,7 +116,7 @@ func TestUnhealthyClockStartsAndStops(t *testing.T) {
 		t.Helper()
 		report["m1"] = &workv1alpha1.WorkStatus{AppliedDigest: digest, Objects: []workv1alpha1.ObjectResult{{
 			ObjectRef: workv1alpha1.ObjectRef{ObjectKey: web, Version: "v1"}, Action: "Created", Health: health}}}
-		_, got := c.health(context.Background(), rec, set, at)
+		_, got, _ := c.health(context.Background(), rec, set, at)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("at %s with %s (-want +got):\n%s", at.Format(time.TimeOnly), health, diff)
 		}
@@ -177,4 +184,26 @@ func TestRunRechecksWhileGracefulEvictionPending(t *testing.T) {
 	wait("the poll ticker and the recheck timer", func() bool { return clk.Waiters() == 2 })
 	clk.Step(opts.Deliver.HealthInterval)
 	wait("a pass after HealthInterval", next)
+}
+
+// TestHealthReadsReflectedStatusForStatePreservation pins that the status
+// a cluster reported of a template reaches render when a policy preserves
+// state across failover, and only then.
+func TestHealthReadsReflectedStatusForStatePreservation(t *testing.T) {
+	web := workv1alpha1.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}
+	w, rec := webOnM1(t)
+	report := statuses{"m1": {AppliedDigest: workv1alpha1.Digest(w), Objects: []workv1alpha1.ObjectResult{{
+		ObjectRef: workv1alpha1.ObjectRef{ObjectKey: web, Version: "v1"}, Action: "Created", Health: "Current",
+		Status: &runtime.RawExtension{Raw: []byte(`{"availableReplicas":3}`)}}}}}
+	c := New(DefaultOptions(), nil, nil, report, nil, logr.Discard())
+	preserving := &load.Set{Propagations: []load.Propagation{{Policy: &policyv1alpha1.PropagationPolicy{Spec: policyv1alpha1.PropagationSpec{
+		Failover: &policyv1alpha1.FailoverBehavior{Cluster: &policyv1alpha1.ClusterFailoverBehavior{
+			StatePreservation: &policyv1alpha1.StatePreservation{Rules: []policyv1alpha1.StatePreservationRule{{AliasLabelName: "a", JSONPath: "{.availableReplicas}"}}}}}}}}}}
+	_, _, got := c.health(context.Background(), rec, preserving, time.Time{})
+	if diff := cmp.Diff(render.Reflected{"m1": {web: {"availableReplicas": float64(3)}}}, got); diff != "" {
+		t.Errorf("reflected (-want +got):\n%s", diff)
+	}
+	if _, _, got := c.health(context.Background(), rec, &load.Set{}, time.Time{}); got != nil {
+		t.Errorf("reflected read without statePreservation: %v", got)
+	}
 }

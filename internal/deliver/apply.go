@@ -150,17 +150,24 @@ func (s *Syncer) health(ctx context.Context, mgr HealthReader, st *workv1alpha1.
 		s.set(st, workv1alpha1.ConditionReady, metav1.ConditionFalse, workv1alpha1.ReasonHealthUnknown, err.Error())
 		return false
 	}
-	health := map[workv1alpha1.ObjectRef]workv1alpha1.Health{}
+	read := map[workv1alpha1.ObjectRef]workv1alpha1.ObjectResult{}
 	for _, r := range results {
-		health[r.ObjectRef] = r.Health
+		read[r.ObjectRef] = r
 	}
 	waiting := 0
 	for i := range st.Objects {
-		h, ok := health[st.Objects[i].ObjectRef]
+		r, ok := read[st.Objects[i].ObjectRef]
 		if !ok {
 			continue // known healthy, or not on the member (failed)
 		}
-		st.Objects[i].Health = h
+		h := r.Health
+		st.Objects[i].Health, st.Objects[i].Status = h, r.Status
+		switch {
+		case h == workv1alpha1.HealthCurrent:
+			st.Objects[i].Message = ""
+		case r.Message != "":
+			st.Objects[i].Message = r.Message // why it is not healthy (a script's verdict, kstatus' reason)
+		}
 		if h == workv1alpha1.HealthNotFound {
 			// Deleted on the member, or the member was rebuilt: apply again
 			// instead of waiting for it to appear.

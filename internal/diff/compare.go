@@ -25,6 +25,10 @@ type Input struct {
 	// Guard is the controller's prune guard, to warn where it will hold
 	// the change; nil means its defaults.
 	Guard *guard.Options
+	// Clusters, when set, limits the report to these clusters. Moves are
+	// still paired over every cluster, so an object leaving a listed
+	// cluster for another one is a move, not a deletion.
+	Clusters []string
 }
 
 // entry is one object that differs on one cluster, before formatting.
@@ -83,6 +87,9 @@ func Compare(in Input) *Report {
 		fillCluster(&r.Clusters[i], all[i])
 	}
 	r.Deletions = deletions(all)
+	if len(in.Clusters) > 0 {
+		r.only(in.Clusters, unchanged(base, head, all, in.Clusters))
+	}
 	r.Differs = len(r.Clusters) > 0 || len(r.Orphaned) > 0
 	return r
 }

@@ -19,13 +19,16 @@ const (
 	JSON     Format = "json"
 )
 
+// Formats are the names ParseFormat accepts, for help and completion.
+var Formats = []string{string(Text), string(Markdown), string(JSON)}
+
 // ParseFormat validates a format name.
 func ParseFormat(s string) (Format, error) {
 	switch f := Format(s); f {
 	case Text, Markdown, JSON:
 		return f, nil
 	}
-	return "", fmt.Errorf("unknown output format %q: want text, markdown or json", s)
+	return "", fmt.Errorf("unknown output format %q: want %s", s, strings.Join(Formats, ", "))
 }
 
 // Write formats r onto w.

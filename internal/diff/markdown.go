@@ -104,6 +104,9 @@ func clusterSection(g clusterGroup) section {
 	for _, o := range c.Objects {
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "**%s** %s %s%s\n\n", o.Change, mdText(o.Kind), code(objectName(o.Namespace, o.Name)), o.moveNote(code))
+		if o.Sealed != "" {
+			fmt.Fprintf(&sb, "%s\n\n", mdText(o.Sealed))
+		}
 		if o.Diff != "" {
 			fence := fenceFor(o.Diff)
 			fmt.Fprintf(&sb, "%sdiff\n%s%s\n\n", fence, terminalSafe(o.Diff), fence)

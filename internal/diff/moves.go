@@ -79,6 +79,7 @@ func fillCluster(c *Cluster, entries []*entry) {
 			MovedFrom: e.movedFrom,
 			MovedTo:   e.movedTo,
 			Diff:      objectDiff(e),
+			Sealed:    sealedNote(e),
 		})
 	}
 }

@@ -105,6 +105,7 @@ func redact(obj, other *unstructured.Unstructured, changed string) {
 			m[k] = token(val, oval, present)
 		}
 	}
+	redactSealed(obj, other, token)
 	ann := obj.GetAnnotations()
 	if v, ok := ann[lastApplied]; ok {
 		var ov string

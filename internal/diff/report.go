@@ -126,6 +126,10 @@ type Object struct {
 	// compares it with the object on the cluster it left; it is empty when
 	// the object arrives identical, and on the removed half of a move.
 	Diff string `json:"diff,omitempty"`
+	// Sealed describes a SOPS-encrypted object's change from its
+	// ciphertexts and MAC, without decrypting: "encrypted Secret demo/db
+	// changed (keys: password)"; empty for other objects.
+	Sealed string `json:"sealed,omitempty"`
 }
 
 // Move is an object that leaves one cluster and arrives on another.

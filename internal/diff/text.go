@@ -54,6 +54,9 @@ func (r *Report) text() string {
 		fmt.Fprintf(&sb, "\n=== %s: %s ===\n", g.title(func(s string) string { return s }), c.counts())
 		for _, o := range c.Objects {
 			fmt.Fprintf(&sb, "\n%s %s %s%s\n", o.sign(), label(o.Ref), o.Change, o.moveNote(func(s string) string { return s }))
+			if o.Sealed != "" {
+				sb.WriteString(o.Sealed + "\n")
+			}
 			sb.WriteString(o.Diff)
 		}
 	}

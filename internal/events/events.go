@@ -19,23 +19,24 @@ import (
 // Component is the source of every Event propagit records.
 const Component = "propagit"
 
-// Recorder records Events about the Work of a cluster.
+// Recorder records Events about the Work of a cluster, in the cluster's
+// hub namespace beside its Work.
 type Recorder struct {
-	namespace   string
 	broadcaster record.EventBroadcaster
 	recorder    record.EventRecorder
 }
 
 // New returns a Recorder writing Events to the hub at cfg, about the Works
-// in namespace (the CR store's).
-func New(cfg *rest.Config, namespace string) (*Recorder, error) {
+// of the CR store (workv1alpha1.MemberNamespace).
+func New(cfg *rest.Config) (*Recorder, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
 	b := record.NewBroadcaster()
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events(namespace)})
-	return &Recorder{namespace: namespace, broadcaster: b,
+	// Events(""): each Event goes to its Work's namespace.
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+	return &Recorder{broadcaster: b,
 		recorder: b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: Component})}, nil
 }
 
@@ -45,8 +46,12 @@ func (r *Recorder) Event(cluster, eventType, reason, message string) {
 	if r == nil {
 		return
 	}
+	ns, err := workv1alpha1.MemberNamespace(cluster)
+	if err != nil {
+		return // no such Work: the CR store refuses the name
+	}
 	ref := &corev1.ObjectReference{APIVersion: workv1alpha1.GroupVersion.String(), Kind: "Work",
-		Namespace: r.namespace, Name: cluster}
+		Namespace: ns, Name: cluster}
 	r.recorder.Event(ref, eventType, reason, message)
 }
 

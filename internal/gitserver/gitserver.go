@@ -16,6 +16,7 @@ import (
 	"net/http/cgi"
 	"net/http/httptest"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -26,11 +27,24 @@ import (
 // Options configure a Server.
 type Options struct {
 	// Username and Password, when Username is set, are required as HTTP
-	// basic auth on every request.
+	// basic auth on every request, and reach every repository.
 	Username string
 	Password string
+	// Users are further basic-auth accounts, each reaching only its own
+	// repositories, as a deploy key or a fine-grained token of a Git host
+	// does: another repository answers 403 Forbidden. With Users and no
+	// Username, every request must still authenticate.
+	Users []User
 	// Stderr receives git http-backend's error output; nil discards it.
 	Stderr io.Writer
+}
+
+// User is a basic-auth account limited to some repositories.
+type User struct {
+	Username string
+	Password string
+	// Repos are the repository names (as InitBare takes them) it reaches.
+	Repos []string
 }
 
 // Server serves every bare repository under Root at URL/<name>.
@@ -116,13 +130,12 @@ func (s *Server) RefAdvertisements() int64 { return s.refs.Load() }
 
 func (s *Server) handler(backend http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.opts.Username != "" {
-			u, p, ok := r.BasicAuth()
-			if !ok || u != s.opts.Username || p != s.opts.Password {
+		if code := s.authorize(r); code != http.StatusOK {
+			if code == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Basic realm="gitserver"`)
-				http.Error(w, "unauthorized", http.StatusUnauthorized)
-				return
 			}
+			http.Error(w, http.StatusText(code), code)
+			return
 		}
 		switch {
 		case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-receive-pack"):
@@ -138,6 +151,36 @@ func (s *Server) handler(backend http.Handler) http.Handler {
 		}
 		backend.ServeHTTP(&countingWriter{ResponseWriter: w, n: &s.sent}, r)
 	})
+}
+
+// authorize returns 200 when r may proceed, 401 without valid credentials,
+// 403 when its user may not reach the repository r names.
+func (s *Server) authorize(r *http.Request) int {
+	if s.opts.Username == "" && len(s.opts.Users) == 0 {
+		return http.StatusOK
+	}
+	u, p, ok := r.BasicAuth()
+	if !ok {
+		return http.StatusUnauthorized
+	}
+	if s.opts.Username != "" && u == s.opts.Username && p == s.opts.Password {
+		return http.StatusOK
+	}
+	for _, user := range s.opts.Users {
+		if u != user.Username || p != user.Password {
+			continue
+		}
+		if path.Clean(r.URL.Path) != r.URL.Path {
+			return http.StatusForbidden // no "..": the path checked is the path served
+		}
+		for _, repo := range user.Repos {
+			if strings.HasPrefix(r.URL.Path, "/"+repo+"/") {
+				return http.StatusOK
+			}
+		}
+		return http.StatusForbidden
+	}
+	return http.StatusUnauthorized
 }
 
 // countingWriter counts the body bytes of a response.

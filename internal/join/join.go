@@ -74,6 +74,10 @@ type Options struct {
 	// apiserver may shorten it. The controller renews the token once two
 	// thirds of it have passed.
 	TokenExpiration time.Duration
+	// HubTokenExpiration is the lifetime of a pull agent's hub token (CR
+	// store). Nothing renews it yet, so it defaults to a year; it grants
+	// only the agent's own Work and status.
+	HubTokenExpiration time.Duration
 	// GrantBind gives the ServiceAccount bind and escalate on roles, so that
 	// propagated bindings may grant more than it holds itself; set when the
 	// restriction policy allows admin bindings (WithRestrictions).
@@ -81,6 +85,15 @@ type Options struct {
 	// CheckTimeout bounds how long the credential check waits for RBAC to
 	// propagate in the apiserver's authorizer cache.
 	CheckTimeout time.Duration
+	// AgeKey creates (or keeps) the member's age key for SOPS-encrypted
+	// objects, Secret propagit-system/sops-age, and records its recipient.
+	AgeKey bool
+	// Hub, for pull, says the agent reads its Work from a hub (CR store)
+	// with the identity JoinHub makes.
+	Hub bool
+	// WorksRepo, for pull with the Git store, is the agent's works
+	// repository: a URL, or a template with {cluster}.
+	WorksRepo string
 }
 
 // DefaultTokenExpiration is the lifetime of a push token: a day, renewed
@@ -90,7 +103,7 @@ const DefaultTokenExpiration = 24 * time.Hour
 
 // DefaultOptions returns Options with a one-day token and a 30s check.
 func DefaultOptions() Options {
-	return Options{Mode: ModePush, TokenExpiration: DefaultTokenExpiration, CheckTimeout: 30 * time.Second}
+	return Options{Mode: ModePush, TokenExpiration: DefaultTokenExpiration, HubTokenExpiration: 365 * 24 * time.Hour, CheckTimeout: 30 * time.Second}
 }
 
 // WithRestrictions narrows what the member grants to what the restriction
@@ -137,6 +150,8 @@ type Result struct {
 	TokenExpiry time.Time
 	// CheckNamespace is where the dry-run Deployment was checked.
 	CheckNamespace string
+	// AgeRecipient is the public key of the member's age key (AgeKey).
+	AgeRecipient string
 }
 
 // Join creates the ServiceAccount and RBAC in the member reached by cfg,
@@ -166,6 +181,11 @@ func Join(ctx context.Context, cfg *rest.Config, opts Options) (*Result, error) 
 	}
 	if err := Check(ctx, checkCfg, res.CheckNamespace, opts.CheckTimeout); err != nil {
 		return nil, err
+	}
+	if opts.AgeKey {
+		if res.AgeRecipient, err = ensureAgeKey(ctx, cs, opts.Name); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }

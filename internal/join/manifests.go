@@ -22,7 +22,13 @@ type Manifests struct {
 	Secret []byte
 	// Agent is, for pull, the agent Deployment to apply in the member.
 	Agent []byte
+	// HubSecret is, for pull with the CR store, the Secret holding the
+	// agent's hub kubeconfig, to apply in the member. Never commit it.
+	HubSecret []byte
 }
+
+// HubSecretName is the member Secret holding the agent's hub kubeconfig.
+const HubSecretName = "propagit-hub"
 
 // SecretName is the hub Secret name holding the member's credentials.
 func SecretName(cluster string) string { return cluster + "-credentials" }
@@ -38,9 +44,27 @@ func Render(opts Options, res *Result) (Manifests, error) {
 	case ModePush:
 		m.Secret, err = secretManifest(opts.Name, res)
 	case ModePull:
-		m.Agent, err = agentManifest(opts.Name)
+		m.Agent, err = agentManifest(opts)
 	}
 	return m, err
+}
+
+// RenderHubSecret is the member Secret holding id's kubeconfig, which the
+// agent Deployment of a CR-store join mounts.
+func RenderHubSecret(id *HubIdentity) ([]byte, error) {
+	doc := map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Secret",
+		"metadata": map[string]any{"name": HubSecretName, "namespace": Namespace,
+			"labels": map[string]string{workv1alpha1.LabelJoinedBy: LabelJoinedByValue}},
+		"type": "Opaque",
+		"data": map[string][]byte{"kubeconfig": id.Kubeconfig},
+	}
+	b, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("failed to render Secret %s/%s: %w", Namespace, HubSecretName, err)
+	}
+	return b, nil
 }
 
 func clusterManifest(opts Options, res *Result) ([]byte, error) {
@@ -63,6 +87,9 @@ func clusterManifest(opts Options, res *Result) ([]byte, error) {
 	meta := map[string]any{"name": opts.Name}
 	if len(opts.Labels) > 0 {
 		meta["labels"] = opts.Labels
+	}
+	if res.AgeRecipient != "" {
+		meta["annotations"] = map[string]string{workv1alpha1.AnnotationAgeRecipient: res.AgeRecipient}
 	}
 	doc := map[string]any{
 		"apiVersion": clusterv1alpha1.GroupVersion,
@@ -101,10 +128,20 @@ func secretManifest(name string, res *Result) ([]byte, error) {
 }
 
 // agentTemplate is the pull agent, running as the joined ServiceAccount.
-// The repository flag and the Git token Secret are left for the operator.
+// With the CR store it reads its Work with the hub identity JoinHub made;
+// with the Git store the repository and its token are left for the operator.
 var agentTemplate = template.Must(template.New("agent").Parse(`# propagit agent for cluster {{.Cluster}}: apply in the member after ` + "`propagit join`" + `.
+{{- if .Hub}}
+# It reads its Work on the hub with the kubeconfig in Secret {{.HubSecret}} (apply
+# {{.Cluster}}-hub.secret.yaml first): its own namespace {{.HubNamespace}} only.
+{{- else if .WorksRepo}}
+# Create Secret propagit-agent-git (key token) with access to this member's works
+# repository only (read, and push to refs/propagit/*); never to the source repository.
+{{- else}}
 # Set --repo, and create Secret propagit-agent-git (key token) with read access to
-# the work branch and write access to refs/propagit/status/{{.Cluster}}.
+# the work branch and write access to refs/propagit/status/{{.Cluster}}. A shared works
+# repository is not isolated: prefer --works-repo with {cluster} (see README).
+{{- end}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -131,13 +168,26 @@ spec:
         args:
         - agent
         - --cluster={{.Cluster}}
+{{- if .Hub}}
+        - --works-store=cr
+        - --hub-kubeconfig=/etc/propagit/hub/kubeconfig
+{{- else if .WorksRepo}}
+        - --works-store=git
+        - --works-repo={{.WorksRepo}}
+{{- else}}
         - --repo=https://git.example.com/fleet.git
         - --works-store=git
+{{- end}}
         - --cache-dir=/cache
+{{- if .AgeKey}}
+        - --decryption-secret={{.AgeKeySecret}}
+{{- end}}
+{{- if not .Hub}}
         env:
         - name: PROPAGIT_GIT_TOKEN
           valueFrom:
             secretKeyRef: {name: propagit-agent-git, key: token, optional: true}
+{{- end}}
         resources:
           requests: {cpu: 50m, memory: 128Mi}
           limits: {memory: 512Mi}
@@ -147,14 +197,29 @@ spec:
           capabilities: {drop: [ALL]}
         volumeMounts:
         - {name: cache, mountPath: /cache}
+{{- if .Hub}}
+        - {name: hub, mountPath: /etc/propagit/hub, readOnly: true}
+{{- end}}
       volumes:
       - {name: cache, emptyDir: {}}
+{{- if .Hub}}
+      - {name: hub, secret: {secretName: {{.HubSecret}}}}
+{{- end}}
 `))
 
-func agentManifest(cluster string) ([]byte, error) {
+func agentManifest(opts Options) ([]byte, error) {
+	hubNS := ""
+	if opts.Hub {
+		var err error
+		if hubNS, err = workv1alpha1.MemberNamespace(opts.Name); err != nil {
+			return nil, err
+		}
+	}
 	var buf bytes.Buffer
-	err := agentTemplate.Execute(&buf, map[string]string{
-		"Cluster": cluster, "Namespace": Namespace, "ServiceAccount": ServiceAccount,
+	err := agentTemplate.Execute(&buf, map[string]any{
+		"Cluster": opts.Name, "Namespace": Namespace, "ServiceAccount": ServiceAccount,
+		"Hub": opts.Hub, "HubSecret": HubSecretName, "HubNamespace": hubNS, "WorksRepo": opts.WorksRepo,
+		"AgeKey": opts.AgeKey, "AgeKeySecret": AgeKeySecret,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("failed to render the agent manifest: %w", err)

@@ -3,6 +3,8 @@ package join
 import (
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 func TestRender(t *testing.T) {
@@ -32,6 +34,27 @@ func TestRender(t *testing.T) {
 					strings.Contains(string(m.Agent), "serviceAccountName: propagit") && !strings.Contains(string(m.Cluster), "secretRef")
 			},
 		},
+		{
+			name: "pull from a hub mounts the hub kubeconfig and reads Work CRs",
+			opts: Options{Name: "edge-7", Mode: ModePull, Hub: true},
+			want: []string{"syncMode: Pull"},
+			check: func(m Manifests) bool {
+				a := string(m.Agent)
+				return strings.Contains(a, "--works-store=cr") && strings.Contains(a, "--hub-kubeconfig=/etc/propagit/hub/kubeconfig") &&
+					strings.Contains(a, "secretName: propagit-hub") && strings.Contains(a, "propagit-member-edge-7") &&
+					!strings.Contains(a, "--repo=") && !strings.Contains(a, "PROPAGIT_GIT_TOKEN")
+			},
+		},
+		{
+			name: "pull from its own works repository",
+			opts: Options{Name: "edge-8", Mode: ModePull, WorksRepo: "https://git.example.com/fleet-works-{cluster}.git"},
+			want: []string{"syncMode: Pull"},
+			check: func(m Manifests) bool {
+				a := string(m.Agent)
+				return strings.Contains(a, "--works-repo=https://git.example.com/fleet-works-{cluster}.git") && !strings.Contains(a, "--repo=") &&
+					strings.Contains(a, "PROPAGIT_GIT_TOKEN")
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -43,6 +66,10 @@ func TestRender(t *testing.T) {
 				if !strings.Contains(string(m.Cluster), w) {
 					t.Errorf("Cluster lacks %q:\n%s", w, m.Cluster)
 				}
+			}
+			var agent map[string]any
+			if err := yaml.Unmarshal(m.Agent, &agent); err != nil {
+				t.Errorf("the agent manifest does not parse: %v\n%s", err, m.Agent)
 			}
 			if !tt.check(m) {
 				t.Errorf("unexpected manifests:\n%s\n---\n%s\n---\n%s", m.Cluster, m.Secret, m.Agent)

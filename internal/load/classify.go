@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/configv1alpha1"
 	"github.com/propagit/propagit/internal/api/policyv1alpha1"
 )
 
@@ -22,6 +23,8 @@ type collector struct {
 	problems []Problem
 	// budget, when set, bounds the documents and nodes parsed.
 	budget *budget
+	// kustomized: the documents are kustomize's output, not files.
+	kustomized bool
 }
 
 func (c *collector) addIssues(src Source, issues []issue) {
@@ -37,6 +40,10 @@ func (c *collector) addIssues(src Source, issues []issue) {
 // file parses one YAML stream and classifies its documents.
 func (c *collector) file(path string, data []byte) {
 	docs, errLine, errMsg := splitDocumentsMax(data, c.budget.documentsLeft())
+	if errMsg == "" && notObjects(docs) {
+		c.set.Findings = append(c.set.Findings, notObjectsFinding(path, docs))
+		return
+	}
 	markers := endMarkerLines(data)
 	for i, d := range docs {
 		z := c.budget.normalizer()
@@ -88,6 +95,8 @@ func (c *collector) document(di docInfo, n *yaml.Node, allowList bool) {
 		c.propagation(di, n, kind == policyv1alpha1.KindClusterPropagationPolicy)
 	case gvk.Group == "policy.karmada.io" && gvk.Version == "v1alpha1" && isOverrideKind(kind):
 		c.override(di, n, kind == policyv1alpha1.KindClusterOverridePolicy)
+	case gvk.GroupVersion().String() == configv1alpha1.GroupVersion && kind == configv1alpha1.KindResourceInterpreterCustomization:
+		c.customization(di, n)
 	case gvk.Group == "policy.karmada.io" && gvk.Version == "v1alpha1" && kind == policyv1alpha1.KindClusterTaintPolicy:
 		c.taintPolicy(di, n)
 	case isKarmadaGroup(gvk.Group):
@@ -177,6 +186,9 @@ func (c *collector) template(di docInfo, n *yaml.Node, gvk schema.GroupVersionKi
 	}
 	v, _ := valueOf(n, nil, &d.strict, nil).(map[string]any)
 	obj := &unstructured.Unstructured{Object: v}
+	if !c.sealed(di, n, gvk, obj) {
+		return
+	}
 	for _, f := range []string{"apiVersion", "kind"} {
 		d.lines[f] = lookup(n, f).Line
 	}

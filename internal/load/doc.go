@@ -4,7 +4,10 @@
 //
 // Every *.yaml/*.yml file under the folder is read, document by document; a
 // folder holding a kustomization is built with krusty instead (confined to
-// the folder, builtin plugins only, no remote bases). Karmada kinds are
+// the folder, builtin plugins only, no remote bases). Hidden files, what the
+// root's .propagitignore lists (gitignore syntax), folders of an earlier
+// render and files with no Kubernetes object in them (mkdocs.yml,
+// docker-compose.yaml; each noted as a Finding) are not. Karmada kinds are
 // decoded strictly against propagit's API types, so an unknown field or a
 // wrong type is reported with its file, line and field path, and then
 // validated the way Karmada's webhooks and CRD schemas do. Load reports every

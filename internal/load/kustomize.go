@@ -53,7 +53,7 @@ func (l *loader) kustomize(c *collector, u unit) {
 		c.problems = append(c.problems, problemf(Source{Path: u.rel}, "", "kustomize build failed: %s", msg))
 		return
 	}
-	sub := &collector{budget: c.budget}
+	sub := &collector{budget: c.budget, kustomized: true}
 	sub.file(u.rel, data)
 	if c.budget != nil && c.budget.exceeded && c.budget.problem.Source.Path == u.rel {
 		c.budget.problem.Source.Line = 0 // a line of kustomize's output

@@ -25,6 +25,8 @@ type Options struct {
 	MaxNodes int
 	// Timeout bounds one Load; it is checked between files.
 	Timeout time.Duration
+	// DecryptKinds are the kinds that may be SOPS-encrypted besides Secret.
+	DecryptKinds []string
 }
 
 // Defaults of Options. A source of tens of thousands of ordinary manifests

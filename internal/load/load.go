@@ -9,12 +9,16 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
 // Load reads every *.yaml and *.yml file under root in fsys, recursively and
-// document by document, skipping hidden files and folders (such as .git). A
+// document by document, skipping hidden files and folders (such as .git),
+// what the root's IgnoreFile lists, folders of an earlier render (holding
+// RenderMarker) and files none of whose documents is a Kubernetes object
+// (each skip but the ignored is noted in Set.Findings). A
 // folder holding a kustomization (kustomization.yaml, kustomization.yml or
 // Kustomization) is built with krusty instead, and none of its files or
 // subfolders are read one by one; a kustomization that another one uses as a
@@ -38,6 +42,7 @@ func load(fsys filesys.FileSystem, root string, cache *Cache, opts Options) (*Se
 	b := newBudget(opts)
 	cfs.budget, cfs.vetted = b, map[string]bool{}
 	l := &loader{fs: cfs, visited: map[string]bool{}}
+	l.ignore, l.problems = readIgnore(cfs)
 	l.scan(cfs.root, "")
 	slices.SortFunc(l.units, func(a, b unit) int { return cmp.Compare(a.rel, b.rel) })
 	built := l.checkKustomizations()
@@ -74,6 +79,7 @@ func load(fsys filesys.FileSystem, root string, cache *Cache, opts Options) (*Se
 		cache.forget(seen)
 	}
 	c.problems = append(c.problems, l.problems...)
+	c.set.Findings = append(c.set.Findings, l.findings...)
 	return c.finish()
 }
 
@@ -90,6 +96,9 @@ type loader struct {
 	units    []unit
 	visited  map[string]bool
 	problems []Problem
+	findings []Finding
+	// ignore matches what the root's IgnoreFile leaves out; nil without one.
+	ignore gitignore.Matcher
 	// secrets are the secretGenerator literals of every kustomization,
 	// redacted from kustomize's errors.
 	secrets []string
@@ -108,6 +117,11 @@ func (l *loader) scan(dir, rel string) {
 		return
 	}
 	slices.Sort(names)
+	if earlierRender(rel, names) {
+		l.findings = append(l.findings, Finding{Source: Source{Path: rel},
+			Message: fmt.Sprintf("holds %s: an earlier propagit render, not read", RenderMarker)})
+		return
+	}
 	if k := kustomizationFile(names); k != "" {
 		l.units = append(l.units, unit{rel: path.Join(rel, k), abs: dir, kust: true})
 		return
@@ -121,7 +135,11 @@ func (l *loader) scan(dir, rel string) {
 			l.problems = append(l.problems, problemf(Source{Path: r}, "", "points outside the source folder; it is not read"))
 			continue
 		}
-		if l.fs.IsDir(full) {
+		isDir := l.fs.IsDir(full)
+		if l.ignored(r, isDir) {
+			continue
+		}
+		if isDir {
 			l.scan(full, r)
 			continue
 		}
@@ -163,6 +181,7 @@ func (c *collector) finish() (*Set, error) {
 		}
 	}
 	c.problems = append(c.problems, duplicates(&c.set)...)
+	c.problems = append(c.problems, customizationConflicts(c.set.Customizations)...)
 	slices.SortStableFunc(c.set.Findings, func(a, b Finding) int {
 		return cmp.Or(cmp.Compare(a.Source.Path, b.Source.Path), cmp.Compare(a.Source.Line, b.Source.Line))
 	})
@@ -209,6 +228,9 @@ func duplicates(s *Set) []Problem {
 	}
 	for _, cl := range s.Clusters {
 		all = append(all, entry{objectKey{"cluster.karmada.io", "Cluster", "", cl.Cluster.Name}, cl.Source})
+	}
+	for _, cu := range s.Customizations {
+		all = append(all, entry{objectKey{"config.karmada.io", cu.Customization.Kind, "", cu.Customization.Name}, cu.Source})
 	}
 	for _, tp := range s.TaintPolicies {
 		all = append(all, entry{objectKey{"policy.karmada.io", "ClusterTaintPolicy", "", tp.Policy.Name}, tp.Source})

@@ -52,9 +52,12 @@ func TestDocumentProblems(t *testing.T) {
 		want []string
 	}{
 		{"invalid YAML has the parser's line", cm("a") + "data:\n  k: [v\n", []string{"a.yaml:6: invalid YAML: did not find expected ',' or ']'"}},
-		{"no apiVersion or kind", "metadata: {name: x}\n", []string{"a.yaml:1: not a Kubernetes object: apiVersion and kind required"}},
+		{"no apiVersion or kind beside an object", cm("a") + "---\nmetadata: {name: x}\n", []string{"a.yaml:6: not a Kubernetes object: apiVersion and kind required"}},
+		{"kind without apiVersion", "kind: ConfigMap\nmetadata: {name: x}\n", []string{"a.yaml:1: not a Kubernetes object: apiVersion required"}},
 		{"kind not a string", "apiVersion: v1\nkind: [ConfigMap]\nmetadata: {name: x}\n", []string{"a.yaml:2: kind: expected a string, got a list"}},
-		{"not a mapping", "- a\n- b\n", []string{"a.yaml:1: expected a Kubernetes object (a mapping with apiVersion and kind), got a list"}},
+		{"not a mapping beside an object", cm("a") + "---\n- a\n- b\n", []string{"a.yaml:6: expected a Kubernetes object (a mapping with apiVersion and kind), got a list"}},
+		{"malformed object beside a non-object", "site_name: docs\n---\napiVersion: v1\nkind: [ConfigMap]\n",
+			[]string{"a.yaml:1: not a Kubernetes object: apiVersion and kind required", "a.yaml:4: kind: expected a string, got a list"}},
 		{"invalid apiVersion", "apiVersion: a/b/c\nkind: X\nmetadata: {name: x}\n", []string{`a.yaml:1: apiVersion: "a/b/c" is not a valid apiVersion`}},
 		{"template metadata is strict", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  labels: {a: 1}\n", []string{"a.yaml:5: metadata.labels[a]: expected a string, got 1"}},
 		{"value JSON cannot hold", cm("a") + "data:\n  k: .nan\n", []string{"a.yaml:6: data.k: .nan cannot be represented in JSON"}},

@@ -6,7 +6,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/configv1alpha1"
 	"github.com/propagit/propagit/internal/api/policyv1alpha1"
+	"github.com/propagit/propagit/internal/interpret"
 )
 
 // Source is where an object was declared: a slash-separated path relative to
@@ -56,6 +58,14 @@ type Cluster struct {
 	Source  Source
 }
 
+// Customization is a ResourceInterpreterCustomization declared in Git.
+type Customization struct {
+	Customization *configv1alpha1.ResourceInterpreterCustomization
+	// Compiled holds its scripts, each located at its first line in Git.
+	Compiled interpret.Customization
+	Source   Source
+}
+
 // Finding is a non-fatal problem found while loading, such as a Karmada kind
 // propagit does not implement. The object it names is never propagated.
 type Finding struct {
@@ -73,6 +83,9 @@ type Set struct {
 	Propagations []Propagation
 	Overrides    []Override
 	Clusters     []Cluster
+	// Customizations are the ResourceInterpreterCustomizations, their
+	// scripts compiled.
+	Customizations []Customization
 	// TaintPolicies are the ClusterTaintPolicies, in the order loaded.
 	TaintPolicies []TaintPolicy
 	Findings      []Finding

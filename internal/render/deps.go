@@ -7,7 +7,7 @@ import (
 
 	"github.com/propagit/propagit/internal/api/policyv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/interpret"
 )
 
 // addDependencies implements propagateDeps: the ConfigMaps, Secrets,
@@ -15,13 +15,20 @@ import (
 // follow it to its clusters. A dependency with its own policy keeps its own
 // placement and gains the referrers' clusters; one without becomes an
 // attached binding placed on the union of its referrers' clusters.
-func addDependencies(bindings []*Binding, byKey map[workv1alpha1.ObjectKey]*Binding, _ []load.Propagation) {
+func addDependencies(bindings []*Binding, byKey map[workv1alpha1.ObjectKey]*Binding, ip *interpret.Interpreter) {
 	for _, b := range bindings {
 		if b.Choice.Winner == nil || !b.Choice.Winner.Policy.Policy.Spec.PropagateDeps || b.Key.Namespace == "" {
 			continue
 		}
 		spec := b.Choice.Winner.Policy.Policy.Spec
-		for _, dk := range dependencies(b.Template.Object) {
+		keys, custom, err := customDependencies(b.Template.Object, ip)
+		if err != nil {
+			b.DependencyError = err.Error()
+		}
+		if !custom {
+			keys = dependencies(b.Template.Object)
+		}
+		for _, dk := range keys {
 			dep := byKey[dk]
 			if dep == nil || dep.Skipped != "" {
 				continue // missing dependencies are skipped, as in Karmada

@@ -37,6 +37,9 @@ type Eviction struct {
 	// Ended says why the eviction ends in this render ("" while it is
 	// pending): the old copy is no longer kept.
 	Ended string `json:"ended,omitempty"`
+	// PreservedLabels are what statePreservation read from the evicted
+	// cluster's status, put on the copies the template moved to.
+	PreservedLabels map[string]string `json:"preservedLabels,omitempty"`
 }
 
 // Default failover timings (Karmada's CRD and webhook defaults).
@@ -61,7 +64,8 @@ const (
 // Pending evictions whose grace period is over end, and their cluster is
 // free again. now zero disables time-based decisions (render without a
 // clock).
-func evict(p *policyv1alpha1.PropagationPolicy, prev *PreviousTemplate, clusters []*clusterv1alpha1.Cluster, unhealthy map[string]time.Time, now time.Time) (schedule.Previous, []Eviction) {
+func evict(p *policyv1alpha1.PropagationPolicy, prev *PreviousTemplate, clusters []*clusterv1alpha1.Cluster, unhealthy map[string]time.Time,
+	reflected map[string]map[string]any, now time.Time) (schedule.Previous, []Eviction) {
 	placement := schedule.Previous{AffinityName: prev.Placement.AffinityName}
 	var evictions []Eviction
 	for _, e := range prev.Evictions {
@@ -77,10 +81,14 @@ func evict(p *policyv1alpha1.PropagationPolicy, prev *PreviousTemplate, clusters
 	for _, tc := range prev.Placement.Clusters {
 		c := byName[tc.Name]
 		if e, ok := mustEvict(p, c, tc, now); ok {
+			if fo := p.Spec.Failover; fo.Cluster != nil {
+				e.PreservedLabels = preserve(fo.Cluster.StatePreservation, reflected[tc.Name])
+			}
 			evictions = append(evictions, e)
 			continue
 		}
 		if e, ok := mustEvictApplication(p, c, tc, unhealthy, now); ok {
+			e.PreservedLabels = preserve(p.Spec.Failover.Application.StatePreservation, reflected[tc.Name])
 			evictions = append(evictions, e)
 			continue
 		}

@@ -86,3 +86,34 @@ func TestApplicationFailoverIgnoresNotReadyClusters(t *testing.T) {
 		t.Errorf("placement (-want +got):\n%s", diff)
 	}
 }
+
+// statePreservation: the value read from the evicted cluster's reported
+// status becomes a label on the copy the template moves to, and stays on
+// that cluster in later renders.
+func TestApplicationFailoverPreservesState(t *testing.T) {
+	policy := strings.Replace(failoverPolicy("Directly"), "      purgeMode: Directly\n",
+		"      purgeMode: Directly\n      statePreservation:\n        rules:\n        - {aliasLabelName: failover.example.com/available, jsonPath: \"{.availableReplicas}\"}\n", 1)
+	files := map[string]string{
+		"clusters.yaml": readyCluster("m1", "True", t0.Add(-time.Hour)) + readyCluster("m2", "True", t0.Add(-time.Hour)),
+		"app.yaml":      nginx,
+		"pp.yaml":       policy,
+	}
+	key := workv1alpha1.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "nginx"}
+	first := renderAt(t, t0, nil, files)
+	moved := renderWith(t, render.Input{Previous: render.PreviousFromWorks(first.Works), Now: t0.Add(time.Minute),
+		Unhealthy: render.Unhealthy{"m1": {key: t0}}, Reflected: render.Reflected{"m1": {key: {"availableReplicas": int64(3)}}}}, files)
+	got := object(t, moved, "m2", "Deployment.apps/demo/nginx")
+	if v := got.GetLabels()["failover.example.com/available"]; v != "3" {
+		t.Fatalf("preserved label = %q, want 3 (labels %v)", v, got.GetLabels())
+	}
+	if ev := moved.Bindings[0].Evictions; len(ev) != 1 || ev[0].PreservedLabels["failover.example.com/available"] != "3" {
+		t.Errorf("eviction = %+v", ev)
+	}
+	later := renderAt(t, t0.Add(2*time.Minute), render.PreviousFromWorks(moved.Works), files)
+	if v := object(t, later, "m2", "Deployment.apps/demo/nginx").GetLabels()["failover.example.com/available"]; v != "3" {
+		t.Errorf("a later render dropped the preserved label: %q", v)
+	}
+	if l := object(t, first, "m1", "Deployment.apps/demo/nginx").GetLabels(); l["failover.example.com/available"] != "" {
+		t.Errorf("the first placement carries a preserved label: %v", l)
+	}
+}

@@ -89,6 +89,9 @@ func Explain(b *Binding, clusters []*clusterv1alpha1.Cluster) Explanation {
 	}
 	if b.Decision != nil {
 		e.Steps = b.Decision.Steps
+		if by := b.Decision.InterpretedBy; by != "" {
+			e.Steps = append([]string{fmt.Sprintf("replicas %d and per-replica requests read by GetReplicas of %s", b.Decision.Replicas, by)}, e.Steps...)
+		}
 		for _, term := range b.Decision.Terms {
 			e.Terms = append(e.Terms, termVerdict(term, b.Decision, clusters))
 		}

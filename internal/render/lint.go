@@ -61,14 +61,18 @@ func (f Finding) String() string {
 
 // Lint returns the findings of `propagit lint`, each naming a file and line,
 // in a stable order.
-func Lint(set *load.Set, res *Result) []Finding {
-	var out []Finding
+func Lint(set *load.Set, res *Result) []Finding { return LintWith(set, res, LintOptions{}) }
+
+// LintWith is Lint with the checks opts turns on.
+func LintWith(set *load.Set, res *Result, opts LintOptions) []Finding {
+	out := lintSecrets(res, opts)
 	for _, f := range set.Findings {
 		out = append(out, Finding{Finding: f, Severity: SeverityWarning})
 	}
 	for _, b := range res.Bindings {
 		out = append(out, lintBinding(b, res)...)
 	}
+	out = append(out, lintCustomizations(set, res)...)
 	for _, f := range lintClusterNames(set) {
 		out = append(out, Finding{Finding: f, Severity: SeverityWarning})
 	}
@@ -106,8 +110,14 @@ func lintBinding(b *Binding, res *Result) []Finding {
 		}
 		add("%s is selected by %d policies; only %s applies: %s", b.Key, len(names), policyName(b.Policy), strings.Join(names, ", "))
 	}
-	if b.ScheduleError != "" {
+	switch {
+	case b.ScriptFailed:
+		addAs(SeverityError, "%s cannot be scheduled: %s", b.Key, b.ScheduleError)
+	case b.ScheduleError != "":
 		add("%s cannot be scheduled: %s", b.Key, b.ScheduleError)
+	}
+	if b.DependencyError != "" {
+		addAs(SeverityError, "%s: its dependencies are not propagated: %s", b.Key, b.DependencyError)
 	}
 	if b.AlsoAutoPropagated {
 		add("%s is placed by %s, but namespace auto-propagation also sends it to every cluster; label it %s: \"true\" to place it by the policy only",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/interpret"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/override"
 )
@@ -62,6 +63,8 @@ type memoInputs struct {
 	Targets      []memoTargetInput
 	Overrides    [sha256.Size]byte
 	Clusters     [sha256.Size]byte
+	// Interpreter identifies the customization scripts of the kind.
+	Interpreter [sha256.Size]byte
 }
 
 type memoTargetInput struct {
@@ -74,9 +77,9 @@ type memoTargetInput struct {
 
 // digest returns the digest of b's inputs, false when one cannot be
 // encoded (then b is rendered).
-func (m *Memo) digest(b *Binding, overrides, clusters [sha256.Size]byte) ([sha256.Size]byte, bool) {
+func (m *Memo) digest(b *Binding, overrides, clusters [sha256.Size]byte, ip *interpret.Interpreter) ([sha256.Size]byte, bool) {
 	in := memoInputs{Policy: b.Policy, Overwrite: b.Overwrite, Preserve: b.Preserve, DriftMode: b.DriftMode, AffinityName: b.AffinityName,
-		DependencyOf: b.DependencyOf, Overrides: overrides, Clusters: clusters}
+		DependencyOf: b.DependencyOf, Overrides: overrides, Clusters: clusters, Interpreter: ip.Digest(b.Template.Object)}
 	if b.Choice.Winner != nil {
 		in.Winner = b.Choice.Winner.Policy.Policy.Spec.Placement
 	}
@@ -135,12 +138,12 @@ func (m *Memo) keep(b *Binding, sum [sha256.Size]byte, seen map[workv1alpha1.Obj
 
 // renderAll renders the targets of every binding, through the memo when m
 // is not nil, and keeps only this Render's templates in it.
-func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override) {
+func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override, ip *interpret.Interpreter) {
 	for _, b := range bindings {
 		overrides(b.Key.Namespace) // fills its cache before the workers read it
 	}
 	if m == nil {
-		renderParallel(bindings, clusters, overrides)
+		renderParallel(bindings, clusters, overrides, ip)
 		return
 	}
 	m.Rendered, m.Reused = 0, 0
@@ -161,7 +164,7 @@ func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluste
 			osum.sum, osum.ok = digestOf(overridePolicies(overrides(ns)))
 			overrideSums[ns] = osum
 		}
-		sum, ok := m.digest(b, osum.sum, clusterSum)
+		sum, ok := m.digest(b, osum.sum, clusterSum, ip)
 		ok = ok && osum.ok && clustersOK
 		if ok && m.restore(b, sum) {
 			m.Reused++
@@ -170,7 +173,7 @@ func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluste
 		}
 		todo, sums, keep = append(todo, b), append(sums, sum), append(keep, ok)
 	}
-	renderParallel(todo, clusters, overrides)
+	renderParallel(todo, clusters, overrides, ip)
 	m.Rendered = len(todo)
 	for i, b := range todo {
 		if keep[i] {
@@ -182,9 +185,9 @@ func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluste
 
 // renderParallel renders the targets of bindings, each by one worker with
 // its own renderer, so the result does not depend on the schedule.
-func renderParallel(bindings []*Binding, clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override) {
+func renderParallel(bindings []*Binding, clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override, ip *interpret.Interpreter) {
 	parallel(len(bindings), func() func(int) {
-		r := newRenderer(clusters, overrides)
+		r := newRenderer(clusters, overrides, ip)
 		return func(i int) { r.renderTargets(bindings[i]) }
 	})
 }

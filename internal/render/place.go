@@ -12,6 +12,7 @@ import (
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/policyv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/interpret"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/match"
 	"github.com/propagit/propagit/internal/schedule"
@@ -25,7 +26,7 @@ var reservedNamespaces = []string{"karmada-system", "karmada-cluster"}
 var skippedGroups = []string{"events.k8s.io", "coordination.k8s.io"}
 
 // place decides the policy and the clusters of one template.
-func place(t *load.Template, in Input, clusters []*clusterv1alpha1.Cluster) *Binding {
+func place(t *load.Template, in Input, clusters []*clusterv1alpha1.Cluster, ip *interpret.Interpreter) *Binding {
 	obj := t.Object
 	b := &Binding{Key: workv1alpha1.KeyOf(obj), Template: t}
 	if reason := skipReason(obj, in.Options); reason != "" {
@@ -52,18 +53,25 @@ func place(t *load.Template, in Input, clusters []*clusterv1alpha1.Cluster) *Bin
 	b.Overwrite = p.Policy.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite
 	b.DriftMode = p.Policy.Annotations[workv1alpha1.AnnotationDrift]
 	b.Preserve = p.Policy.Spec.PreserveResourcesOnDeletion != nil && *p.Policy.Spec.PreserveResourcesOnDeletion
-	schedulePolicy(b, p.Policy, prev, clusters, in.Unhealthy.of(b.Key), in.Now)
+	schedulePolicy(b, p.Policy, prev, clusters, in.Unhealthy.of(b.Key), in.Reflected.of(b.Key), in.Now, ip)
 	return b
 }
 
-func schedulePolicy(b *Binding, p *policyv1alpha1.PropagationPolicy, prev *PreviousTemplate, clusters []*clusterv1alpha1.Cluster, unhealthy map[string]time.Time, now time.Time) {
+func schedulePolicy(b *Binding, p *policyv1alpha1.PropagationPolicy, prev *PreviousTemplate, clusters []*clusterv1alpha1.Cluster,
+	unhealthy map[string]time.Time, reflected map[string]map[string]any, now time.Time, ip *interpret.Interpreter) {
 	in := schedule.Input{Template: b.Template.Object, Placement: p.Spec.Placement, Clusters: clusters}
 	if prev != nil {
-		pl, evictions := evict(p, prev, clusters, unhealthy, now)
+		pl, evictions := evict(p, prev, clusters, unhealthy, reflected, now)
 		in.Previous = &pl // less the evicted clusters
 		b.Evictions = evictions
 	}
-	d, err := schedule.Schedule(in)
+	var d schedule.Decision
+	interpreted, ierr := interpretReplicas(b.Template.Object, ip)
+	err := error(&schedule.Error{Message: fmt.Sprint(ierr)}) // keeps the previous placement
+	if ierr == nil {
+		in.Interpreted = interpreted
+		d, err = schedule.Schedule(in)
+	}
 	b.Decision = &d
 	targets := d.Clusters
 	b.AffinityName = d.AffinityName
@@ -82,6 +90,9 @@ func schedulePolicy(b *Binding, p *policyv1alpha1.PropagationPolicy, prev *Previ
 	for i, tc := range targets {
 		slab[i] = Target{Cluster: tc.Name, Replicas: tc.Replicas, Scheduled: true, Suspended: suspended(p.Spec.Suspension, tc.Name)}
 		b.Targets = append(b.Targets, &slab[i])
+	}
+	if ierr != nil {
+		failReplicas(b, ierr)
 	}
 	keepEvicted(b, prev)
 }

@@ -40,6 +40,9 @@ type Input struct {
 	// a template off a Ready cluster once that lasts longer than its policy
 	// tolerates. nil (plain renders) never triggers it.
 	Unhealthy Unhealthy
+	// Reflected is what the clusters last reported of each template's
+	// status; failover's statePreservation reads it. nil reads nothing.
+	Reflected Reflected
 }
 
 // Unhealthy maps cluster → template → since when the template's copy on that
@@ -132,10 +135,16 @@ type Binding struct {
 	// "no cluster fits").
 	ScheduleError string
 	KeptPrevious  bool
-	AffinityName  string
+	// ScriptFailed is set when ScheduleError is a customization's
+	// GetReplicas script failing on the template: a render error.
+	ScriptFailed bool
+	AffinityName string
 	// DependencyOf lists the templates whose propagateDeps pulled this one in.
 	DependencyOf []string
-	Overwrite    bool
+	// DependencyError is why the template's dependencies could not be
+	// read (a GetDependencies script failed); none follow it then.
+	DependencyError string
+	Overwrite       bool
 	// DriftMode is the policy's workv1alpha1.AnnotationDrift, given to objects whose
 	// template does not choose.
 	DriftMode string
@@ -192,15 +201,19 @@ func Render(in Input) *Result {
 	slices.SortStableFunc(templates, func(a, b load.Template) int {
 		return workv1alpha1.KeyOf(a.Object).Compare(workv1alpha1.KeyOf(b.Object))
 	})
+	ip := in.Set.Interpreter()
 	r.Bindings = make([]*Binding, len(templates))
 	parallel(len(templates), func() func(int) {
-		return func(i int) { r.Bindings[i] = place(&templates[i], in, clusters) }
+		return func(i int) { r.Bindings[i] = place(&templates[i], in, clusters, ip) }
 	})
 	for _, b := range r.Bindings {
 		byKey[b.Key] = b
 	}
-	addDependencies(r.Bindings, byKey, in.Set.Propagations)
-	in.Memo.renderAll(r.Bindings, clusters, overridesByNamespace(in.Set.Overrides))
+	addDependencies(r.Bindings, byKey, ip)
+	in.Memo.renderAll(r.Bindings, clusters, overridesByNamespace(in.Set.Overrides), ip)
+	for _, b := range r.Bindings {
+		injectPreserved(b, in.Previous.lookup(b.Key))
+	}
 	restrictTargets(r.Bindings, in.Options.Restrictions)
 	if endHealthyEvictions(r.Bindings, in.Previous, in.Health, clusters) {
 		detachDependencies(r.Bindings, byKey)

@@ -20,7 +20,7 @@ func restrictTargets(bindings []*Binding, policy *restrict.Policy) {
 			}
 			r, ok := checked[t.Object]
 			if !ok {
-				r = policy.Check(t.Object)
+				r = policy.Check(t.Object, b.Template.Source.Path)
 				checked[t.Object] = r
 			}
 			if r == nil {

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/interpret"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/override"
 	"github.com/propagit/propagit/internal/schedule"
@@ -22,6 +23,7 @@ type renderer struct {
 	index     map[string]int // cluster name → position in clusters
 	clusters  []*clusterv1alpha1.Cluster
 	overrides func(string) []load.Override
+	ip        *interpret.Interpreter
 	// targets remembers, per namespace and rule, whether the rule targets
 	// each cluster (ruleColumn.known).
 	targets map[ruleOf][]int8
@@ -39,8 +41,8 @@ type variant struct {
 	overrides *override.Result
 }
 
-func newRenderer(clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override) *renderer {
-	r := &renderer{index: make(map[string]int, len(clusters)), clusters: clusters, overrides: overrides, targets: map[ruleOf][]int8{}}
+func newRenderer(clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override, ip *interpret.Interpreter) *renderer {
+	r := &renderer{index: make(map[string]int, len(clusters)), clusters: clusters, overrides: overrides, ip: ip, targets: map[ruleOf][]int8{}}
 	for i, c := range clusters {
 		r.index[c.Name] = i
 	}
@@ -72,8 +74,8 @@ func (r *renderer) renderTargets(b *Binding) {
 			t.Error, t.Object = errUndeclaredCluster, nil
 			continue
 		}
-		if t.Object != nil {
-			continue // frozen
+		if t.Object != nil || t.Failure != nil {
+			continue // frozen, or failed before rendering (interpret.go)
 		}
 		n, split := completions[t.Cluster]
 		key := r.variantKey(columns, ci, workload && t.Scheduled, t.Replicas, n, split)
@@ -81,7 +83,7 @@ func (r *renderer) renderTargets(b *Binding) {
 			t.Object, t.Overrides = v.object, v.overrides
 			continue
 		}
-		renderTarget(b, t, r.clusters[ci], overrides, workload, n, split)
+		renderTarget(b, t, r.clusters[ci], overrides, r.ip, workload, n, split)
 		if t.Object != nil {
 			variants[string(key)] = variant{object: t.Object, overrides: t.Overrides}
 		}
@@ -143,11 +145,18 @@ func (c ruleColumn) targets(cluster int) bool {
 }
 
 // renderTarget renders b for one cluster c into t.
-func renderTarget(b *Binding, t *Target, c *clusterv1alpha1.Cluster, overrides []load.Override, workload bool, completions int32, split bool) {
+func renderTarget(b *Binding, t *Target, c *clusterv1alpha1.Cluster, overrides []load.Override, ip *interpret.Interpreter,
+	workload bool, completions int32, split bool) {
 	obj := b.Template.Object.DeepCopy()
 	var scheduled *int32
 	if workload && t.Scheduled {
-		reviseReplicas(obj, t.Replicas)
+		revised, err := reviseReplicasOf(obj, t.Replicas, ip)
+		if err != nil {
+			t.Failure = interpretFailure(b, t.Cluster, err)
+			t.Error = err.Error()
+			return
+		}
+		obj = revised
 		if split {
 			_ = unstructured.SetNestedField(obj.Object, int64(completions), "spec", "completions")
 		}
@@ -159,6 +168,10 @@ func renderTarget(b *Binding, t *Target, c *clusterv1alpha1.Cluster, overrides [
 	if err != nil {
 		t.Failure = overrideFailure(b, t.Cluster, overrides, err)
 		t.Error = err.Error()
+		return
+	}
+	if f := sealedFailure(b, t.Cluster, obj, res, overrides); f != nil {
+		t.Failure, t.Error = f, f.String()
 		return
 	}
 	if fe := validate(obj); fe != nil {

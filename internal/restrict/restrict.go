@@ -53,6 +53,20 @@ type Policy struct {
 	// SystemNamespaces are where DenyPrivilegedSystemPods applies, as
 	// path.Match patterns; empty means DefaultSystemNamespaces.
 	SystemNamespaces []string `json:"systemNamespaces,omitempty"`
+	// Folders narrow the namespaces and cluster-scoped kinds further for
+	// the templates loaded from a folder of the fleet (a team's folder):
+	// such a template must pass both the policy's rules and those of the
+	// deepest folder that holds it.
+	Folders []Folder `json:"folders,omitempty"`
+}
+
+// Folder is a restriction for the templates of one folder of the fleet.
+type Folder struct {
+	// Path is a slash-separated folder relative to the fleet's root
+	// ("teams/shop"); it holds every file below it.
+	Path               string   `json:"path"`
+	Namespaces         []string `json:"namespaces,omitempty"`
+	ClusterScopedKinds []string `json:"clusterScopedKinds,omitempty"`
 }
 
 // DefaultSystemNamespaces are the namespaces of the platform itself.
@@ -91,7 +105,16 @@ func Load(file string) (*Policy, error) {
 				DenyAdminBindings, DenyAdmissionWebhooks, DenyPrivilegedSystemPods)
 		}
 	}
-	for _, list := range [][]string{p.Namespaces, p.ClusterScopedKinds, p.SystemNamespaces} {
+	lists := [][]string{p.Namespaces, p.ClusterScopedKinds, p.SystemNamespaces}
+	for i, f := range p.Folders {
+		clean := path.Clean(f.Path)
+		if f.Path == "" || path.IsAbs(f.Path) || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") {
+			return nil, fmt.Errorf("restriction policy %s: folders[%d].path %q must be a folder inside the fleet, such as teams/shop", file, i, f.Path)
+		}
+		p.Folders[i].Path = clean
+		lists = append(lists, f.Namespaces, f.ClusterScopedKinds)
+	}
+	for _, list := range lists {
 		for _, pat := range list {
 			if _, err := path.Match(pat, ""); err != nil {
 				return nil, fmt.Errorf("restriction policy %s: bad pattern %q: %w", file, pat, err)
@@ -101,14 +124,21 @@ func Load(file string) (*Policy, error) {
 	return p, nil
 }
 
-// Check returns why obj may not be deployed, nil when it may. A nil
-// Policy is the default one.
-func (p *Policy) Check(obj *unstructured.Unstructured) *Refusal {
+// Check returns why obj, loaded from the file at source (slash-separated,
+// relative to the fleet's root; "" when unknown), may not be deployed, nil
+// when it may. A nil Policy is the default one.
+func (p *Policy) Check(obj *unstructured.Unstructured, source string) *Refusal {
 	if p == nil {
 		p = &Policy{}
 	}
-	if r := p.checkScope(obj); r != nil {
+	if r := checkScope(obj, p.Namespaces, p.ClusterScopedKinds, ""); r != nil {
 		return r
+	}
+	if f := p.folder(source); f != nil {
+		if r := checkScope(obj, f.Namespaces, f.ClusterScopedKinds, " for folder "+f.Path); r != nil {
+			r.Rule = "folders"
+			return r
+		}
 	}
 	if !p.allows(DenyAdminBindings) {
 		if r := adminBinding(obj); r != nil {
@@ -127,17 +157,30 @@ func (p *Policy) Check(obj *unstructured.Unstructured) *Refusal {
 	return nil
 }
 
-func (p *Policy) checkScope(obj *unstructured.Unstructured) *Refusal {
-	if ns := obj.GetNamespace(); ns != "" && len(p.Namespaces) > 0 && !matchAny(p.Namespaces, ns) {
+// checkScope checks obj's namespace or cluster-scoped kind against the
+// allowed patterns (empty allows all); where says whose rules they are.
+func checkScope(obj *unstructured.Unstructured, namespaces, kinds []string, where string) *Refusal {
+	if ns := obj.GetNamespace(); ns != "" && len(namespaces) > 0 && !matchAny(namespaces, ns) {
 		return &Refusal{Rule: "namespaces", Path: "metadata.namespace",
-			Message: fmt.Sprintf("namespace %q is not among the namespaces the restriction policy allows (%s)", ns, strings.Join(p.Namespaces, ", "))}
+			Message: fmt.Sprintf("namespace %q is not among the namespaces the restriction policy allows%s (%s)", ns, where, strings.Join(namespaces, ", "))}
 	}
-	if obj.GetNamespace() == "" && len(p.ClusterScopedKinds) > 0 && !matchAny(p.ClusterScopedKinds, groupKind(obj)) {
+	if obj.GetNamespace() == "" && len(kinds) > 0 && !matchAny(kinds, groupKind(obj)) {
 		return &Refusal{Rule: "clusterScopedKinds", Path: "kind",
-			Message: fmt.Sprintf("cluster-scoped kind %s is not among those the restriction policy allows (%s)", groupKind(obj),
-				strings.Join(p.ClusterScopedKinds, ", "))}
+			Message: fmt.Sprintf("cluster-scoped kind %s is not among those the restriction policy allows%s (%s)", groupKind(obj), where,
+				strings.Join(kinds, ", "))}
 	}
 	return nil
+}
+
+// folder returns the deepest folder rule holding the file at source.
+func (p *Policy) folder(source string) *Folder {
+	var best *Folder
+	for i, f := range p.Folders {
+		if strings.HasPrefix(source, f.Path+"/") && (best == nil || len(f.Path) > len(best.Path)) {
+			best = &p.Folders[i]
+		}
+	}
+	return best
 }
 
 func (p *Policy) allows(denial string) bool { return slices.Contains(p.Allow, denial) }

@@ -95,7 +95,7 @@ func TestDefaultPolicy(t *testing.T) {
 	var p *Policy // the default
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := p.Check(obj(t, tt.manifest))
+			r := p.Check(obj(t, tt.manifest), "")
 			switch {
 			case tt.wantRule == "" && r != nil:
 				t.Fatalf("refused (%s: %s), want allowed", r.Rule, r.Error())
@@ -120,7 +120,7 @@ func TestAllowListsAndLiftedDenials(t *testing.T) {
 		hostPIDInSystem: "namespaces",
 		webhook:         "clusterScopedKinds",
 	} {
-		r := p.Check(obj(t, manifest))
+		r := p.Check(obj(t, manifest), "")
 		got := ""
 		if r != nil {
 			got = r.Rule
@@ -143,9 +143,50 @@ func TestLoadIsStrict(t *testing.T) {
 	if _, err := Load(write("allow: [admin-bindings]\nnamespaces: [team-*]\n")); err != nil {
 		t.Fatalf("valid policy: %v", err)
 	}
-	for _, bad := range []string{"alow: [admin-bindings]\n", "allow: [everything]\n", "namespaces: ['[']\n"} {
+	for _, bad := range []string{"alow: [admin-bindings]\n", "allow: [everything]\n", "namespaces: ['[']\n",
+		"folders: [{path: ../other, namespaces: [a]}]\n", "folders: [{path: /abs}]\n", "folders: [{path: t, namespaces: ['[']}]\n"} {
 		if _, err := Load(write(bad)); err == nil {
 			t.Errorf("policy %q loaded; want an error", bad)
 		}
+	}
+}
+
+// TestFoldersNarrowPerTeam pins per-folder rules: a template must pass the
+// policy's rules and those of the deepest folder holding its file.
+func TestFoldersNarrowPerTeam(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "p.yaml")
+	policy := "namespaces: [shop-*, pay-*]\nfolders:\n- {path: teams/shop, namespaces: [shop-*], clusterScopedKinds: [Namespace]}\n" +
+		"- {path: teams/shop/legacy/, namespaces: [shop-legacy]}\n"
+	if err := os.WriteFile(f, []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := func(ns string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: " + ns + "}\n"
+	}
+	for _, tc := range []struct {
+		name, manifest, source, rule string
+	}{
+		{"shop in its folder", cm("shop-web"), "teams/shop/web.yaml", ""},
+		{"pay from shop's folder", cm("pay-api"), "teams/shop/web.yaml", "folders"},
+		{"pay from its own folder", cm("pay-api"), "teams/pay/api.yaml", ""},
+		{"outside every allowed namespace", cm("kube-public"), "teams/pay/api.yaml", "namespaces"},
+		{"the deepest folder wins", cm("shop-web"), "teams/shop/legacy/old.yaml", "folders"},
+		{"a folder-named file is not in it", cm("pay-api"), "teams/shop.yaml", ""},
+		{"cluster-scoped kind limited", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: r}\n", "teams/shop/r.yaml", "folders"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := p.Check(obj(t, tc.manifest), tc.source)
+			got := ""
+			if r != nil {
+				got = r.Rule
+			}
+			if got != tc.rule {
+				t.Errorf("rule %q (%v), want %q", got, r, tc.rule)
+			}
+		})
 	}
 }

@@ -38,6 +38,9 @@ import (
 func Schedule(in Input) (Decision, error) {
 	r := newRun(in)
 	dec := Decision{Workload: r.workload, Replicas: r.replicas}
+	if in.Interpreted != nil {
+		dec.InterpretedBy = in.Interpreted.By
+	}
 	terms := termsOf(r.placement)
 	start := 0
 	if in.Previous != nil {
@@ -89,7 +92,13 @@ func newRun(in Input) *run {
 		evicted:   map[string]bool{},
 	}
 	r.strategy, r.strategyErr = strategyOf(r.placement)
-	r.replicas, r.requests, r.workload = Replicas(in.Template)
+	if ip := in.Interpreted; ip != nil {
+		// Karmada's workload test on what the script returned (§4.6).
+		r.replicas, r.requests = ip.Replicas, ip.Requests
+		r.workload = ip.Replicas > 0 || len(ip.Requests) > 0 || ip.NodeClaim
+	} else {
+		r.replicas, r.requests, r.workload = Replicas(in.Template)
+	}
 	if in.Template != nil {
 		r.apiVersion, r.kind = in.Template.GetAPIVersion(), in.Template.GetKind()
 	}

@@ -5,6 +5,7 @@
 package schedule
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
@@ -23,6 +24,21 @@ type Input struct {
 	Clusters []*clusterv1alpha1.Cluster
 	// Previous is the last placement of this template; nil on a first render.
 	Previous *Previous
+	// Interpreted, when set, is what a ResourceInterpreterCustomization
+	// says of the template's replicas; it takes precedence over the
+	// built-in rules of Replicas, as in Karmada.
+	Interpreted *Interpreted
+}
+
+// Interpreted is a template's replicas and per-replica requirements as a
+// customization's GetReplicas script returned them.
+type Interpreted struct {
+	Replicas int32
+	Requests corev1.ResourceList
+	// NodeClaim is set when the script returned node constraints.
+	NodeClaim bool
+	// By names the customization and where its script is, for explain.
+	By string
 }
 
 // Previous is the history Karmada's scheduler depends on.
@@ -55,6 +71,9 @@ type Decision struct {
 	Workload bool
 	// Replicas is the template's desired replicas (0 for non-workloads).
 	Replicas int32
+	// InterpretedBy names the ResourceInterpreterCustomization that read
+	// the replicas; "" for the built-in rules.
+	InterpretedBy string
 	// Terms records, per clusterAffinities term tried (one entry when the
 	// policy uses clusterAffinity), why each cluster was kept or filtered.
 	Terms []TermTrace

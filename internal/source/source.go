@@ -19,6 +19,10 @@ import (
 // uncommitted changes included.
 const WorkingTree = "."
 
+// ErrFolderNotFound is returned by Tree when the revision has no such
+// folder: a pull request may add or remove a whole fleet folder.
+var ErrFolderNotFound = errors.New("folder not found")
+
 // FileWriter knows how to store one file; parent folders are created as
 // needed. kyaml's filesys.FileSystem satisfies it.
 type FileWriter interface {

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -28,6 +29,9 @@ func (r *Repository) commitTree(rev, dir string, dst FileWriter) (Revision, erro
 	}
 	if dir != "" {
 		if tree, err = tree.Tree(dir); err != nil {
+			if errors.Is(err, object.ErrDirectoryNotFound) {
+				err = ErrFolderNotFound
+			}
 			return out, fmt.Errorf("failed to find folder %q in %s: %w", dir, out.Short(), err)
 		}
 	}

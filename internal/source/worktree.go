@@ -25,7 +25,7 @@ func (r *Repository) workingTree(dir string, dst FileWriter) (Revision, error) {
 	}
 	root := filepath.Join(r.workdir, filepath.FromSlash(dir))
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-		return out, fmt.Errorf("failed to find folder %q in the working tree of %s", dir, r.location)
+		return out, fmt.Errorf("failed to find folder %q in the working tree of %s: %w", dir, r.location, ErrFolderNotFound)
 	}
 	w, err := r.newWalker(root, dst)
 	if err != nil {

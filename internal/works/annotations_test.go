@@ -58,9 +58,10 @@ func TestGitStoreRecordsAnnotations(t *testing.T) {
 // on a Work custom resource are kept and never reported back.
 func TestCRStoreRecordsAnnotations(t *testing.T) {
 	c := hub(t)
-	ns := hubNamespace(t, c)
-	s := NewCRStore(c, ns)
+	resetMembers(t, c)
+	s := NewCRStore(c, hubNamespace(t, c))
 	ctx := ctxT(t)
+	ns := workv1alpha1.MemberNamespacePrefix + "c0"
 	checkAnnotationSteps(t, s)
 	w := &workv1alpha1.Work{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "c0"}, w); err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,32 +14,65 @@ import (
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
-// resourceVersions returns the resourceVersion of every Work in ns by name.
-func resourceVersions(t *testing.T, c client.Client, ns string) map[string]string {
+// resourceVersions returns the resourceVersion of every Work in a member
+// namespace, by name.
+func resourceVersions(t *testing.T, c client.Client) map[string]string {
 	t.Helper()
 	var l workv1alpha1.WorkList
-	if err := c.List(ctxT(t), &l, client.InNamespace(ns)); err != nil {
+	if err := c.List(ctxT(t), &l); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
 	for _, w := range l.Items {
-		out[w.Name] = w.ResourceVersion
+		if strings.HasPrefix(w.Namespace, workv1alpha1.MemberNamespacePrefix) {
+			out[w.Name] = w.ResourceVersion
+		}
 	}
 	return out
 }
 
-func TestCRStorePut(t *testing.T) {
-	c := hub(t)
-	ns := hubNamespace(t, c)
-	ctx := ctxT(t)
-	s := NewCRStore(c, ns)
-
-	// An unlabelled Work someone made by hand: never touched.
-	manual := newTestWork("manual", "x")
-	manual.Namespace = ns
-	if err := c.Create(ctx, manual); err != nil {
+// resetMembers deletes every Work of the member namespaces, which the CR
+// tests share: each starts from none.
+func resetMembers(t *testing.T, c client.Client) {
+	t.Helper()
+	var l workv1alpha1.WorkList
+	if err := c.List(ctxT(t), &l); err != nil {
 		t.Fatal(err)
 	}
+	for i := range l.Items {
+		if strings.HasPrefix(l.Items[i].Namespace, workv1alpha1.MemberNamespacePrefix) {
+			if err := c.Delete(ctxT(t), &l.Items[i]); err != nil && !apierrors.IsNotFound(err) {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// manualWork creates, in cluster's member namespace, an unlabelled Work
+// someone made by hand.
+func manualWork(t *testing.T, c client.Client, cluster string) {
+	t.Helper()
+	ns, err := workv1alpha1.MemberNamespace(cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctxT(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	manual := newTestWork(cluster, "x")
+	manual.Namespace = ns
+	if err := c.Create(ctxT(t), manual); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCRStorePut(t *testing.T) {
+	c := hub(t)
+	resetMembers(t, c)
+	ctx := ctxT(t)
+	s := NewCRStore(c, hubNamespace(t, c))
+	// An unlabelled Work someone made by hand: never touched.
+	manualWork(t, c, "manual")
 
 	steps := []struct {
 		name        string
@@ -56,7 +90,7 @@ func TestCRStorePut(t *testing.T) {
 			map[string]string{"c0": "rev1", "c1": "rev3"}},
 	}
 	for _, st := range steps {
-		before := resourceVersions(t, c, ns)
+		before := resourceVersions(t, c)
 		changed, err := s.Put(ctx, st.rev, st.works)
 		wroteOne := false
 		for _, w := range st.works {
@@ -75,7 +109,7 @@ func TestCRStorePut(t *testing.T) {
 		if d := cmp.Diff(st.wantChanged, changed); d != "" {
 			t.Errorf("%s: changed (-want +got):\n%s", st.name, d)
 		}
-		after := resourceVersions(t, c, ns)
+		after := resourceVersions(t, c)
 		for name, rv := range after {
 			if !contains(changed, name) && before[name] != "" && before[name] != rv {
 				t.Errorf("%s: Work %s rewritten although unchanged", st.name, name)
@@ -91,6 +125,9 @@ func TestCRStorePut(t *testing.T) {
 			if w.Labels[workv1alpha1.LabelCluster] != w.Name {
 				t.Errorf("%s: Work %s labels = %v", st.name, w.Name, w.Labels)
 			}
+			if w.Namespace != workv1alpha1.MemberNamespacePrefix+w.Name {
+				t.Errorf("%s: Work %s in namespace %s, not its member's", st.name, w.Name, w.Namespace)
+			}
 		}
 		if d := cmp.Diff(st.wantRev, gotRev); d != "" {
 			t.Errorf("%s: stored revisions (-want +got):\n%s", st.name, d)
@@ -103,14 +140,10 @@ func TestCRStorePut(t *testing.T) {
 
 func TestCRStoreRoundTripAndOwnership(t *testing.T) {
 	c := hub(t)
-	ns := hubNamespace(t, c)
+	resetMembers(t, c)
 	ctx := ctxT(t)
-	s := NewCRStore(c, ns)
-	manual := newTestWork("manual", "x")
-	manual.Namespace = ns
-	if err := c.Create(ctx, manual); err != nil {
-		t.Fatal(err)
-	}
+	s := NewCRStore(c, hubNamespace(t, c))
+	manualWork(t, c, "manual")
 	if _, err := s.Put(ctx, "rev3", fleet(2, 2, "rev3", "b")); err != nil {
 		t.Fatal(err)
 	}
@@ -143,9 +176,9 @@ func contains(s []string, x string) bool {
 
 func TestCRStoreStatusTransitions(t *testing.T) {
 	c := hub(t)
-	ns := hubNamespace(t, c)
+	resetMembers(t, c)
 	ctx := ctxT(t)
-	s := NewCRStore(c, ns, WithHeartbeatInterval(time.Minute))
+	s := NewCRStore(c, hubNamespace(t, c), WithHeartbeatInterval(time.Minute))
 	if _, err := s.Put(ctx, "rev1", fleet(1, 1, "rev1", "a")); err != nil {
 		t.Fatal(err)
 	}
@@ -165,11 +198,11 @@ func TestCRStoreStatusTransitions(t *testing.T) {
 		{"ready flips", testStatus("rev1", metav1.ConditionFalse, t0.Add(62*time.Second)), true},
 	}
 	for _, st := range steps {
-		before := resourceVersions(t, c, ns)["c0"]
+		before := resourceVersions(t, c)["c0"]
 		if err := s.PutStatus(ctx, "c0", st.status); err != nil {
 			t.Fatalf("%s: %v", st.name, err)
 		}
-		if wrote := resourceVersions(t, c, ns)["c0"] != before; wrote != st.write {
+		if wrote := resourceVersions(t, c)["c0"] != before; wrote != st.write {
 			t.Errorf("%s: wrote = %v, want %v", st.name, wrote, st.write)
 		}
 	}

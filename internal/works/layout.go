@@ -252,7 +252,7 @@ func sameContent(a, b *workv1alpha1.Work) (bool, error) {
 func ownAnnotations(ann map[string]string) map[string]string {
 	var out map[string]string
 	for k, v := range ann {
-		if strings.HasPrefix(k, workv1alpha1.AnnotationPrefix) && k != workv1alpha1.AnnotationRecordedSequence {
+		if strings.HasPrefix(k, workv1alpha1.AnnotationPrefix) && !storeBookkeeping[k] {
 			if out == nil {
 				out = map[string]string{}
 			}
@@ -260,6 +260,15 @@ func ownAnnotations(ann map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// storeBookkeeping are the annotations a store writes for itself, never
+// part of a Work's content.
+var storeBookkeeping = map[string]bool{
+	workv1alpha1.AnnotationRecordedSequence: true,
+	workv1alpha1.AnnotationChunks:           true,
+	workv1alpha1.AnnotationChunk:            true,
+	workv1alpha1.AnnotationManifestsDigest:  true,
 }
 
 // canonicalJSON re-encodes a manifest with sorted keys and no spacing.

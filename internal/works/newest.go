@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 
@@ -22,22 +23,28 @@ const sourceRevisionTrailer = "Source-Revision: "
 // changed anything: the Source-Revision trailer of the work branch's tip.
 // "" when the branch does not exist.
 func (g *GitStore) NewestRevision(ctx context.Context) (string, error) {
+	rev, _, err := g.newest(ctx)
+	return rev, err
+}
+
+// newest is NewestRevision and when its commit was made (zero: none).
+func (g *GitStore) newest(ctx context.Context) (string, time.Time, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	tip, err := g.fetchTip(ctx, &g.works, &g.worksTip)
 	if err != nil || tip.IsZero() {
-		return "", err
+		return "", time.Time{}, err
 	}
 	c, err := object.GetCommit(g.works, tip)
 	if err != nil {
-		return "", err
+		return "", time.Time{}, err
 	}
 	for _, line := range strings.Split(c.Message, "\n") {
 		if rev, ok := strings.CutPrefix(line, sourceRevisionTrailer); ok {
-			return strings.TrimSpace(rev), nil
+			return strings.TrimSpace(rev), c.Committer.When, nil
 		}
 	}
-	return "", nil
+	return "", c.Committer.When, nil
 }
 
 // NewestRevision returns the source revision of the Work the newest Put
@@ -49,9 +56,9 @@ func (s *CRStore) NewestRevision(ctx context.Context) (string, error) {
 		return "", err
 	}
 	best, rev := int64(-1), ""
-	for i := range items {
-		if seq := recordedSequence(&items[i]); seq > best {
-			best, rev = seq, items[i].Spec.SourceRevision
+	for _, w := range items {
+		if seq := recordedSequence(w); seq > best {
+			best, rev = seq, w.Spec.SourceRevision
 		}
 	}
 	return rev, nil

@@ -1,7 +1,10 @@
 // Package works records Work records — per cluster, the manifests rendered
 // from one source revision — and their status, in one of two stores behind
-// the same small interfaces: a Git work branch with per-cluster status refs,
-// or Work custom resources on a hub.
+// the same small interfaces: a Git work branch with per-cluster status refs
+// (in one shared repository, or one repository per member:
+// MemberGitStore), or Work custom resources on a hub, one namespace per
+// member. Per member, each member's credentials reach its own records only,
+// and its status is read from nowhere else.
 package works
 
 import (

@@ -76,6 +76,12 @@ type WorkStatus struct {
 	// Drift lists recent changes made on the member outside propagit.
 	// +optional
 	Drift []DriftRecord `json:"drift,omitempty"`
+	// Packed holds Inventory and Objects gzip-compressed, in place of
+	// both, when they would make the record too large for one object (a
+	// member with thousands of objects). The Work stores pack and unpack
+	// it: what they return never has it set.
+	// +optional
+	Packed []byte `json:"packed,omitempty"`
 	// Heartbeat is when the applier last reported (pull agents).
 	// +optional
 	Heartbeat *metav1.Time `json:"heartbeat,omitempty"`
@@ -104,7 +110,21 @@ type ObjectResult struct {
 	Health Health `json:"health,omitempty"`
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Status is the object's status as the member reports it, reflected as
+	// Karmada's interpreter does: what a ResourceInterpreterCustomization's
+	// statusReflection returns, or the replica counts of a built-in
+	// workload; at most MaxReflectedStatus bytes, absent for other kinds.
+	// Failover's statePreservation reads it.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	Status *runtime.RawExtension `json:"status,omitempty"`
 }
+
+// MaxReflectedStatus bounds ObjectResult.Status, so a member's status
+// record stays small however large its objects' statuses are.
+const MaxReflectedStatus = 2048
 
 // DriftRecord is one change made on a member outside propagit.
 type DriftRecord struct {

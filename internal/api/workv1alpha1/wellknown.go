@@ -1,5 +1,11 @@
 package workv1alpha1
 
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
 // The wire vocabulary: every label and annotation propagit writes or reads
 // on the objects it renders and applies, and on Works. Declared once here,
 // the one package every stage may import, so the renderer that stamps a key
@@ -17,6 +23,10 @@ const (
 	LabelOwner = "propagit.io/owner"
 	// LabelCluster names the member a Work custom resource belongs to.
 	LabelCluster = "propagit.io/cluster"
+	// LabelChunkOf marks a Work custom resource that holds a part of the
+	// manifests of the named cluster's Work (AnnotationChunks): a member's
+	// Work larger than one object may be is split.
+	LabelChunkOf = "propagit.io/chunk-of"
 	// LabelJoinedBy marks the objects `propagit join` created in a member.
 	LabelJoinedBy = "propagit.io/joined-by"
 	// LabelCredentialsFor, on a hub Secret in the credentials namespace,
@@ -44,6 +54,16 @@ const (
 	// set on the live object so drift is told from a new Work.
 	AnnotationAppliedDigest = "propagit.io/applied-digest"
 
+	// AnnotationSOPSDocument holds, on an object loaded from a SOPS-encrypted
+	// document, that document as committed (still encrypted): its MAC covers
+	// the original order and values, which render's overrides and stamps
+	// change. The decrypting apply verifies and reads it, then removes it.
+	AnnotationSOPSDocument = "propagit.io/sops-document"
+	// AnnotationAgeRecipient, on a Cluster, lists (comma-separated) the age
+	// recipients whose identities the member decrypts with; lint checks
+	// that each encrypted object sent there is encrypted to one of them.
+	AnnotationAgeRecipient = "propagit.io/age-recipient"
+
 	// AnnotationEvictedAt, AnnotationEvictedUntil, AnnotationEvictedReason
 	// and AnnotationPurgeMode mark an old copy kept on a cluster the
 	// template was moved off; they persist the eviction across renders and
@@ -51,7 +71,11 @@ const (
 	AnnotationEvictedAt     = "propagit.io/evicted-at"
 	AnnotationEvictedUntil  = "propagit.io/evicted-until"
 	AnnotationEvictedReason = "propagit.io/evicted-reason"
-	AnnotationPurgeMode     = "propagit.io/purge-mode"
+	// AnnotationPreservedLabels, on a copy placed by failover, lists the
+	// labels (comma-separated keys) that statePreservation copied from the
+	// evicted cluster's status; later renders keep them on that cluster.
+	AnnotationPreservedLabels = "propagit.io/preserved-labels"
+	AnnotationPurgeMode       = "propagit.io/purge-mode"
 
 	// AnnotationClusterReady, on a Work, is the cluster's Ready condition
 	// status as the render that produced the Work saw it: True, False or
@@ -100,6 +124,15 @@ const (
 	// Work of its own to say why.
 	AnnotationScheduleErrors = "propagit.io/schedule-errors"
 
+	// AnnotationChunks, on a Work custom resource, is how many Works its
+	// manifests are split into (itself first, then <cluster>-part-<i>);
+	// AnnotationChunk is a part's index, and AnnotationManifestsDigest,
+	// on all of them, the Digest of the whole, so a reader never mixes
+	// parts of two writes.
+	AnnotationChunks          = "propagit.io/chunks"
+	AnnotationChunk           = "propagit.io/chunk"
+	AnnotationManifestsDigest = "propagit.io/manifests-digest"
+
 	// AnnotationPrefix is the prefix of propagit's own annotations: a Work
 	// store records those with a Work, never what other tools set.
 	AnnotationPrefix = "propagit.io/"
@@ -140,3 +173,23 @@ const (
 	ConflictOverwrite = "overwrite"
 	ConflictAbort     = "abort"
 )
+
+// MemberNamespacePrefix starts the hub namespace of each member's Work
+// custom resource, as Karmada's karmada-es-<cluster>: one namespace per
+// member, so RBAC can give each pull agent its own Work and nothing else.
+const MemberNamespacePrefix = "propagit-member-"
+
+// MemberNamespace returns the hub namespace holding cluster's Work. cluster
+// must be a DNS label short enough for the prefixed name to be one too (47
+// characters at most), so no name can reach another member's namespace.
+func MemberNamespace(cluster string) (string, error) {
+	if errs := validation.IsDNS1123Label(cluster); len(errs) > 0 {
+		return "", fmt.Errorf("invalid cluster name %q: %s", cluster, errs[0])
+	}
+	ns := MemberNamespacePrefix + cluster
+	if len(ns) > validation.DNS1123LabelMaxLength {
+		return "", fmt.Errorf("invalid cluster name %q: at most %d characters, so that namespace %s… is a DNS label",
+			cluster, validation.DNS1123LabelMaxLength-len(MemberNamespacePrefix), MemberNamespacePrefix)
+	}
+	return ns, nil
+}

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/propagit/propagit/internal/secrets/keys"
+)
+
+// defaultKeyNamespace is where a bare --decryption-secret NAME is looked
+// up when the process does not run in a cluster.
+const defaultKeyNamespace = "propagit-system"
+
+// saNamespaceFile names the namespace a pod runs in.
+const saNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// keyOptions say where the age keys that decrypt SOPS-encrypted objects
+// are: never in the fleet repository.
+type keyOptions struct {
+	secret string
+	dir    string
+	kinds  []string
+}
+
+// bindFlags binds --decryption-secret and --age-key-dir; withKinds also
+// binds --decrypt-kinds (the controller has it among its load limits).
+func (k *keyOptions) bindFlags(f *pflag.FlagSet, who string, withKinds bool) {
+	f.StringVar(&k.secret, "decryption-secret", "", "Secret ([NAMESPACE/]NAME, default namespace: the one "+who+" runs in) whose *.agekey keys hold the age identities "+
+		"that decrypt SOPS-encrypted objects just before they are applied")
+	f.StringVar(&k.dir, "age-key-dir", "", "folder of <cluster>.agekey files, used before any Secret (outside a cluster)")
+	if withKinds {
+		f.StringSliceVar(&k.kinds, "decrypt-kinds", nil, "kinds besides Secret that may be SOPS-encrypted")
+	}
+}
+
+// source returns where the keys are read, nil when no flag asks for
+// decryption. reader reads the Secrets (nil without a cluster);
+// memberNamespace holds per-member sops-age-<cluster> Secrets ("" none).
+func (k *keyOptions) source(reader client.Reader, memberNamespace string, kinds []string) (*keys.Source, error) {
+	if k.secret == "" && k.dir == "" {
+		return nil, nil
+	}
+	s := &keys.Source{Dir: k.dir, Kinds: append(kinds, k.kinds...)}
+	if k.secret == "" {
+		return s, nil
+	}
+	if reader == nil {
+		return nil, fmt.Errorf("--decryption-secret %s needs a cluster to read it from", k.secret)
+	}
+	ns, name, found := strings.Cut(k.secret, "/")
+	if !found {
+		ns, name = ownNamespace(), k.secret
+	}
+	for _, v := range []string{ns, name} {
+		if errs := validation.IsDNS1123Subdomain(v); len(errs) > 0 {
+			return nil, fmt.Errorf("invalid --decryption-secret %q: %s", k.secret, strings.Join(errs, "; "))
+		}
+	}
+	s.Reader, s.Namespace, s.Name, s.MemberNamespace = reader, ns, name, memberNamespace
+	return s, nil
+}
+
+// ownNamespace is the namespace this pod runs in, defaultKeyNamespace
+// outside a cluster.
+func ownNamespace() string {
+	if b, err := os.ReadFile(saNamespaceFile); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b))
+	}
+	return defaultKeyNamespace
+}
