@@ -53,8 +53,13 @@ release: ## Static binaries for $(RELEASE_PLATFORMS) and their SHA256SUMS in bin
 	cd bin/release && sha256sum propagit-* > SHA256SUMS && cat SHA256SUMS
 
 .PHONY: test-assets
-test-assets: ## Build the control-plane binaries and fetch promtool for the tests (cached in $(PROPAGIT_ASSETS))
+test-assets: ## Build the control-plane binaries and fetch promtool for the tests (cached in $(PROPAGIT_ASSETS)); install Debian's chromium for the dashboard test
 	./e2e/tools/build-assets.sh "$(PROPAGIT_ASSETS)"
+	@if [ ! -x /usr/bin/chromium ]; then \
+		echo "installing Debian's chromium (headless browser of TestDashboardBrowser)"; \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq --no-install-recommends chromium; \
+	fi
 
 .PHONY: lint
 lint: ## gofmt and go vet
@@ -76,7 +81,7 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 10s)
 
 .PHONY: bench
 bench: test-assets bench-scale ## Benchmarks, with the peer they are compared with in the same run; the e2e ones on real members
-	go test -run '^$$' -bench . -skip 'RenderOutVsKustomize' -benchmem -benchtime 3x -timeout 30m ./internal/render/... ./internal/diff/... ./internal/cli/...
+	go test -run '^$$' -bench . -skip 'RenderOutVsKustomize' -benchmem -benchtime 3x -timeout 30m ./internal/render/... ./internal/diff/... ./internal/cli/... ./internal/dashboard/...
 	go test -run '^$$' -bench 'BenchmarkSync' -benchtime 5x -timeout 30m ./e2e/
 
 .PHONY: bench-scale

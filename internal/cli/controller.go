@@ -46,6 +46,7 @@ type controllerOptions struct {
 	limits        limitOptions
 	notify        notifyOptions
 	keys          keyOptions
+	dashboardAddr string
 }
 
 func newControllerCommand() *cobra.Command {
@@ -85,6 +86,7 @@ it), and a Cluster in Git cannot point it elsewhere. Outside a cluster
 	o.limits.bindFlags(f)
 	o.notify.bindFlags(f)
 	o.keys.bindFlags(f, "the controller", false)
+	f.StringVar(&o.dashboardAddr, "dashboard-addr", "", "address of the read-only web dashboard, e.g. 127.0.0.1:8082 (empty to disable; token from $"+dashboardTokenEnv+")")
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
 }
@@ -178,6 +180,11 @@ func (o *controllerOptions) run(parent context.Context) error {
 	case o.leader.enabled:
 		run = func(ctx context.Context) error {
 			return o.leader.runAsLeader(ctx, stores.hubConfig, o.store.namespace, log, c.Run)
+		}
+	}
+	if o.dashboardAddr != "" {
+		if servers, run, err = o.addDashboard(servers, run, stores, auth, log); err != nil {
+			return &ExitError{Code: 1, Err: err}
 		}
 	}
 	log.Info("controller started", "repo", o.repo.safeURL(), "branch", o.branch, "worksStore", o.store.kind)
