@@ -80,9 +80,16 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 10s)
 	go test -run '^$$' -fuzz '^FuzzImageOverride$$' -fuzztime $(FUZZTIME) ./internal/override
 
 .PHONY: bench
-bench: test-assets ## Benchmarks, with the peer they are compared with in the same run; the e2e ones on real members
-	go test -run '^$$' -bench . -benchmem -benchtime 3x -timeout 30m ./internal/render/... ./internal/diff/... ./internal/cli/... ./internal/dashboard/...
+bench: test-assets bench-scale ## Benchmarks, with the peer they are compared with in the same run; the e2e ones on real members
+	go test -run '^$$' -bench . -skip 'RenderOutVsKustomize' -benchmem -benchtime 3x -timeout 30m ./internal/render/... ./internal/diff/... ./internal/cli/... ./internal/dashboard/...
 	go test -run '^$$' -bench 'BenchmarkSync' -benchtime 5x -timeout 30m ./e2e/
+
+.PHONY: bench-scale
+bench-scale: build ## Issue #18 figures: render --out vs kustomize overlays (1,000 × 100), render --summary wall and peak RSS (10,000 × 1,000)
+	go test -run '^$$' -bench 'RenderOutVsKustomize' -benchtime 1x -timeout 30m ./internal/cli/
+	dir=$$(mktemp -d /tmp/propagit-scale.XXXXXX) && go run ./e2e/tools/fleetgen -templates 10000 -clusters 1000 -out $$dir/fleet && \
+	/usr/bin/time -f 'render --summary 10000 x 1000: %e s wall, %U s user, %S s system, %M KiB peak RSS' \
+		bin/propagit render --source $$dir/fleet/repo --summary | tail -1; rc=$$?; rm -rf $$dir; exit $$rc
 
 .PHONY: clean
 clean: ## Remove build outputs (the asset cache is kept; rm -rf $(PROPAGIT_CACHE) to drop it)

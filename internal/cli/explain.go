@@ -287,9 +287,13 @@ func redactSecretChanges(b *render.Binding) *render.Binding {
 	cp.Targets = make([]*render.Target, len(b.Targets))
 	for i, t := range b.Targets {
 		tc := *t
-		tc.Overrides.Changes = make([]override.Change, len(t.Overrides.Changes))
-		for j, c := range t.Overrides.Changes {
-			tc.Overrides.Changes[j] = diff.RedactChange(c)
+		if t.Overrides != nil { // shared with other clusters: redact a copy
+			res := *t.Overrides
+			res.Changes = make([]override.Change, len(t.Overrides.Changes))
+			for j, c := range t.Overrides.Changes {
+				res.Changes[j] = diff.RedactChange(c)
+			}
+			tc.Overrides = &res
 		}
 		cp.Targets[i] = &tc
 	}

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -306,13 +305,8 @@ func writeFolder(out string, works []render.Work) error {
 		return err
 	}
 	defer root.Close()
-	written := map[string]string{}
-	for _, work := range works {
-		for _, obj := range work.Objects {
-			if err := writeObject(root, written, work.Cluster, obj); err != nil {
-				return err
-			}
-		}
+	if err := writeObjects(root, works); err != nil {
+		return err
 	}
 	if err := root.WriteFile(renderMarker, []byte("written by propagit render; this folder is replaced on the next render\n"), 0o644); err != nil {
 		return err
@@ -346,37 +340,6 @@ func replaceable(out string) error {
 		return fmt.Errorf("refusing to write into %s: it is not empty and was not written by propagit render (no %s file)", out, renderMarker)
 	}
 	return nil
-}
-
-// writeObject writes obj to <cluster>/<key path> inside root. written maps
-// each file already written to the object it holds: a second object for
-// one file is an error, never an overwrite.
-func writeObject(root *os.Root, written map[string]string, cluster string, obj *unstructured.Unstructured) error {
-	key := workv1alpha1.KeyOf(obj)
-	rel := path.Join(cluster, key.Path())
-	if !filepath.IsLocal(filepath.FromSlash(rel)) || path.Clean(rel) != rel {
-		return fmt.Errorf("refusing to write %s for cluster %q: its file %q is not a plain path inside --out", key, cluster, rel)
-	}
-	if other, dup := written[rel]; dup {
-		return fmt.Errorf("%s and %s for cluster %q would both be written to %s", other, key, cluster, rel)
-	}
-	written[rel] = key.String()
-	if err := root.MkdirAll(path.Dir(rel), 0o755); err != nil {
-		return err
-	}
-	b, err := marshal(obj)
-	if err != nil {
-		return err
-	}
-	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // readRendered reads a folder written by render back into Works.

@@ -43,9 +43,10 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 	out := make([]*workv1alpha1.Work, 0, len(res.Clusters))
 	recorded := make([]render.Work, 0, len(res.Clusters))
 	problems := c.renderProblems(res)
+	enc := workv1alpha1.NewEncoder() // each object render shares between clusters is encoded once
 	for _, cl := range res.Clusters {
 		objs := byCluster[cl.Name].Objects
-		w, err := toWork(cl, cur.revision, objs)
+		w, err := toWork(cl, cur.revision, objs, enc)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -191,8 +192,8 @@ func clusterReady(cl *clusterv1alpha1.Cluster) bool {
 	return cl.Status == nil || meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ConditionReady)
 }
 
-// toWork converts rendered objects to a Work record.
-func toWork(cl *clusterv1alpha1.Cluster, revision string, objs []*unstructured.Unstructured) (*workv1alpha1.Work, error) {
+// toWork converts rendered objects to a Work record, encoding them with enc.
+func toWork(cl *clusterv1alpha1.Cluster, revision string, objs []*unstructured.Unstructured, enc *workv1alpha1.Encoder) (*workv1alpha1.Work, error) {
 	mode := cl.Spec.SyncMode
 	if mode == "" {
 		mode = clusterv1alpha1.SyncModePush
@@ -204,7 +205,7 @@ func toWork(cl *clusterv1alpha1.Cluster, revision string, objs []*unstructured.U
 			SourceRevision: revision, SyncMode: mode},
 	}
 	var err error
-	if w.Spec.Manifests, err = workv1alpha1.EncodeManifests(objs); err != nil {
+	if w.Spec.Manifests, err = enc.EncodeManifests(objs); err != nil {
 		return nil, err
 	}
 	if len(w.Spec.Manifests) == 0 {

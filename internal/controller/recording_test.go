@@ -52,7 +52,7 @@ func TestHealthReadsOnlyTheRecordedWork(t *testing.T) {
 		{Cluster: "m2", Objects: []*unstructured.Unstructured{webCopy(false)}}}
 	var ws []*workv1alpha1.Work
 	for _, rw := range rws {
-		w, err := toWork(&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: rw.Cluster}}, "rev", rw.Objects)
+		w, err := toWork(&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: rw.Cluster}}, "rev", rw.Objects, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func TestHealthReadsOnlyTheRecordedWork(t *testing.T) {
 func webOnM1(t *testing.T) (*workv1alpha1.Work, *recording) {
 	t.Helper()
 	rws := []render.Work{{Cluster: "m1", Objects: []*unstructured.Unstructured{webCopy(false)}}}
-	w, err := toWork(&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "m1"}}, "rev", rws[0].Objects)
+	w, err := toWork(&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "m1"}}, "rev", rws[0].Objects, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestRunRechecksWhileGracefulEvictionPending(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	c.clock = clk
 	kept := []*unstructured.Unstructured{webCopy(true)}
-	w, err := toWork(&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "m1"}}, "rev", kept)
+	w, err := toWork(&clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "m1"}}, "rev", kept, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

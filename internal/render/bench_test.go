@@ -1,18 +1,18 @@
 package render_test
 
-// The render benchmark of issue #3: 1,000 templates, 50 label-selector
-// policies, 100 clusters in 4 regions and 3 override rules per template,
-// rendered to every cluster; and, in the same run, kustomize building the
-// equivalent 100 per-cluster overlays, the way teams do without propagit.
+// The render benchmark of issues #3 and #18: 1,000 templates, 50
+// label-selector policies, 100 clusters in 4 regions and 3 override rules
+// per template (e2e/fleet), rendered to every cluster; and, in the same
+// run, kustomize building the equivalent 100 per-cluster overlays, the way
+// teams do without propagit.
 //
 //	go test -run '^$' -bench . -benchmem -benchtime 3x ./internal/render/
 //
-// Both repositories are generated from one deterministic model (benchModel),
-// and both outputs are checked against that model, so a broken generator or
-// a broken render fails instead of benchmarking nothing.
+// Both repositories are generated from one deterministic model, and both
+// outputs are checked against that model, so a broken generator or a broken
+// render fails instead of benchmarking nothing.
 
 import (
-	"bytes"
 	"fmt"
 	"path"
 	"runtime/debug"
@@ -21,236 +21,28 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"text/template"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/propagit/propagit/e2e/fleet"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
 )
 
 const (
-	benchTemplateCount  = 1000
-	benchGroupCount     = 50
-	benchNamespaceCount = 10
-	benchClusterCount   = 100
-	benchRegionCount    = 4
+	benchTemplateCount = 1000
+	benchClusterCount  = 100
 
 	benchRepoRoot      = "/repo"
 	benchKustomizeRoot = "/kustomize"
-
-	benchOwnerLabel  = "app.example.com/owner"
-	benchWindowAnno  = "ops.example.com/maintenance-window"
-	benchWindowValue = "sat-02:00-04:00"
 )
-
-// benchPlacements is the placement of group g, by g%5: mostly Duplicated,
-// one group in five Divided by static weights inside its home region.
-var benchPlacements = []string{"all", "region", "two-regions", "not-region", "divided"}
-
-// benchTemplate is one generated resource template. Deployments are i%10 in
-// 0..3, Services 4..6, ConfigMaps 7..9; ten consecutive indexes share a group.
-type benchTemplate struct {
-	Index, GroupIndex                         int
-	Kind, Name, Namespace, Group, Peer, Image string
-	Replicas                                  int64
-}
-
-// benchGroup is one app-group: its PropagationPolicy and OverridePolicy.
-type benchGroup struct {
-	Index, home                                      int
-	Name, Namespace, Placement, Home, Next, Excluded string
-	ImageRegion, AnnotationRegion                    string
-}
-
-// benchCluster is one member cluster.
-type benchCluster struct{ Name, Region, Tier, SyncMode string }
-
-// benchModel is the scenario both repositories are written from.
-type benchModel struct {
-	templates []benchTemplate
-	byName    map[string]*benchTemplate
-	groups    []benchGroup
-	clusters  []benchCluster
-	// objects is, per cluster index, how many objects it must receive.
-	objects []int
-}
-
-func benchName(i int) string       { return fmt.Sprintf("app-%04d", i) }
-func benchRegion(r int) string     { return fmt.Sprintf("r%d", r%benchRegionCount) }
-func benchClusterRegion(c int) int { return c % benchRegionCount }
-
-// benchWeight is the static weight of cluster c: 2 for tier large, else 1.
-func benchWeight(c int) int64 {
-	if c%3 == 0 {
-		return 2
-	}
-	return 1
-}
-
-// benchRegionWeight sums the weights of region r. A Divided Deployment asks
-// for k times this, so Webster gives every cluster exactly k times its weight.
-func benchRegionWeight(r int) int64 {
-	var w int64
-	for c := range benchClusterCount {
-		if benchClusterRegion(c) == r {
-			w += benchWeight(c)
-		}
-	}
-	return w
-}
-
-func newBenchModel() *benchModel {
-	m := &benchModel{byName: map[string]*benchTemplate{}, objects: make([]int, benchClusterCount)}
-	for g := range benchGroupCount {
-		h := g % benchRegionCount
-		m.groups = append(m.groups, benchGroup{Index: g, home: h, Name: fmt.Sprintf("g%d", g),
-			Namespace: fmt.Sprintf("team-%d", g%benchNamespaceCount), Placement: benchPlacements[g%5],
-			Home: benchRegion(h), Next: benchRegion(h + 1), Excluded: benchRegion(h + 3),
-			ImageRegion: benchRegion(h), AnnotationRegion: benchRegion(h + 1)})
-	}
-	for c := range benchClusterCount {
-		cl := benchCluster{Name: fmt.Sprintf("member-%03d", c), Region: benchRegion(c), Tier: "small", SyncMode: "Push"}
-		if benchWeight(c) == 2 {
-			cl.Tier = "large"
-		}
-		if c%2 == 1 {
-			cl.SyncMode = "Pull"
-		}
-		m.clusters = append(m.clusters, cl)
-	}
-	for i := range benchTemplateCount {
-		m.templates = append(m.templates, m.newTemplate(i))
-	}
-	for i := range m.templates {
-		t := &m.templates[i]
-		m.byName[t.Name] = t
-		for c := range benchClusterCount {
-			if m.groups[t.GroupIndex].places(c) {
-				m.objects[c]++
-			}
-		}
-	}
-	return m
-}
-
-func (m *benchModel) newTemplate(i int) benchTemplate {
-	g := m.groups[(i/10)%benchGroupCount]
-	t := benchTemplate{Index: i, GroupIndex: g.Index, Name: benchName(i), Namespace: g.Namespace, Group: g.Name}
-	d := i % 10
-	switch {
-	case d < 4:
-		t.Kind, t.Peer = "Deployment", benchName(i-d+7+d%3)
-		t.Image = fmt.Sprintf("registry.example.com/%s/%s:v1.%d.0", t.Namespace, t.Name, i%7)
-		t.Replicas = int64(2 + i%3)
-		if g.Placement == "divided" {
-			t.Replicas = int64(1+i%2) * benchRegionWeight(g.home)
-		}
-	case d < 7:
-		t.Kind, t.Peer = "Service", benchName(i-4)
-	default:
-		t.Kind, t.Peer = "ConfigMap", benchName(i-7)
-	}
-	return t
-}
-
-// places reports whether the group's policy selects cluster c.
-func (g benchGroup) places(c int) bool {
-	r := benchClusterRegion(c)
-	switch g.Placement {
-	case "region", "divided":
-		return r == g.home
-	case "two-regions":
-		return r == g.home || r == (g.home+1)%benchRegionCount
-	case "not-region":
-		return r != (g.home+3)%benchRegionCount
-	}
-	return true
-}
-
-// benchWant is what cluster c must hold for one template after the three
-// override rules: owner labels everywhere, the registry swapped in the home
-// region, the maintenance annotation in the next region.
-type benchWant struct {
-	replicas  int64
-	image     string
-	annotated bool
-}
-
-func (m *benchModel) want(t *benchTemplate, c int) benchWant {
-	g := m.groups[t.GroupIndex]
-	w := benchWant{replicas: t.Replicas, image: t.Image, annotated: benchRegion(c) == g.AnnotationRegion}
-	if g.Placement == "divided" {
-		w.replicas = int64(1+t.Index%2) * benchWeight(c)
-	}
-	if t.Kind == "Deployment" && benchRegion(c) == g.ImageRegion {
-		w.image = "registry-" + g.ImageRegion + ".example.com" + t.Image[len("registry.example.com"):]
-	}
-	return w
-}
-
-// benchObject is the part of a rendered object the model predicts.
-type benchObject struct {
-	kind, name, image   string
-	replicas            int64
-	labels, annotations map[string]string
-}
-
-func benchObjectOf(m map[string]any) benchObject {
-	u := unstructured.Unstructured{Object: m}
-	o := benchObject{kind: u.GetKind(), name: u.GetName(), labels: u.GetLabels(), annotations: u.GetAnnotations()}
-	switch v, _, _ := unstructured.NestedFieldNoCopy(m, "spec", "replicas"); n := v.(type) {
-	case int64:
-		o.replicas = n
-	case int: // kustomize's Map decodes YAML
-		o.replicas = int64(n)
-	case float64:
-		o.replicas = int64(n)
-	}
-	if cs, _, _ := unstructured.NestedFieldNoCopy(m, "spec", "template", "spec", "containers"); cs != nil {
-		if l, ok := cs.([]any); ok && len(l) > 0 {
-			if c, ok := l[0].(map[string]any); ok {
-				o.image, _ = c["image"].(string)
-			}
-		}
-	}
-	return o
-}
-
-// check compares what cluster c received with the model: exactly the
-// templates of the groups placed there, each with its overrides applied.
-func (m *benchModel) check(c int, objs []benchObject) error {
-	name := m.clusters[c].Name
-	if len(objs) != m.objects[c] {
-		return fmt.Errorf("cluster %s got %d objects, want %d", name, len(objs), m.objects[c])
-	}
-	seen := map[string]bool{}
-	for _, o := range objs {
-		t := m.byName[o.name]
-		if t == nil || t.Kind != o.kind || seen[o.name] || !m.groups[t.GroupIndex].places(c) {
-			return fmt.Errorf("cluster %s got unexpected or duplicate %s %s", name, o.kind, o.name)
-		}
-		seen[o.name] = true
-		w := m.want(t, c)
-		switch {
-		case o.labels[benchOwnerLabel] != t.Namespace:
-			return fmt.Errorf("cluster %s: %s %s has label %s=%q, want %q", name, o.kind, o.name, benchOwnerLabel, o.labels[benchOwnerLabel], t.Namespace)
-		case (o.annotations[benchWindowAnno] == benchWindowValue) != w.annotated:
-			return fmt.Errorf("cluster %s: %s %s annotation %s=%q, want it set: %v", name, o.kind, o.name, benchWindowAnno, o.annotations[benchWindowAnno], w.annotated)
-		case t.Kind == "Deployment" && (o.replicas != w.replicas || o.image != w.image):
-			return fmt.Errorf("cluster %s: Deployment %s has replicas %d image %q, want %d %q", name, o.name, o.replicas, o.image, w.replicas, w.image)
-		}
-	}
-	return nil
-}
 
 // benchFixture holds the generated inputs, built once per process.
 type benchFixture struct {
-	model     *benchModel
+	model     *fleet.Model
 	repo      filesys.FileSystem // the propagit repository under benchRepoRoot
 	kustomize filesys.FileSystem // the same scenario as overlays under benchKustomizeRoot
 	set       *load.Set          // repo loaded once, for BenchmarkRender
@@ -272,15 +64,15 @@ func benchFixtures(b *testing.B) *benchFixture {
 }
 
 func newBenchFixture() (*benchFixture, error) {
-	tpl, err := template.ParseGlob("testdata/bench/*.tmpl")
+	m, err := fleet.New(benchTemplateCount, benchClusterCount)
 	if err != nil {
-		return nil, fmt.Errorf("failed to parse the bench templates: %w", err)
-	}
-	fx := &benchFixture{model: newBenchModel(), repo: filesys.MakeFsInMemory(), kustomize: filesys.MakeFsInMemory()}
-	if err := writeBenchRepo(tpl, fx.model, fx.repo); err != nil {
 		return nil, err
 	}
-	if err := writeBenchKustomize(tpl, fx.model, fx.kustomize); err != nil {
+	fx := &benchFixture{model: m, repo: filesys.MakeFsInMemory(), kustomize: filesys.MakeFsInMemory()}
+	if err := m.WriteRepo(fx.repo, benchRepoRoot); err != nil {
+		return nil, err
+	}
+	if err := m.WriteKustomize(fx.kustomize, benchKustomizeRoot); err != nil {
 		return nil, err
 	}
 	if fx.set, err = load.Load(fx.repo, benchRepoRoot); err != nil {
@@ -300,195 +92,45 @@ func newBenchFixture() (*benchFixture, error) {
 }
 
 func checkBenchSet(set *load.Set) error {
+	groups := benchTemplateCount / 20
 	if len(set.Findings) > 0 {
 		return fmt.Errorf("loading the bench repository found %d problems, first: %s", len(set.Findings), set.Findings[0])
 	}
-	if len(set.Templates) != benchTemplateCount || len(set.Propagations) != benchGroupCount ||
-		len(set.Overrides) != benchGroupCount || len(set.Clusters) != benchClusterCount {
+	if len(set.Templates) != benchTemplateCount || len(set.Propagations) != groups ||
+		len(set.Overrides) != groups || len(set.Clusters) != benchClusterCount {
 		return fmt.Errorf("loaded %d templates, %d propagation policies, %d override policies, %d clusters; want %d, %d, %d, %d",
 			len(set.Templates), len(set.Propagations), len(set.Overrides), len(set.Clusters),
-			benchTemplateCount, benchGroupCount, benchGroupCount, benchClusterCount)
+			benchTemplateCount, groups, groups, benchClusterCount)
 	}
 	return nil
 }
 
-// benchWriter executes named templates into files of one filesystem.
-type benchWriter struct {
-	tpl *template.Template
-	fs  filesys.FileSystem
-	buf bytes.Buffer
-}
-
-func (w *benchWriter) write(file, name string, data any) error {
-	w.buf.Reset()
-	if err := w.tpl.ExecuteTemplate(&w.buf, name, data); err != nil {
-		return fmt.Errorf("failed to generate %s: %w", file, err)
-	}
-	if err := w.fs.MkdirAll(path.Dir(file)); err != nil {
-		return fmt.Errorf("failed to create the folder of %s: %w", file, err)
-	}
-	return w.fs.WriteFile(file, bytes.Clone(w.buf.Bytes()))
-}
-
-// writeBenchRepo writes the propagit repository: one file per template,
-// per policy and per cluster.
-func writeBenchRepo(tpl *template.Template, m *benchModel, fs filesys.FileSystem) error {
-	w := &benchWriter{tpl: tpl, fs: fs}
-	for i := range m.templates {
-		t := &m.templates[i]
-		if err := w.write(path.Join(benchRepoRoot, "apps", t.Namespace, t.Name+".yaml"), t.Kind, t); err != nil {
-			return err
-		}
-	}
-	for _, g := range m.groups {
-		dir := path.Join(benchRepoRoot, "policies", g.Namespace)
-		if err := w.write(path.Join(dir, "pp-"+g.Name+".yaml"), "PropagationPolicy", g); err != nil {
-			return err
-		}
-		if err := w.write(path.Join(dir, "op-"+g.Name+".yaml"), "OverridePolicy", g); err != nil {
-			return err
-		}
-	}
-	for _, c := range m.clusters {
-		if err := w.write(path.Join(benchRepoRoot, "clusters", c.Name+".yaml"), "Cluster", c); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeBenchKustomize writes the same scenario without propagit:
-//
-//	base/<group>/            the group's 20 templates + its owner labels (rule 1)
-//	base/                    all 50 groups (1,000 resources)
-//	variants/<group>-<r>/    the group for one region: images: (rule 2) or
-//	                         commonAnnotations: (rule 3)
-//	overlays/<cluster>/      the groups placed on the cluster, through the
-//	                         cluster's region variant, + replicas: for Divided
-//
-// It approximates the policies rather than equals them. The placement and the
-// Webster replica split are worked out by hand here (by the generator) and
-// frozen into each overlay's resource list and replicas:, which is exactly
-// what a team without a scheduler does; commonAnnotations also writes the pod
-// template's annotations, which Karmada's annotationsOverrider does not. The
-// comparison stays fair because each overlay builds the same objects, with the
-// same edited fields, as propagit's Work for that cluster (both outputs are
-// checked against one model), and kustomize is not asked to do anything the
-// render skips; propagit additionally matches policies, schedules, stamps and
-// prunes. Overlays reference per-group bases rather than the whole base:
-// shipping all 1,000 templates to every cluster would give kustomize more
-// objects to build than propagit renders.
-func writeBenchKustomize(tpl *template.Template, m *benchModel, fs filesys.FileSystem) error {
-	w := &benchWriter{tpl: tpl, fs: fs}
-	root := benchKustomizeRoot
-	groupDirs := make([]string, 0, benchGroupCount)
-	for _, g := range m.groups {
-		if err := writeBenchKustomizeGroup(w, m, g); err != nil {
-			return err
-		}
-		groupDirs = append(groupDirs, g.Name)
-	}
-	if err := w.write(root+"/base/kustomization.yaml", "base", map[string]any{"Files": groupDirs}); err != nil {
-		return err
-	}
-	for c := range m.clusters {
-		if err := w.write(benchOverlayPath(c)+"/kustomization.yaml", "overlay", m.overlay(c)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func writeBenchKustomizeGroup(w *benchWriter, m *benchModel, g benchGroup) error {
-	root := benchKustomizeRoot
-	var files []string
-	type image struct{ Name, NewName string }
-	var images []image
-	for i := range m.templates {
-		t := &m.templates[i]
-		if t.GroupIndex != g.Index {
-			continue
-		}
-		files = append(files, t.Name+".yaml")
-		if err := w.write(path.Join(root, "base", g.Name, t.Name+".yaml"), t.Kind, t); err != nil {
-			return err
-		}
-		if t.Kind == "Deployment" {
-			repo := t.Image[:strings.LastIndexByte(t.Image, ':')]
-			images = append(images, image{Name: repo, NewName: "registry-" + g.ImageRegion + ".example.com" + repo[len("registry.example.com"):]})
-		}
-	}
-	base := map[string]any{"Files": files, "Labels": true, "Namespace": g.Namespace}
-	if err := w.write(path.Join(root, "base", g.Name, "kustomization.yaml"), "base", base); err != nil {
-		return err
-	}
-	img := map[string]any{"Group": g.Name, "Images": images}
-	if err := w.write(path.Join(root, "variants", g.Name+"-"+g.ImageRegion, "kustomization.yaml"), "variant", img); err != nil {
-		return err
-	}
-	anno := map[string]any{"Group": g.Name, "Annotate": true}
-	return w.write(path.Join(root, "variants", g.Name+"-"+g.AnnotationRegion, "kustomization.yaml"), "variant", anno)
-}
-
-func benchOverlayPath(c int) string {
-	return fmt.Sprintf("%s/overlays/member-%03d", benchKustomizeRoot, c)
-}
-
-// overlay is the kustomization data of cluster c.
-func (m *benchModel) overlay(c int) map[string]any {
-	type replicas struct {
-		Name  string
-		Count int64
-	}
-	var resources []string
-	var reps []replicas
-	region := benchRegion(c)
-	for _, g := range m.groups {
-		if !g.places(c) {
-			continue
-		}
-		switch region {
-		case g.ImageRegion, g.AnnotationRegion:
-			resources = append(resources, "../../variants/"+g.Name+"-"+region)
-		default:
-			resources = append(resources, "../../base/"+g.Name)
-		}
-	}
-	for i := range m.templates {
-		t := &m.templates[i]
-		if t.Kind == "Deployment" && m.groups[t.GroupIndex].Placement == "divided" && m.groups[t.GroupIndex].places(c) {
-			reps = append(reps, replicas{Name: t.Name, Count: m.want(t, c).replicas})
-		}
-	}
-	return map[string]any{"Resources": resources, "Replicas": reps}
-}
-
-func checkBenchKustomize(m *benchModel, c int, rm resmap.ResMap) error {
-	objs := make([]benchObject, 0, rm.Size())
+func checkBenchKustomize(m *fleet.Model, c int, rm resmap.ResMap) error {
+	objs := make([]map[string]any, 0, rm.Size())
 	for _, r := range rm.Resources() {
 		u, err := r.Map()
 		if err != nil {
 			return fmt.Errorf("failed to read a kustomize resource of cluster %d: %w", c, err)
 		}
-		objs = append(objs, benchObjectOf(u))
+		objs = append(objs, u)
 	}
-	return m.check(c, objs)
+	return m.Check(c, objs)
 }
 
-func checkBenchRender(m *benchModel, res *render.Result) (int, error) {
+func checkBenchRender(m *fleet.Model, res *render.Result) (int, error) {
 	if len(res.Works) != benchClusterCount {
 		return 0, fmt.Errorf("render produced Works for %d clusters, want %d", len(res.Works), benchClusterCount)
 	}
 	total := 0
 	for c, work := range res.Works {
-		if work.Cluster != m.clusters[c].Name {
-			return 0, fmt.Errorf("Work %d is for cluster %q, want %q", c, work.Cluster, m.clusters[c].Name)
+		if work.Cluster != m.Clusters[c].Name {
+			return 0, fmt.Errorf("Work %d is for cluster %q, want %q", c, work.Cluster, m.Clusters[c].Name)
 		}
-		objs := make([]benchObject, 0, len(work.Objects))
+		objs := make([]map[string]any, 0, len(work.Objects))
 		for _, o := range work.Objects {
-			objs = append(objs, benchObjectOf(o.Object))
+			objs = append(objs, o.Object)
 		}
-		if err := m.check(c, objs); err != nil {
+		if err := m.Check(c, objs); err != nil {
 			return 0, err
 		}
 		total += len(objs)
@@ -612,9 +254,9 @@ func BenchmarkKustomizeOverlays(b *testing.B) {
 	meter := startBenchMeter()
 	for b.Loop() {
 		for c := range benchClusterCount {
-			rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fx.kustomize, benchOverlayPath(c))
+			rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fx.kustomize, fleet.OverlayPath(benchKustomizeRoot, c))
 			if err != nil {
-				b.Fatalf("failed to build %s: %v", benchOverlayPath(c), err)
+				b.Fatalf("failed to build %s: %v", fleet.OverlayPath(benchKustomizeRoot, c), err)
 			}
 			if first {
 				b.StopTimer()
@@ -685,5 +327,69 @@ func BenchmarkRenderVsKustomize(b *testing.B) {
 		b.Logf("per op: render %.3fs (%.3fs CPU), load %.3fs (%.3fs CPU), kustomize %.3fs (%.3fs CPU); "+
 			"render is %.1fx faster, %.1fx with the load, and uses %.1fx less CPU",
 			rd.ns/1e9, rd.cpu, ld.ns/1e9, ld.cpu, kz.ns/1e9, kz.cpu, kz.ns/rd.ns, kz.ns/(ld.ns+rd.ns), kz.cpu/rd.cpu)
+	})
+}
+
+// BenchmarkFleetOneChange is one op = a render of the 1,000 × 100 fleet
+// after one template changed (its replicas): "full" renders every template,
+// "memo" reuses what the previous revision rendered (render.Memo, as the
+// controller does). The ratio line reports memo-percent-of-full (target
+// ≤ 1%).
+func BenchmarkFleetOneChange(b *testing.B) {
+	fx := benchFixtures(b)
+	t := fx.model.Templates[0]
+	file := path.Join(benchRepoRoot, "apps", t.Namespace, t.Name+".yaml")
+	original, err := fx.repo.ReadFile(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cache := load.NewCache()
+	revision := func(i int) *load.Set {
+		changed := strings.Replace(string(original), fmt.Sprintf("replicas: %d", t.Replicas), fmt.Sprintf("replicas: %d", t.Replicas+int64(i%2)), 1)
+		if err := fx.repo.WriteFile(file, []byte(changed)); err != nil {
+			b.Fatal(err)
+		}
+		set, err := cache.Load(fx.repo, benchRepoRoot)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return set
+	}
+	defer func() {
+		if err := fx.repo.WriteFile(file, original); err != nil {
+			b.Fatal(err)
+		}
+	}()
+	ns := map[string]float64{}
+	for _, mode := range []string{"full", "memo"} {
+		b.Run(mode, func(b *testing.B) {
+			var memo *render.Memo
+			if mode == "memo" {
+				memo = render.NewMemo()
+				render.Render(render.Input{Set: revision(1), Options: render.DefaultOptions(), Memo: memo})
+			}
+			i := 0
+			var res *render.Result
+			for b.Loop() {
+				b.StopTimer()
+				set := revision(i)
+				i++
+				b.StartTimer()
+				res = render.Render(render.Input{Set: set, Options: render.DefaultOptions(), Memo: memo})
+			}
+			ns[mode] = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			if _, err := checkBenchRender(fx.model, res); err != nil && !strings.Contains(err.Error(), t.Name) {
+				b.Fatal(err)
+			}
+			if memo != nil {
+				b.ReportMetric(float64(memo.Rendered), "templates-rendered/op")
+			}
+		})
+	}
+	b.Run("ratio", func(b *testing.B) {
+		for b.Loop() {
+		}
+		b.ReportMetric(0, "ns/op")
+		b.ReportMetric(100*ns["memo"]/ns["full"], "memo-percent-of-full")
 	})
 }

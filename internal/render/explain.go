@@ -119,7 +119,7 @@ func Explain(b *Binding, clusters []*clusterv1alpha1.Cluster) Explanation {
 			r := t.Replicas
 			te.Replicas = &r
 		}
-		for _, c := range t.Overrides.Changes {
+		for _, c := range t.changes() {
 			te.Changes = append(te.Changes, fmt.Sprintf("%s rule %d %s %s: %s → %s", c.Policy, c.Rule, c.Overrider, c.Path, orAbsent(c.Before), orAbsent(c.After)))
 		}
 		e.Targets = append(e.Targets, te)

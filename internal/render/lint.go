@@ -147,7 +147,7 @@ func validDriftMode(m string) bool { return m == "correct" || m == "warn" || m =
 func lintOverlaps(b *Binding, t *Target) []Finding {
 	writers := map[string][]string{}
 	var paths []string
-	for _, c := range t.Overrides.Changes {
+	for _, c := range t.changes() {
 		who := fmt.Sprintf("%s rule %d", c.Policy, c.Rule)
 		if _, seen := writers[c.Path]; !seen {
 			paths = append(paths, c.Path)

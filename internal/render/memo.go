@@ -3,6 +3,9 @@ package render
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -41,7 +44,7 @@ type memoEntry struct {
 // shared between Renders.
 type memoTarget struct {
 	object    *unstructured.Unstructured
-	overrides override.Result
+	overrides *override.Result
 	err       string
 	failure   *RenderError
 }
@@ -136,10 +139,11 @@ func (m *Memo) keep(b *Binding, sum [sha256.Size]byte, seen map[workv1alpha1.Obj
 // renderAll renders the targets of every binding, through the memo when m
 // is not nil, and keeps only this Render's templates in it.
 func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override, ip *interpret.Interpreter) {
+	for _, b := range bindings {
+		overrides(b.Key.Namespace) // fills its cache before the workers read it
+	}
 	if m == nil {
-		for _, b := range bindings {
-			renderTargets(b, clusters, overrides(b.Key.Namespace), ip)
-		}
+		renderParallel(bindings, clusters, overrides, ip)
 		return
 	}
 	m.Rendered, m.Reused = 0, 0
@@ -150,6 +154,9 @@ func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluste
 	}
 	overrideSums := map[string]nsSum{}
 	seen := make(map[workv1alpha1.ObjectKey]memoEntry, len(bindings))
+	var todo []*Binding
+	var sums [][sha256.Size]byte
+	var keep []bool
 	for _, b := range bindings {
 		ns := b.Key.Namespace
 		osum, known := overrideSums[ns]
@@ -164,13 +171,41 @@ func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluste
 			seen[b.Key] = m.entries[b.Key]
 			continue
 		}
-		renderTargets(b, clusters, overrides(ns), ip)
-		m.Rendered++
-		if ok {
-			m.keep(b, sum, seen)
+		todo, sums, keep = append(todo, b), append(sums, sum), append(keep, ok)
+	}
+	renderParallel(todo, clusters, overrides, ip)
+	m.Rendered = len(todo)
+	for i, b := range todo {
+		if keep[i] {
+			m.keep(b, sums[i], seen)
 		}
 	}
 	m.entries = seen
+}
+
+// renderParallel renders the targets of bindings, each by one worker with
+// its own renderer, so the result does not depend on the schedule.
+func renderParallel(bindings []*Binding, clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override, ip *interpret.Interpreter) {
+	parallel(len(bindings), func() func(int) {
+		r := newRenderer(clusters, overrides, ip)
+		return func(i int) { r.renderTargets(bindings[i]) }
+	})
+}
+
+// parallel calls, on GOMAXPROCS workers, work(i) for every i in [0, n),
+// each worker with its own work function from newWorker.
+func parallel(n int, newWorker func() func(int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			work := newWorker()
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				work(int(i))
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // clusterInputs is what overrides read of the clusters: their identity,

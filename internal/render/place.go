@@ -85,9 +85,11 @@ func schedulePolicy(b *Binding, p *policyv1alpha1.PropagationPolicy, prev *Previ
 			b.AffinityName = in.Previous.AffinityName
 		}
 	}
-	for _, tc := range targets {
-		b.Targets = append(b.Targets, &Target{Cluster: tc.Name, Replicas: tc.Replicas, Scheduled: true,
-			Suspended: suspended(p.Spec.Suspension, tc.Name)})
+	slab := make([]Target, len(targets)) // one allocation: a template may go to thousands of clusters
+	b.Targets = slices.Grow(b.Targets, len(targets))
+	for i, tc := range targets {
+		slab[i] = Target{Cluster: tc.Name, Replicas: tc.Replicas, Scheduled: true, Suspended: suspended(p.Spec.Suspension, tc.Name)}
+		b.Targets = append(b.Targets, &slab[i])
 	}
 	if ierr != nil {
 		failReplicas(b, ierr)

@@ -164,24 +164,28 @@ type Binding struct {
 	AlsoAutoPropagated bool
 }
 
-// Target is the rendering of a template for one cluster.
+// Target is the rendering of a template for one cluster. There is one per
+// template and cluster, so it stays small: what clusters with the same
+// rendering share (Object, Overrides) is pointed to, not copied.
 type Target struct {
 	Cluster  string
 	Replicas int32
 	// Scheduled is false for clusters added only as a dependency target.
 	Scheduled bool
 	Suspended bool
-	Overrides override.Result
+	// Kept is set when Object is the copy last recorded for this cluster,
+	// carried over unchanged: the template failed to render here, or it is
+	// unclaimed.
+	Kept bool
+	// Overrides is what the override policies did; nil when the object
+	// was not rendered here (a frozen or kept copy).
+	Overrides *override.Result
 	// Error is why the template did not render for this cluster (an
 	// override failed, the result is not a valid object); the other
 	// clusters still render. Failure holds the same, typed.
 	Error   string
 	Failure *RenderError
 	Object  *unstructured.Unstructured
-	// Kept is set when Object is the copy last recorded for this cluster,
-	// carried over unchanged: the template failed to render here, or it is
-	// unclaimed.
-	Kept bool
 	// Evicted is set on the old copy kept, frozen, on a cluster the template
 	// was moved off (purge modes Gracefully and Never).
 	Evicted *Eviction
@@ -198,10 +202,12 @@ func Render(in Input) *Result {
 		return workv1alpha1.KeyOf(a.Object).Compare(workv1alpha1.KeyOf(b.Object))
 	})
 	ip := in.Set.Interpreter()
-	for i := range templates {
-		b := place(&templates[i], in, clusters, ip)
+	r.Bindings = make([]*Binding, len(templates))
+	parallel(len(templates), func() func(int) {
+		return func(i int) { r.Bindings[i] = place(&templates[i], in, clusters, ip) }
+	})
+	for _, b := range r.Bindings {
 		byKey[b.Key] = b
-		r.Bindings = append(r.Bindings, b)
 	}
 	addDependencies(r.Bindings, byKey, ip)
 	in.Memo.renderAll(r.Bindings, clusters, overridesByNamespace(in.Set.Overrides), ip)
@@ -267,14 +273,26 @@ func effectiveClusters(cs []load.Cluster, status map[string]*clusterv1alpha1.Clu
 	return out
 }
 
-// group collects rendered objects per cluster.
+// group collects rendered objects per cluster. An object shared by several
+// clusters has its key computed once.
 func group(bindings []*Binding) []Work {
-	per := map[string][]*unstructured.Unstructured{}
+	type keyed struct {
+		key workv1alpha1.ObjectKey
+		obj *unstructured.Unstructured
+	}
+	per := map[string][]keyed{}
 	for _, b := range bindings {
+		keys := map[*unstructured.Unstructured]workv1alpha1.ObjectKey{}
 		for _, t := range b.Targets {
-			if t.Object != nil && !t.Suspended {
-				per[t.Cluster] = append(per[t.Cluster], t.Object)
+			if t.Object == nil || t.Suspended {
+				continue
 			}
+			k, ok := keys[t.Object]
+			if !ok {
+				k = workv1alpha1.KeyOf(t.Object)
+				keys[t.Object] = k
+			}
+			per[t.Cluster] = append(per[t.Cluster], keyed{key: k, obj: t.Object})
 		}
 	}
 	names := make([]string, 0, len(per))
@@ -285,8 +303,12 @@ func group(bindings []*Binding) []Work {
 	works := make([]Work, 0, len(names))
 	for _, n := range names {
 		objs := per[n]
-		slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int { return workv1alpha1.KeyOf(a).Compare(workv1alpha1.KeyOf(b)) })
-		works = append(works, Work{Cluster: n, Objects: objs})
+		slices.SortStableFunc(objs, func(a, b keyed) int { return a.key.Compare(b.key) })
+		w := Work{Cluster: n, Objects: make([]*unstructured.Unstructured, len(objs))}
+		for i, o := range objs {
+			w.Objects[i] = o.obj
+		}
+		works = append(works, w)
 	}
 	return works
 }

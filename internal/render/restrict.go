@@ -1,6 +1,8 @@
 package render
 
 import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/propagit/propagit/internal/restrict"
 )
 
@@ -11,11 +13,16 @@ import (
 // are left alone.
 func restrictTargets(bindings []*Binding, policy *restrict.Policy) {
 	for _, b := range bindings {
+		checked := map[*unstructured.Unstructured]*restrict.Refusal{} // objects are shared between clusters
 		for _, t := range b.Targets {
 			if t.Object == nil || t.Evicted != nil {
 				continue
 			}
-			r := policy.Check(t.Object, b.Template.Source.Path)
+			r, ok := checked[t.Object]
+			if !ok {
+				r = policy.Check(t.Object, b.Template.Source.Path)
+				checked[t.Object] = r
+			}
 			if r == nil {
 				continue
 			}

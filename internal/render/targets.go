@@ -1,6 +1,8 @@
 package render
 
 import (
+	"encoding/binary"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
@@ -10,67 +12,176 @@ import (
 	"github.com/propagit/propagit/internal/schedule"
 )
 
+// renderer renders the targets of bindings with structural sharing: the
+// clusters of a template that get the same replicas, the same Job
+// completions and the same matching override rules (override.Candidates)
+// get one object, rendered once, the very same *unstructured.Unstructured.
+// Rendered objects are never changed afterwards; whatever edits one (an
+// eviction stamp, a kept copy) edits a deep copy. A renderer is for one
+// goroutine; its overrides are read-only.
+type renderer struct {
+	index     map[string]int // cluster name → position in clusters
+	clusters  []*clusterv1alpha1.Cluster
+	overrides func(string) []load.Override
+	ip        *interpret.Interpreter
+	// targets remembers, per namespace and rule, whether the rule targets
+	// each cluster (ruleColumn.known).
+	targets map[ruleOf][]int8
+	key     []byte
+}
+
+type ruleOf struct {
+	namespace string
+	rule      override.RuleRef
+}
+
+// variant is one rendering shared by several clusters.
+type variant struct {
+	object    *unstructured.Unstructured
+	overrides *override.Result
+}
+
+func newRenderer(clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override, ip *interpret.Interpreter) *renderer {
+	r := &renderer{index: make(map[string]int, len(clusters)), clusters: clusters, overrides: overrides, ip: ip, targets: map[ruleOf][]int8{}}
+	for i, c := range clusters {
+		r.index[c.Name] = i
+	}
+	return r
+}
+
 // renderTargets builds the final object of b for each of its clusters, in
 // Karmada's order: copy, revise replicas, split Job completions, cluster
 // overrides then overrides, stamp, prune. A failure on one cluster leaves
 // that cluster without the object and the others untouched. A frozen old
 // copy (a target that has its object already) is left as it is, unless its
 // cluster is no longer declared.
-func renderTargets(b *Binding, clusters []*clusterv1alpha1.Cluster, overrides []load.Override, ip *interpret.Interpreter) {
+func (r *renderer) renderTargets(b *Binding) {
 	if len(b.Targets) == 0 {
 		return
 	}
-	byName := map[string]*clusterv1alpha1.Cluster{}
-	for _, c := range clusters {
-		byName[c.Name] = c
+	overrides := r.overrides(b.Key.Namespace)
+	candidates := override.Candidates(b.Template.Object, overrides)
+	columns := make([]ruleColumn, len(candidates))
+	for i, c := range candidates {
+		columns[i] = r.column(b.Key.Namespace, c, overrides)
 	}
 	workload := b.Decision != nil && b.Decision.Workload
 	completions := splitCompletions(b, workload)
+	variants := map[string]variant{}
 	for _, t := range b.Targets {
-		c := byName[t.Cluster]
-		if c == nil {
+		ci, ok := r.index[t.Cluster]
+		if !ok {
 			t.Error, t.Object = errUndeclaredCluster, nil
 			continue
 		}
 		if t.Object != nil || t.Failure != nil {
 			continue // frozen, or failed before rendering (interpret.go)
 		}
-		obj := b.Template.Object.DeepCopy()
-		var scheduled *int32
-		if workload && t.Scheduled {
-			revised, err := reviseReplicasOf(obj, t.Replicas, ip)
-			if err != nil {
-				t.Failure = interpretFailure(b, t.Cluster, err)
-				t.Error = err.Error()
-				continue
-			}
-			obj = revised
-			if n, ok := completions[t.Cluster]; ok {
-				_ = unstructured.SetNestedField(obj.Object, int64(n), "spec", "completions")
-			}
-			r := t.Replicas
-			scheduled = &r
-		}
-		res, err := override.Apply(obj, c, overrides)
-		t.Overrides = res
-		if err != nil {
-			t.Failure = overrideFailure(b, t.Cluster, overrides, err)
-			t.Error = err.Error()
+		n, split := completions[t.Cluster]
+		key := r.variantKey(columns, ci, workload && t.Scheduled, t.Replicas, n, split)
+		if v, ok := variants[string(key)]; ok {
+			t.Object, t.Overrides = v.object, v.overrides
 			continue
 		}
-		if f := sealedFailure(b, t.Cluster, obj, res, overrides); f != nil {
-			t.Failure, t.Error = f, f.String()
-			continue
+		renderTarget(b, t, r.clusters[ci], overrides, r.ip, workload, n, split)
+		if t.Object != nil {
+			variants[string(key)] = variant{object: t.Object, overrides: t.Overrides}
 		}
-		if fe := validate(obj); fe != nil {
-			t.Failure = invalidFailure(b, t.Cluster, fe)
-			t.Error = t.Failure.Path + ": " + t.Failure.Message
-			continue
-		}
-		stamp(obj, b, scheduled)
-		prune(obj)
-		t.Object = obj
 	}
+}
+
+// variantKey encodes everything the object of one target depends on
+// besides the binding: the replicas written, the completions, and which
+// candidate override rules (columns) target the cluster.
+func (r *renderer) variantKey(columns []ruleColumn, cluster int, scheduled bool, replicas, completions int32, split bool) []byte {
+	key := r.key[:0]
+	if scheduled {
+		key = binary.AppendVarint(append(key, 1), int64(replicas))
+	}
+	if split {
+		key = binary.AppendVarint(append(key, 2), int64(completions))
+	}
+	key = append(key, 0)
+	for i, c := range columns {
+		if i%8 == 0 {
+			key = append(key, 0)
+		}
+		if c.targets(cluster) {
+			key[len(key)-1] |= 1 << (i % 8)
+		}
+	}
+	r.key = key
+	return key
+}
+
+// ruleColumn says, per cluster, whether one rule targets it.
+type ruleColumn struct {
+	rule      override.RuleRef
+	overrides []load.Override
+	clusters  []*clusterv1alpha1.Cluster
+	known     []int8 // 0 unknown, 1 yes, 2 no
+}
+
+// column returns the column of rule, shared by every template of ns: a
+// rule's clusters do not depend on the template.
+func (r *renderer) column(ns string, rule override.RuleRef, overrides []load.Override) ruleColumn {
+	k := ruleOf{namespace: ns, rule: rule}
+	known := r.targets[k]
+	if known == nil {
+		known = make([]int8, len(r.clusters))
+		r.targets[k] = known
+	}
+	return ruleColumn{rule: rule, overrides: overrides, clusters: r.clusters, known: known}
+}
+
+func (c ruleColumn) targets(cluster int) bool {
+	if c.known[cluster] == 0 {
+		c.known[cluster] = 2
+		if override.TargetsCluster(c.rule, c.overrides, c.clusters[cluster]) {
+			c.known[cluster] = 1
+		}
+	}
+	return c.known[cluster] == 1
+}
+
+// renderTarget renders b for one cluster c into t.
+func renderTarget(b *Binding, t *Target, c *clusterv1alpha1.Cluster, overrides []load.Override, ip *interpret.Interpreter,
+	workload bool, completions int32, split bool) {
+	obj := b.Template.Object.DeepCopy()
+	var scheduled *int32
+	if workload && t.Scheduled {
+		revised, err := reviseReplicasOf(obj, t.Replicas, ip)
+		if err != nil {
+			t.Failure = interpretFailure(b, t.Cluster, err)
+			t.Error = err.Error()
+			return
+		}
+		obj = revised
+		if split {
+			_ = unstructured.SetNestedField(obj.Object, int64(completions), "spec", "completions")
+		}
+		r := t.Replicas
+		scheduled = &r
+	}
+	res, err := override.Apply(obj, c, overrides)
+	t.Overrides = &res
+	if err != nil {
+		t.Failure = overrideFailure(b, t.Cluster, overrides, err)
+		t.Error = err.Error()
+		return
+	}
+	if f := sealedFailure(b, t.Cluster, obj, res, overrides); f != nil {
+		t.Failure, t.Error = f, f.String()
+		return
+	}
+	if fe := validate(obj); fe != nil {
+		t.Failure = invalidFailure(b, t.Cluster, fe)
+		t.Error = t.Failure.Path + ": " + t.Failure.Message
+		return
+	}
+	stamp(obj, b, scheduled)
+	prune(obj)
+	t.Object = obj
 }
 
 // errUndeclaredCluster is the Error of a target whose cluster is gone
@@ -120,4 +231,12 @@ func divided(b *Binding) bool {
 	}
 	rs := b.Choice.Winner.Policy.Policy.Spec.Placement.ReplicaScheduling
 	return rs != nil && rs.ReplicaSchedulingType != "Duplicated"
+}
+
+// changes lists the edits the override policies made to t's object.
+func (t *Target) changes() []override.Change {
+	if t.Overrides == nil {
+		return nil
+	}
+	return t.Overrides.Changes
 }

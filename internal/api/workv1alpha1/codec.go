@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,11 +18,55 @@ import (
 
 // EncodeManifests returns objs as Work manifests (JSON, in order).
 func EncodeManifests(objs []*unstructured.Unstructured) ([]runtime.RawExtension, error) {
+	return (*Encoder)(nil).EncodeManifests(objs)
+}
+
+// Encoder encodes rendered objects, each distinct object once: an object
+// that render shares between clusters is encoded the first time and its
+// bytes reused by every Work that holds it, by their digests and by the
+// files render writes. Objects must not change once encoded (rendered
+// objects never do). An Encoder is safe for concurrent use; the nil
+// Encoder encodes every time and remembers nothing.
+type Encoder struct {
+	mu  sync.Mutex
+	raw map[*unstructured.Unstructured][]byte
+}
+
+// NewEncoder returns an empty Encoder.
+func NewEncoder() *Encoder {
+	return &Encoder{raw: map[*unstructured.Unstructured][]byte{}}
+}
+
+// Encode returns the JSON of o, shared with every caller that encodes the
+// same object: callers must not modify it.
+func (e *Encoder) Encode(o *unstructured.Unstructured) ([]byte, error) {
+	if e != nil {
+		e.mu.Lock()
+		raw, ok := e.raw[o]
+		e.mu.Unlock()
+		if ok {
+			return raw, nil
+		}
+	}
+	raw, err := json.Marshal(o.Object)
+	if err != nil {
+		return nil, fmt.Errorf("failed to encode %s: %w", KeyOf(o), err)
+	}
+	if e != nil {
+		e.mu.Lock()
+		e.raw[o] = raw
+		e.mu.Unlock()
+	}
+	return raw, nil
+}
+
+// EncodeManifests returns objs as Work manifests (JSON, in order).
+func (e *Encoder) EncodeManifests(objs []*unstructured.Unstructured) ([]runtime.RawExtension, error) {
 	out := make([]runtime.RawExtension, 0, len(objs))
 	for _, o := range objs {
-		raw, err := json.Marshal(o.Object)
+		raw, err := e.Encode(o)
 		if err != nil {
-			return nil, fmt.Errorf("failed to encode %s: %w", KeyOf(o), err)
+			return nil, err
 		}
 		out = append(out, runtime.RawExtension{Raw: raw})
 	}

@@ -1,0 +1,49 @@
+package workv1alpha1
+
+import (
+	"bytes"
+	"encoding/json"
+	"sync"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// TestEncoderEncodesOnce: a shared object is encoded once, to the bytes
+// EncodeManifests always wrote, from any number of goroutines.
+func TestEncoderEncodesOnce(t *testing.T) {
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "a", "namespace": "demo"}, "data": map[string]any{"k": "v"}}}
+	want, err := json.Marshal(obj.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := NewEncoder()
+	got := make([][]byte, 8)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() {
+			m, err := enc.EncodeManifests([]*unstructured.Unstructured{obj, obj})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			got[i] = m[1].Raw
+		})
+	}
+	wg.Wait()
+	first, _ := enc.Encode(obj)
+	for i, g := range got {
+		if !bytes.Equal(g, want) {
+			t.Fatalf("goroutine %d encoded %s, want %s", i, g, want)
+		}
+	}
+	again, _ := enc.Encode(obj)
+	if &again[0] != &first[0] {
+		t.Error("the second Encode of one object encoded it again")
+	}
+	plain, err := EncodeManifests([]*unstructured.Unstructured{obj})
+	if err != nil || !bytes.Equal(plain[0].Raw, want) {
+		t.Errorf("EncodeManifests = %s, %v; want %s", plain[0].Raw, err, want)
+	}
+}

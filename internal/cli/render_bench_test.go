@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/propagit/propagit/e2e/fleet"
+)
+
+// BenchmarkRenderOutVsKustomize measures, side by side in one run on the
+// 1,000 templates × 100 clusters fleet (e2e/fleet) written to disk, what a
+// team runs to get every cluster's manifests into files:
+//   - render-out: `propagit render --source repo --out DIR` end to end
+//     (load, match, schedule, override, encode, write), in process;
+//   - krusty: the 100 per-cluster overlays built with kustomize's engine in
+//     process and each written to a file (no process start-up, kustomize's
+//     best case);
+//   - kubectl-kustomize: `kubectl kustomize overlays/<cluster> > file` for
+//     each cluster, when kubectl is on PATH.
+//
+// Both outputs are checked against the fleet model. The ratio sub-benchmark
+// reports x-faster (wall) and x-less-cpu (user+system CPU, which holds when
+// other work shares the machine) for each kustomize variant.
+//
+//	go test ./internal/cli/ -run '^$' -bench RenderOutVsKustomize -benchtime 1x -timeout 30m
+func BenchmarkRenderOutVsKustomize(b *testing.B) {
+	m, err := fleet.New(1000, 100)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	fs := filesys.MakeFsOnDisk()
+	repo, kdir := filepath.Join(dir, "repo"), filepath.Join(dir, "kustomize")
+	if err := m.WriteRepo(fs, repo); err != nil {
+		b.Fatal(err)
+	}
+	if err := m.WriteKustomize(fs, kdir); err != nil {
+		b.Fatal(err)
+	}
+	costs := map[string]benchCost{}
+	b.Run("render-out", func(b *testing.B) {
+		out := filepath.Join(dir, "rendered")
+		start := startCost()
+		for b.Loop() {
+			var stdout, stderr bytes.Buffer
+			cmd := NewRootCommand(&stdout, &stderr)
+			cmd.SetArgs([]string{"render", "--source", repo, "--out", out})
+			if err := cmd.Execute(); err != nil {
+				b.Fatalf("render: %v\n%s", err, stderr.String())
+			}
+		}
+		costs["render"] = start.stop(b)
+		for c := range m.Clusters {
+			checkFiles(b, m, c, filepath.Join(out, m.Clusters[c].Name))
+		}
+	})
+	b.Run("krusty", func(b *testing.B) {
+		out := filepath.Join(dir, "krusty")
+		start := startCost()
+		for b.Loop() {
+			for c := range m.Clusters {
+				rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fs, fleet.OverlayPath(kdir, c))
+				if err != nil {
+					b.Fatal(err)
+				}
+				y, err := rm.AsYaml()
+				if err != nil {
+					b.Fatal(err)
+				}
+				writeBenchFile(b, filepath.Join(out, m.Clusters[c].Name, "all.yaml"), y)
+			}
+		}
+		costs["krusty"] = start.stop(b)
+		for c := range m.Clusters {
+			checkFiles(b, m, c, filepath.Join(out, m.Clusters[c].Name))
+		}
+	})
+	if kubectl, err := exec.LookPath("kubectl"); err == nil {
+		b.Run("kubectl-kustomize", func(b *testing.B) {
+			out := filepath.Join(dir, "kubectl")
+			start := startCost()
+			for b.Loop() {
+				for c := range m.Clusters {
+					var y bytes.Buffer
+					cmd := exec.Command(kubectl, "kustomize", fleet.OverlayPath(kdir, c))
+					cmd.Stdout = &y
+					if err := cmd.Run(); err != nil {
+						b.Fatalf("kubectl kustomize: %v", err)
+					}
+					writeBenchFile(b, filepath.Join(out, m.Clusters[c].Name, "all.yaml"), y.Bytes())
+				}
+			}
+			costs["kubectl"] = start.stop(b)
+			checkFiles(b, m, 0, filepath.Join(out, m.Clusters[0].Name))
+		})
+	}
+	b.Run("ratio", func(b *testing.B) {
+		r, ok := costs["render"]
+		if !ok {
+			b.Fatal("render-out did not run")
+		}
+		for b.Loop() {
+		}
+		b.ReportMetric(0, "ns/op")
+		for _, name := range []string{"krusty", "kubectl"} {
+			if k, ok := costs[name]; ok {
+				b.ReportMetric(k.wall/r.wall, "x-faster-than-"+name)
+				b.ReportMetric(k.cpu/r.cpu, "x-less-cpu-than-"+name)
+				b.Logf("per op: render --out %.2fs wall %.2fs CPU; %s %.2fs wall %.2fs CPU: %.0fx faster, %.0fx less CPU",
+					r.wall, r.cpu, name, k.wall, k.cpu, k.wall/r.wall, k.cpu/r.cpu)
+			}
+		}
+	})
+}
+
+// benchCost is the wall and CPU seconds of one op.
+type benchCost struct{ wall, cpu float64 }
+
+type costStart struct {
+	at  time.Time
+	cpu time.Duration
+}
+
+func startCost() costStart { return costStart{at: time.Now(), cpu: cpuUsed()} }
+
+func (s costStart) stop(b *testing.B) benchCost {
+	c := benchCost{wall: time.Since(s.at).Seconds() / float64(b.N), cpu: (cpuUsed() - s.cpu).Seconds() / float64(b.N)}
+	b.ReportMetric(c.cpu, "cpu-s/op")
+	return c
+}
+
+// cpuUsed is the user+system CPU of this process and its waited-for
+// children (kubectl).
+func cpuUsed() time.Duration {
+	var total time.Duration
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(who, &ru); err == nil {
+			total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
+	}
+	return total
+}
+
+func writeBenchFile(b *testing.B, file string, data []byte) {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// checkFiles checks the YAML files under dir, one object or a stream each,
+// against what the model says cluster c receives.
+func checkFiles(b *testing.B, m *fleet.Model, c int, dir string) {
+	b.Helper()
+	var objs []map[string]any
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, doc := range bytes.Split(data, []byte("\n---\n")) {
+			var obj map[string]any
+			if err := yaml.Unmarshal(doc, &obj); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			if obj != nil {
+				objs = append(objs, obj)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := m.Check(c, objs); err != nil {
+		b.Fatal(err)
+	}
+}

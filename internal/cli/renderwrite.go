@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/render"
+)
+
+// renderFile is one file of a render: its name in its folder and its object.
+type renderFile struct {
+	name string
+	obj  *unstructured.Unstructured
+}
+
+// renderDir is one folder of a render (relative to --out) and its files.
+type renderDir struct {
+	rel   string
+	files []renderFile
+}
+
+// writeObjects writes every object of works to <cluster>/<key path> inside
+// root. Paths are checked, and two objects that would share one file are an
+// error, before anything is written. The folders are then written in
+// parallel, each opened once, and each distinct object encoded once (render
+// shares an object between the clusters that receive it unchanged), so
+// identical objects get identical bytes.
+func writeObjects(root *os.Root, works []render.Work) error {
+	dirs, err := planFiles(works)
+	if err != nil {
+		return err
+	}
+	enc := newYAMLEncoder()
+	return inParallel(len(dirs), func(i int) error {
+		return writeDir(root, dirs[i], enc)
+	})
+}
+
+func writeDir(root *os.Root, d renderDir, enc *yamlEncoder) error {
+	if err := root.MkdirAll(d.rel, 0o755); err != nil {
+		return err
+	}
+	dir, err := root.OpenRoot(d.rel)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	for _, f := range d.files {
+		b, err := enc.encode(f.obj)
+		if err != nil {
+			return err
+		}
+		if err := writeNew(dir, f.name, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeNew writes a file that must not exist yet.
+func writeNew(dir *os.Root, name string, b []byte) error {
+	f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// planFiles returns the folders of a render with their files, sorted by
+// folder. A path that is not plain, or a second object for one file, is an
+// error, never an overwrite.
+func planFiles(works []render.Work) ([]renderDir, error) {
+	written := map[string]string{}
+	byDir := map[string]*renderDir{}
+	for _, work := range works {
+		for _, obj := range work.Objects {
+			key := workv1alpha1.KeyOf(obj)
+			rel := path.Join(work.Cluster, key.Path())
+			if !filepath.IsLocal(filepath.FromSlash(rel)) || path.Clean(rel) != rel {
+				return nil, fmt.Errorf("refusing to write %s for cluster %q: its file %q is not a plain path inside --out", key, work.Cluster, rel)
+			}
+			if other, dup := written[rel]; dup {
+				return nil, fmt.Errorf("%s and %s for cluster %q would both be written to %s", other, key, work.Cluster, rel)
+			}
+			written[rel] = key.String()
+			dir, name := path.Split(rel)
+			dir = path.Clean(dir)
+			d := byDir[dir]
+			if d == nil {
+				d = &renderDir{rel: dir}
+				byDir[dir] = d
+			}
+			d.files = append(d.files, renderFile{name: name, obj: obj})
+		}
+	}
+	out := make([]renderDir, 0, len(byDir))
+	for _, d := range byDir {
+		out = append(out, *d)
+	}
+	slices.SortFunc(out, func(a, b renderDir) int { return strings.Compare(a.rel, b.rel) })
+	return out, nil
+}
+
+// yamlEncoder turns objects into the YAML render writes, each distinct
+// object once: from its Work encoding (workv1alpha1.Encoder), as yaml.Marshal
+// would (JSON, then YAML with sorted keys). Safe for concurrent use.
+type yamlEncoder struct {
+	json *workv1alpha1.Encoder
+	mu   sync.Mutex
+	yaml map[*unstructured.Unstructured][]byte
+}
+
+func newYAMLEncoder() *yamlEncoder {
+	return &yamlEncoder{json: workv1alpha1.NewEncoder(), yaml: map[*unstructured.Unstructured][]byte{}}
+}
+
+func (e *yamlEncoder) encode(obj *unstructured.Unstructured) ([]byte, error) {
+	e.mu.Lock()
+	b, ok := e.yaml[obj]
+	e.mu.Unlock()
+	if ok {
+		return b, nil
+	}
+	raw, err := e.json.Encode(obj)
+	if err != nil {
+		return nil, err
+	}
+	if b, err = yaml.JSONToYAML(raw); err != nil {
+		return nil, fmt.Errorf("failed to encode %s: %w", workv1alpha1.KeyOf(obj), err)
+	}
+	e.mu.Lock()
+	e.yaml[obj] = b
+	e.mu.Unlock()
+	return b, nil
+}
