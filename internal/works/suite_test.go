@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 }
 
 // hub returns a client of the hub apiserver, which serves the Work CRD.
-func hub(t *testing.T) client.Client {
+func hub(t testing.TB) client.Client {
 	t.Helper()
 	hubState.once.Do(func() {
 		hubState.env, hubState.err = testenv.New(testenv.Options{Members: 1})
