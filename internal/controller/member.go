@@ -47,6 +47,10 @@ type member struct {
 	// mgrCred identifies the credential mgr was built with: a rotated or
 	// renewed credential gets a new manager (and drift watch).
 	mgrCred [sha256.Size]byte
+	// credChecked is when the credential was last read for mgr: it is read
+	// again at most every credentialRecheck (or at once after a renewal),
+	// not on every sync.
+	credChecked time.Time
 	// renewChecked is when the member's token was last checked for renewal.
 	renewChecked time.Time
 	syncer       *deliver.Syncer
@@ -87,6 +91,9 @@ func (c *Controller) syncMembers(ctx context.Context, clusters []load.Cluster) {
 			go func() { defer c.wg.Done(); defer close(m.done); m.run(mctx) }()
 		}
 		m.mu.Lock()
+		if m.cluster != nil && m.cluster.ResourceVersion != cl.ResourceVersion {
+			m.credChecked = time.Time{} // the Cluster changed: read its credential again
+		}
 		m.cluster = cl
 		m.mu.Unlock()
 	}
@@ -302,9 +309,14 @@ func maxTime(a, b time.Time) time.Time {
 // manager returns the member's apply.Manager, built on first use and again
 // after the Cluster object changed, with the customizations in force.
 func (m *member) manager(ctx context.Context) (deliver.Applier, error) {
+	now := m.c.clock.Now()
 	m.mu.Lock()
-	mgr, cl, built := m.mgr, m.cluster, m.mgrCred
+	mgr, cl, built, fresh := m.mgr, m.cluster, m.mgrCred, now.Sub(m.credChecked) < credentialRecheck
 	m.mu.Unlock()
+	if mgr != nil && fresh {
+		mgr.Interpret(m.c.interpreter())
+		return mgr, nil
+	}
 	cfg, err := m.c.creds.Config(ctx, cl)
 	if err != nil {
 		return nil, err
@@ -321,7 +333,7 @@ func (m *member) manager(ctx context.Context) (deliver.Applier, error) {
 	mgr.Interpret(m.c.interpreter())
 	mgr.UseKeys(m.c.keys(ctx, cl.Name))
 	m.mu.Lock()
-	m.mgr, m.mgrCred = mgr, cred
+	m.mgr, m.mgrCred, m.credChecked = mgr, cred, now
 	m.mu.Unlock()
 	return mgr, nil
 }
@@ -338,9 +350,14 @@ func credentialID(cfg *rest.Config) [sha256.Size]byte {
 	return [sha256.Size]byte(h.Sum(nil))
 }
 
-// renewEvery is how often a member's token is checked for renewal; the
-// check reads the credential Secret from the hub's cache.
-const renewEvery = time.Minute
+// renewEvery is how often a member's token is checked for renewal, and
+// credentialRecheck how often a cached applier's credential is read again
+// (a credential rotated by hand is picked up within it); each is one read
+// of the member's credential Secret from the hub.
+const (
+	renewEvery        = time.Minute
+	credentialRecheck = time.Minute
+)
 
 // renewToken renews the member's short-lived token when it is due (see
 // cluster.Credentials.Renew). A failure is logged and tried again at the
@@ -362,5 +379,8 @@ func (m *member) renewToken(ctx context.Context) {
 		m.log.Error(err, "failed to renew the member's token; it is tried again", "expires", r.Expires)
 	case r.Renewed:
 		m.log.Info("member token renewed", "expires", r.Expires)
+		m.mu.Lock()
+		m.credChecked = time.Time{} // the next sync reads the new token
+		m.mu.Unlock()
 	}
 }
