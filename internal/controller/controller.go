@@ -49,6 +49,13 @@ type Controller struct {
 	// cluster, while a policy asks for application failover; Reconcile is
 	// its only user.
 	unhealthy render.Unhealthy
+	// fetchFailed: the last pass could not fetch the source (it may still
+	// have gone on with the last good revision). failures counts the
+	// passes in a row that failed to fetch or record; Run retries them with
+	// a doubling delay instead of waiting for the next poll. Run and
+	// Reconcile are their only users.
+	fetchFailed bool
+	failures    int
 
 	mu      sync.Mutex
 	members map[string]*member
@@ -133,12 +140,22 @@ func (c *Controller) Run(ctx context.Context) error {
 	ticker := c.clock.NewTicker(c.opts.Interval)
 	defer ticker.Stop()
 	for {
-		if err := c.Reconcile(ctx); err != nil && ctx.Err() == nil {
+		err := c.Reconcile(ctx)
+		if err != nil && ctx.Err() == nil {
 			c.log.Error(err, "reconcile failed")
+		}
+		if err != nil || c.fetchFailed {
+			c.failures++
+		} else {
+			c.failures = 0
 		}
 		var recheck <-chan time.Time
 		if c.recorded != nil && c.recorded.previous.PendingGraceful() || len(c.unhealthy) > 0 {
 			recheck = c.clock.After(c.opts.Deliver.HealthInterval)
+		}
+		var retry <-chan time.Time
+		if c.failures > 0 {
+			retry = c.clock.After(retryDelay(c.failures, c.opts.Interval))
 		}
 		var resharded <-chan struct{}
 		if c.opts.Sharding != nil {
@@ -150,9 +167,25 @@ func (c *Controller) Run(ctx context.Context) error {
 		case <-ticker.C():
 		case <-c.trigger:
 		case <-recheck:
+		case <-retry:
 		case <-resharded:
 		}
 	}
+}
+
+// retryDelay is how long Run waits after the n-th failed pass in a row: one
+// second, doubling, at most the poll interval and never more than five
+// minutes, so a fetch that failed on a webhook's push (a remote briefly
+// unreachable, a ref being rewritten) does not wait for the next poll.
+func retryDelay(n int, interval time.Duration) time.Duration {
+	d := min(interval, 5*time.Minute)
+	if n < 1 {
+		return d
+	}
+	if n <= 10 {
+		d = min(d, time.Second<<(n-1))
+	}
+	return d
 }
 
 // Reconcile runs one pass: fetch, load, observe, render, record, dispatch.
@@ -270,6 +303,7 @@ func (c *Controller) track(clusters []load.Cluster) {
 // fetches and loads, otherwise the last good one (nil when there is none).
 func (c *Controller) fetchAndLoad(ctx context.Context) (*loaded, error) {
 	snap, err := c.source.Fetch(ctx)
+	c.fetchFailed = err != nil
 	if err != nil {
 		c.opts.Metrics.SourceFetchError()
 		err = fmt.Errorf("failed to fetch the source: %w", err)

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -145,7 +146,8 @@ func (o offline) Fetch(ctx context.Context) (Snapshot, error) {
 // poll, so the eviction can end without a commit.
 func TestRunRechecksWhileGracefulEvictionPending(t *testing.T) {
 	opts := DefaultOptions()
-	opts.Interval, opts.Deliver.HealthInterval = time.Hour, 5*time.Second
+	// Shorter than the first retry of the offline source's failed fetch.
+	opts.Interval, opts.Deliver.HealthInterval = time.Hour, 500*time.Millisecond
 	passes := make(offline)
 	c := New(opts, passes, nil, nil, nil, logr.Discard())
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -181,7 +183,7 @@ func TestRunRechecksWhileGracefulEvictionPending(t *testing.T) {
 		}
 	}
 	wait("the first pass", next)
-	wait("the poll ticker and the recheck timer", func() bool { return clk.Waiters() == 2 })
+	wait("the poll ticker, the recheck and the retry timers", func() bool { return clk.Waiters() == 3 })
 	clk.Step(opts.Deliver.HealthInterval)
 	wait("a pass after HealthInterval", next)
 }
@@ -205,5 +207,71 @@ func TestHealthReadsReflectedStatusForStatePreservation(t *testing.T) {
 	}
 	if _, _, got := c.health(context.Background(), rec, &load.Set{}, time.Time{}); got != nil {
 		t.Errorf("reflected read without statePreservation: %v", got)
+	}
+}
+
+// TestRunRetriesAFailedFetchSoon pins that a pass whose fetch failed is
+// retried after one second, then two, long before the next poll: a webhook
+// whose fetch met a passing error must not wait an hour.
+func TestRunRetriesAFailedFetchSoon(t *testing.T) {
+	opts := DefaultOptions()
+	opts.Interval = time.Hour
+	passes := make(offline)
+	c := New(opts, passes, nil, nil, nil, logr.Discard())
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c.clock = clk
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- c.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	deadline := time.After(10 * time.Second)
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		for !cond() {
+			select {
+			case <-deadline:
+				t.Fatalf("timed out waiting for %s", what)
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}
+	next := func() bool {
+		select {
+		case <-passes:
+			return true
+		default:
+			return false
+		}
+	}
+	wait("the first pass", next)
+	for _, delay := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
+		wait("the poll ticker and the retry timer", func() bool { return clk.Waiters() == 2 })
+		// Run is now blocked in its select; no pass is on its way.
+		clk.Step(delay - time.Millisecond)
+		if next() {
+			t.Fatalf("a retry came before %s", delay)
+		}
+		clk.Step(time.Millisecond)
+		wait(fmt.Sprintf("the retry after %s", delay), next)
+	}
+}
+
+func TestRetryDelay(t *testing.T) {
+	for _, tc := range []struct {
+		n        int
+		interval time.Duration
+		want     time.Duration
+	}{
+		{1, time.Hour, time.Second},
+		{3, time.Hour, 4 * time.Second},
+		{9, time.Hour, 256 * time.Second},
+		{10, time.Hour, 5 * time.Minute},
+		{60, time.Hour, 5 * time.Minute},
+		{4, 3 * time.Second, 3 * time.Second},
+	} {
+		if got := retryDelay(tc.n, tc.interval); got != tc.want {
+			t.Errorf("retryDelay(%d, %s) = %s, want %s", tc.n, tc.interval, got, tc.want)
+		}
 	}
 }
