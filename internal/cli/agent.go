@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,6 +36,9 @@ type agentOptions struct {
 	agent       agent.Options
 	log         logging.Options
 	keys        keyOptions
+	// hubSecret is the member Secret (namespace/name) holding the hub
+	// kubeconfig; the renewed hub token is written back to it.
+	hubSecret string
 }
 
 func newAgentCommand() *cobra.Command {
@@ -68,6 +72,7 @@ says "agent too old for Work format N" in its status.`,
 	f.DurationVar(&o.heartbeat, "heartbeat-interval", 10*time.Second, "how often the agent reports it is alive when nothing else changed (the Work CR's status, or the git store's heartbeat ref)")
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-agent-cache"), "folder for the Git clone")
 	f.StringVar(&o.metricsAddr, "metrics-addr", ":8080", "address of /metrics: apply results, drift and Work state of this member, as the controller exports them for push members (empty to disable)")
+	f.StringVar(&o.hubSecret, "hub-secret", "", "NAMESPACE/NAME of the member Secret the --hub-kubeconfig is mounted from (key kubeconfig): the agent renews its hub token after two thirds of its life and writes it back there (empty: renewed in memory only)")
 	o.log.BindFlags(f)
 	o.keys.bindFlags(f, "the agent", true)
 	_ = cmd.MarkFlagRequired("cluster")
@@ -78,6 +83,11 @@ says "agent too old for Work format N" in its status.`,
 func (o *agentOptions) validate() error {
 	if o.heartbeat < 0 {
 		return fmt.Errorf("invalid --heartbeat-interval %s: must be 0 (transitions only) or positive", o.heartbeat)
+	}
+	if o.hubSecret != "" {
+		if _, err := parseNamespacedName("--hub-secret", o.hubSecret); err != nil {
+			return err
+		}
 	}
 	return o.agent.Validate()
 }
@@ -105,6 +115,11 @@ func (o *agentOptions) run(parent context.Context) error {
 		return err
 	}
 	o.store.heartbeat, o.store.cluster, o.store.log = o.heartbeat, o.agent.Cluster, log
+	var hubToken *agent.HubToken
+	o.store.prepareHub = func(cfg *rest.Config) (err error) {
+		hubToken, err = agent.KeepHubToken(cfg, o.repo.cacheDir(o.cacheDir))
+		return err
+	}
 	st, err := o.store.build(o.repo, auth, filepath.Join(o.repo.cacheDir(o.cacheDir), "works"))
 	if err != nil {
 		return err
@@ -134,10 +149,50 @@ func (o *agentOptions) run(parent context.Context) error {
 	}
 	log = log.WithValues(logging.KeyCluster, opts.Cluster)
 	log.Info("agent started", "worksStore", o.store.kind)
-	if err := runGroup(ctx, agent.New(opts, src, st.status, member, log).Run, servers...); err != nil {
+	run := agent.New(opts, src, st.status, member, log).Run
+	if hubToken != nil {
+		if hubToken.Secret, hubToken.Member, err = o.hubSecretWriter(member); err != nil {
+			return &ExitError{Code: 2, Err: err}
+		}
+		hubToken.Log = log
+		run = alongside(run, func(ctx context.Context) error { return hubToken.Run(ctx, time.Minute) })
+	}
+	if err := runGroup(ctx, run, servers...); err != nil {
 		return &ExitError{Code: 1, Err: err}
 	}
 	return nil
+}
+
+// hubSecretWriter is the member Secret the renewed hub token goes to, and
+// a client that writes it; zero when --hub-secret is not set.
+func (o *agentOptions) hubSecretWriter(member *rest.Config) (types.NamespacedName, client.Client, error) {
+	if o.hubSecret == "" {
+		return types.NamespacedName{}, nil, nil
+	}
+	name, err := parseNamespacedName("--hub-secret", o.hubSecret)
+	if err != nil {
+		return name, nil, err
+	}
+	c, err := client.New(member, client.Options{})
+	if err != nil {
+		return name, nil, fmt.Errorf("failed to build the client that writes --hub-secret: %w", err)
+	}
+	return name, c, nil
+}
+
+// alongside runs side next to main until main returns.
+func alongside(main, side func(context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		ctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- side(ctx) }()
+		err := main(ctx)
+		cancel()
+		if serr := <-done; err == nil {
+			err = serr
+		}
+		return err
+	}
 }
 
 func (o *agentOptions) memberConfig() (*rest.Config, error) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/propagit/propagit/internal/join"
 	"github.com/propagit/propagit/internal/restrict"
@@ -68,7 +69,7 @@ Running join again changes nothing but mints a fresh token.`,
 	fs.DurationVar(&o.TokenExpiration, "token-expiration", o.TokenExpiration, "requested lifetime of the push token; the controller renews it after two thirds")
 	fs.BoolVar(&o.AgeKey, "age-key", false, "create (or keep) the member's age key for SOPS-encrypted Secrets, Secret propagit-system/"+join.AgeKeySecret+
 		", annotate the Cluster with its recipient (propagit.io/age-recipient) and print it; a pull agent is given --decryption-secret")
-	fs.DurationVar(&o.HubTokenExpiration, "hub-token-expiration", o.HubTokenExpiration, "lifetime of the pull agent's hub token (--hub-kubeconfig); not renewed, limited to the agent's own Work")
+	fs.DurationVar(&o.HubTokenExpiration, "hub-token-expiration", o.HubTokenExpiration, "lifetime of the pull agent's hub token (--hub-kubeconfig), limited to the agent's own Work; the agent renews it after two thirds of its life")
 	fs.StringVar(&o.restrictions, "restrictions", "", "the controller's restriction policy file: the member grants only its namespaces (exact names), "+
 		"and bind/escalate on roles only when it allows admin-bindings (without it, the default policy: no bind/escalate)")
 	return cmd
@@ -179,16 +180,21 @@ func writeManifests(stdout io.Writer, dir, name string, m join.Manifests) error 
 }
 
 func newUnjoinCommand() *cobra.Command {
-	var kubeconfig kubeconfigOptions
+	var kubeconfig, hub kubeconfigOptions
 	cmd := &cobra.Command{
-		Use:   "unjoin NAME --kubeconfig member.kubeconfig",
-		Short: "Delete what propagit join created in a member",
+		Use:   "unjoin NAME --kubeconfig member.kubeconfig [--hub-kubeconfig hub.kubeconfig]",
+		Short: "Delete what propagit join created in a member (and on the hub for a pull agent)",
 		Long: `unjoin deletes the objects labelled propagit.io/joined-by=join in the member
 and nothing else. A namespace join created is kept while it still holds other
-objects. Remove the Cluster from Git and the credential Secret from the hub
-yourself.`,
+objects. With --hub-kubeconfig it also deletes the pull agent's identity on the
+hub (ServiceAccount, Role and RoleBinding propagit-agent in propagit-member-NAME),
+which revokes its hub token; that namespace is kept while it holds the Work.
+Remove the Cluster from Git and the credential Secret from the hub yourself.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if errs := validation.IsDNS1123Label(args[0]); len(errs) > 0 {
+				return &ExitError{Code: 2, Err: fmt.Errorf("invalid cluster name %q: %s", args[0], errs[0])}
+			}
 			cfg, err := requireConfig(kubeconfig)
 			if err != nil {
 				return err
@@ -197,15 +203,32 @@ yourself.`,
 			if err != nil {
 				return err
 			}
-			for _, d := range res.Deleted {
-				fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", d)
+			printUnjoin(cmd.OutOrStdout(), "", res)
+			if hub.path == "" && hub.context == "" {
+				return nil
 			}
-			for _, k := range res.Kept {
-				fmt.Fprintf(cmd.OutOrStdout(), "kept %s\n", k)
+			hubCfg, err := requireConfig(hub)
+			if err != nil {
+				return err
 			}
+			if res, err = join.UnjoinHub(cmd.Context(), hubCfg, args[0]); err != nil {
+				return err
+			}
+			printUnjoin(cmd.OutOrStdout(), "hub: ", res)
 			return nil
 		},
 	}
 	kubeconfig.bindFlags(cmd.Flags(), "", "the member", "~/.kube/config")
+	hub.bindFlags(cmd.Flags(), "hub-", "the hub", "")
+	cmd.Flags().Lookup("hub-kubeconfig").Usage = "kubeconfig of the hub: also revoke the pull agent's identity there (the hub is not contacted without this flag or --hub-context)"
 	return cmd
+}
+
+func printUnjoin(w io.Writer, prefix string, res *join.UnjoinResult) {
+	for _, d := range res.Deleted {
+		fmt.Fprintf(w, "%sdeleted %s\n", prefix, d)
+	}
+	for _, k := range res.Kept {
+		fmt.Fprintf(w, "%skept %s\n", prefix, k)
+	}
 }

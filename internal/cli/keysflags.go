@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -52,17 +53,27 @@ func (k *keyOptions) source(reader client.Reader, memberNamespace string, kinds 
 	if reader == nil {
 		return nil, fmt.Errorf("--decryption-secret %s needs a cluster to read it from", k.secret)
 	}
-	ns, name, found := strings.Cut(k.secret, "/")
+	n, err := parseNamespacedName("--decryption-secret", k.secret)
+	if err != nil {
+		return nil, err
+	}
+	s.Reader, s.Namespace, s.Name, s.MemberNamespace = reader, n.Namespace, n.Name, memberNamespace
+	return s, nil
+}
+
+// parseNamespacedName reads flag's [NAMESPACE/]NAME, the namespace this
+// pod runs in by default, and checks both are valid names.
+func parseNamespacedName(flag, value string) (types.NamespacedName, error) {
+	ns, name, found := strings.Cut(value, "/")
 	if !found {
-		ns, name = ownNamespace(), k.secret
+		ns, name = ownNamespace(), value
 	}
 	for _, v := range []string{ns, name} {
 		if errs := validation.IsDNS1123Subdomain(v); len(errs) > 0 {
-			return nil, fmt.Errorf("invalid --decryption-secret %q: %s", k.secret, strings.Join(errs, "; "))
+			return types.NamespacedName{}, fmt.Errorf("invalid %s %q: %s", flag, value, strings.Join(errs, "; "))
 		}
 	}
-	s.Reader, s.Namespace, s.Name, s.MemberNamespace = reader, ns, name, memberNamespace
-	return s, nil
+	return types.NamespacedName{Namespace: ns, Name: name}, nil
 }
 
 // ownNamespace is the namespace this pod runs in, defaultKeyNamespace

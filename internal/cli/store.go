@@ -33,6 +33,9 @@ type storeOptions struct {
 	cluster string
 	// log receives the store's own warnings.
 	log logr.Logger
+	// prepareHub, when set, may change the hub's config before any client
+	// is built from it (the agent moves its token into a renewable file).
+	prepareHub func(*rest.Config) error
 }
 
 func (s *storeOptions) bindFlags(cmd *cobra.Command) {
@@ -118,6 +121,11 @@ func (s *storeOptions) hubClient() (*rest.Config, client.Client, error) {
 	}
 	if cfg == nil {
 		return nil, nil, nil
+	}
+	if s.prepareHub != nil {
+		if err := s.prepareHub(cfg); err != nil {
+			return nil, nil, err
+		}
 	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {

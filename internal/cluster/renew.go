@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 )
@@ -45,38 +46,71 @@ func (cr *Credentials) Renew(ctx context.Context, c *clusterv1alpha1.Cluster, no
 	if _, kc := s.Data[KeyKubeconfig]; kc || token == "" {
 		return Renewal{}, nil
 	}
-	claims, ok := serviceAccountClaims(token)
-	if !ok {
-		return Renewal{}, nil
-	}
-	expires := time.Unix(claims.Exp, 0)
-	lifetime := expires.Sub(time.Unix(claims.Iat, 0))
-	if now.Before(expires.Add(-lifetime / 3)) {
+	expires, due := RenewalDue(token, now)
+	if !due {
 		return Renewal{Expires: expires}, nil
 	}
 	cfg, err := fromSecret(c, s)
 	if err != nil {
-		return Renewal{Expires: expires}, err
+		return Renewal{}, err
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	newToken, r, err := RenewToken(ctx, cfg, token, now)
 	if err != nil {
-		return Renewal{Expires: expires}, err
+		return r, fmt.Errorf("cluster %s: %w", c.Name, err)
 	}
-	secs := int64(lifetime / time.Second)
-	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs}}
-	out, err := cs.CoreV1().ServiceAccounts(claims.namespace).CreateToken(ctx, claims.name, tr, metav1.CreateOptions{})
-	if err != nil {
-		return Renewal{Expires: expires}, fmt.Errorf("cluster %s: failed to renew the token of ServiceAccount %s/%s (expires %s): %w",
-			c.Name, claims.namespace, claims.name, expires.UTC().Format(time.RFC3339), err)
+	if !r.Renewed {
+		return r, nil
 	}
 	renewed := s.DeepCopy()
-	renewed.Data[KeyToken] = []byte(out.Status.Token)
+	renewed.Data[KeyToken] = []byte(newToken)
 	// The update carries the Secret's resourceVersion: a credential
 	// replaced meanwhile (a new join) is not overwritten.
 	if err := cr.Writer.Update(ctx, renewed); err != nil {
 		return Renewal{Expires: expires}, fmt.Errorf("cluster %s: failed to store the renewed token in Secret %s/%s: %w", c.Name, s.Namespace, s.Name, err)
 	}
-	return Renewal{Renewed: true, Expires: out.Status.ExpirationTimestamp.Time}, nil
+	return r, nil
+}
+
+// RenewToken asks the apiserver cfg reaches for a new token of the
+// ServiceAccount that token belongs to, authenticated with token itself,
+// once two thirds of its lifetime have passed at now; before that it
+// returns "" and the current expiry. A token that is not an expiring
+// ServiceAccount token is never renewed. The new token has the same
+// lifetime. The pull agent renews its hub token with it.
+func RenewToken(ctx context.Context, cfg *rest.Config, token string, now time.Time) (string, Renewal, error) {
+	expires, due := RenewalDue(token, now)
+	if !due {
+		return "", Renewal{Expires: expires}, nil
+	}
+	claims, _ := serviceAccountClaims(token)
+	lifetime := expires.Sub(time.Unix(claims.Iat, 0))
+	cfg = rest.AnonymousClientConfig(cfg)
+	cfg.BearerToken = token
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", Renewal{Expires: expires}, err
+	}
+	secs := int64(lifetime / time.Second)
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs}}
+	out, err := cs.CoreV1().ServiceAccounts(claims.namespace).CreateToken(ctx, claims.name, tr, metav1.CreateOptions{})
+	if err != nil {
+		return "", Renewal{Expires: expires}, fmt.Errorf("failed to renew the token of ServiceAccount %s/%s (expires %s): %w",
+			claims.namespace, claims.name, expires.UTC().Format(time.RFC3339), err)
+	}
+	return out.Status.Token, Renewal{Renewed: true, Expires: out.Status.ExpirationTimestamp.Time}, nil
+}
+
+// RenewalDue reads when token expires and whether two thirds of its
+// lifetime have passed at now; a token that is not an expiring
+// ServiceAccount token is never due (zero expiry).
+func RenewalDue(token string, now time.Time) (expires time.Time, due bool) {
+	claims, ok := serviceAccountClaims(token)
+	if !ok {
+		return time.Time{}, false
+	}
+	expires = time.Unix(claims.Exp, 0)
+	lifetime := expires.Sub(time.Unix(claims.Iat, 0))
+	return expires, !now.Before(expires.Add(-lifetime / 3))
 }
 
 // saClaims are the claims of a ServiceAccount token Renew reads.

@@ -33,10 +33,13 @@ type HubIdentity struct {
 }
 
 // hubRules are all a pull agent does on the hub (CR store): read its Work,
-// write its status, which also carries its heartbeat. The namespace holds
-// only that member's Work, so the Role reaches nothing of another member.
+// write its status, which also carries its heartbeat, and renew its own
+// token (no other account's). The namespace holds only that member's Work,
+// so the Role reaches nothing of another member.
 func hubRules() []*rbacv1ac.PolicyRuleApplyConfiguration {
 	return []*rbacv1ac.PolicyRuleApplyConfiguration{
+		rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("serviceaccounts/token").
+			WithResourceNames(HubAgent).WithVerbs("create"),
 		rbacv1ac.PolicyRule().WithAPIGroups(workv1alpha1.GroupVersion.Group).WithResources("works").
 			WithVerbs("get", "list", "watch"),
 		rbacv1ac.PolicyRule().WithAPIGroups(workv1alpha1.GroupVersion.Group).WithResources("works/status").
@@ -48,9 +51,10 @@ func hubRules() []*rbacv1ac.PolicyRuleApplyConfiguration {
 // pull agent for the CR store: the member's namespace
 // (workv1alpha1.MemberNamespace) when missing, ServiceAccount, Role and
 // RoleBinding HubAgent there, and returns a kubeconfig holding a token of
-// that ServiceAccount (opts.HubTokenExpiration: nothing renews it, so it
-// is long-lived; it reaches that one namespace's Work only). Running it
-// again changes nothing but mints a fresh token.
+// that ServiceAccount (opts.HubTokenExpiration; the agent renews it after
+// two thirds of its life, see agent.HubToken; it reaches that one
+// namespace's Work only). Running it again changes nothing but mints a
+// fresh token.
 func JoinHub(ctx context.Context, hubCfg *rest.Config, opts Options) (*HubIdentity, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err

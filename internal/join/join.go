@@ -75,8 +75,8 @@ type Options struct {
 	// thirds of it have passed.
 	TokenExpiration time.Duration
 	// HubTokenExpiration is the lifetime of a pull agent's hub token (CR
-	// store). Nothing renews it yet, so it defaults to a year; it grants
-	// only the agent's own Work and status.
+	// store); the agent renews it after two thirds of it (agent.HubToken).
+	// It grants only the agent's own Work and status.
 	HubTokenExpiration time.Duration
 	// GrantBind gives the ServiceAccount bind and escalate on roles, so that
 	// propagated bindings may grant more than it holds itself; set when the
@@ -103,7 +103,7 @@ const DefaultTokenExpiration = 24 * time.Hour
 
 // DefaultOptions returns Options with a one-day token and a 30s check.
 func DefaultOptions() Options {
-	return Options{Mode: ModePush, TokenExpiration: DefaultTokenExpiration, HubTokenExpiration: 365 * 24 * time.Hour, CheckTimeout: 30 * time.Second}
+	return Options{Mode: ModePush, TokenExpiration: DefaultTokenExpiration, HubTokenExpiration: 30 * 24 * time.Hour, CheckTimeout: 30 * time.Second}
 }
 
 // WithRestrictions narrows what the member grants to what the restriction

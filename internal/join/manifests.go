@@ -171,6 +171,7 @@ spec:
 {{- if .Hub}}
         - --works-store=cr
         - --hub-kubeconfig=/etc/propagit/hub/kubeconfig
+        - --hub-secret={{.Namespace}}/{{.HubSecret}}
 {{- else if .WorksRepo}}
         - --works-store=git
         - --works-repo={{.WorksRepo}}

@@ -32,6 +32,11 @@ const (
 	// the short-lived push token with it.
 	ClusterRoleToken = "propagit-member-token"
 	RoleBindingToken = "propagit-member-token"
+	// ClusterRoleHubSecret lets a pull agent of the CR store write its
+	// renewed hub token back into Secret HubSecretName, and no other
+	// Secret, bound in Namespace by RoleBindingHubSecret.
+	ClusterRoleHubSecret = "propagit-member-hub-secret"
+	RoleBindingHubSecret = "propagit-member-hub-secret"
 )
 
 var applyOpts = metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
@@ -72,6 +77,13 @@ func tokenRule() *rbacv1ac.PolicyRuleApplyConfiguration {
 		WithResourceNames(ServiceAccount).WithVerbs("create")
 }
 
+// hubSecretRule lets the agent read and rewrite the Secret holding its hub
+// kubeconfig.
+func hubSecretRule() *rbacv1ac.PolicyRuleApplyConfiguration {
+	return rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("secrets").
+		WithResourceNames(HubSecretName).WithVerbs("get", "update")
+}
+
 func subject() *rbacv1ac.SubjectApplyConfiguration {
 	return rbacv1ac.Subject().WithKind(rbacv1.ServiceAccountKind).WithName(ServiceAccount).WithNamespace(Namespace)
 }
@@ -96,6 +108,11 @@ func desiredRBAC(opts Options) desired {
 		roleBindings: []*rbacv1ac.RoleBindingApplyConfiguration{rbacv1ac.RoleBinding(RoleBindingToken, Namespace).WithLabels(l).
 			WithSubjects(subject()).WithRoleRef(roleRef(ClusterRoleToken))},
 	}
+	if opts.Mode == ModePull && opts.Hub {
+		token.clusterRoles = append(token.clusterRoles, rbacv1ac.ClusterRole(ClusterRoleHubSecret).WithLabels(l).WithRules(hubSecretRule()))
+		token.roleBindings = append(token.roleBindings, rbacv1ac.RoleBinding(RoleBindingHubSecret, Namespace).WithLabels(l).
+			WithSubjects(subject()).WithRoleRef(roleRef(ClusterRoleHubSecret)))
+	}
 	if len(opts.Namespaces) == 0 {
 		return desired{
 			clusterRoles: append(token.clusterRoles,
@@ -109,13 +126,12 @@ func desiredRBAC(opts Options) desired {
 	}
 	d := desired{
 		roleBindings: token.roleBindings,
-		clusterRoles: []*rbacv1ac.ClusterRoleApplyConfiguration{
-			token.clusterRoles[0],
+		clusterRoles: append(token.clusterRoles,
 			rbacv1ac.ClusterRole(ClusterRoleNamespaced).WithLabels(l).WithRules(allRules(opts.GrantBind)...),
 			rbacv1ac.ClusterRole(ClusterRoleDiscovery).WithLabels(l).WithRules(
 				rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("nodes", "pods").WithVerbs("get", "list", "watch"),
 				nonResourceRule()),
-		},
+		),
 		clusterRoleBindings: []*rbacv1ac.ClusterRoleBindingApplyConfiguration{
 			rbacv1ac.ClusterRoleBinding(ClusterRoleDiscovery).WithLabels(l).
 				WithSubjects(subject()).WithRoleRef(roleRef(ClusterRoleDiscovery)),
@@ -195,7 +211,7 @@ func prune(ctx context.Context, cs kubernetes.Interface, d desired) error {
 		return err
 	}
 	for _, o := range objs {
-		if o.kind == kindNamespace || o.kind == kindServiceAccount || keep[o.String()] {
+		if o.kind == kindNamespace || o.kind == kindServiceAccount || o.kind == kindRole || o.hubIdentity() || keep[o.String()] {
 			continue
 		}
 		if err := o.delete(ctx, cs); err != nil {

@@ -22,6 +22,7 @@ const (
 	kindClusterRole        = "ClusterRole"
 	kindClusterRoleBinding = "ClusterRoleBinding"
 	kindRoleBinding        = "RoleBinding"
+	kindRole               = "Role"
 )
 
 // joined is one labelled object in the member.
@@ -51,6 +52,8 @@ func (o joined) delete(ctx context.Context, cs kubernetes.Interface) error {
 		err = cs.RbacV1().ClusterRoleBindings().Delete(ctx, o.name, opts)
 	case kindRoleBinding:
 		err = cs.RbacV1().RoleBindings(o.namespace).Delete(ctx, o.name, opts)
+	case kindRole:
+		err = cs.RbacV1().Roles(o.namespace).Delete(ctx, o.name, opts)
 	}
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("failed to delete %s: %w", o, err)
@@ -68,6 +71,13 @@ func listJoined(ctx context.Context, cs kubernetes.Interface) ([]joined, error) 
 	}
 	for _, o := range rbs.Items {
 		out = append(out, joined{kindRoleBinding, o.Namespace, o.Name})
+	}
+	roles, err := cs.RbacV1().Roles("").List(ctx, lo)
+	if err != nil {
+		return nil, fmt.Errorf("failed to list Roles: %w", err)
+	}
+	for _, o := range roles.Items {
+		out = append(out, joined{kindRole, o.Namespace, o.Name})
 	}
 	crbs, err := cs.RbacV1().ClusterRoleBindings().List(ctx, lo)
 	if err != nil {
@@ -114,13 +124,48 @@ type UnjoinResult struct {
 // only when no other object remains in it, because deleting a namespace
 // deletes its content. Unjoin is idempotent.
 func Unjoin(ctx context.Context, cfg *rest.Config) (*UnjoinResult, error) {
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("failed to build the member client: %w", err)
+	return unjoin(ctx, cfg, func(o joined) bool { return !o.hubIdentity() })
+}
+
+// hubIdentity reports whether o is part of a pull agent's identity JoinHub
+// made, which only UnjoinHub removes: a cluster may be hub and member.
+func (o joined) hubIdentity() bool {
+	if o.kind == kindNamespace {
+		return strings.HasPrefix(o.name, workv1alpha1.MemberNamespacePrefix)
 	}
-	objs, err := listJoined(ctx, cs)
+	return strings.HasPrefix(o.namespace, workv1alpha1.MemberNamespacePrefix) && o.name == HubAgent
+}
+
+// UnjoinHub deletes, on the hub cfg reaches, the identity JoinHub made for
+// cluster's pull agent: the labelled ServiceAccount, Role and RoleBinding
+// in the member's hub namespace, which revokes the agent's hub token.
+// Nothing of another member is touched. The namespace goes too when it
+// holds nothing else; while it holds the member's Work it is kept (the
+// controller deletes the Work once the Cluster leaves Git).
+func UnjoinHub(ctx context.Context, cfg *rest.Config, cluster string) (*UnjoinResult, error) {
+	ns, err := workv1alpha1.MemberNamespace(cluster)
 	if err != nil {
 		return nil, err
+	}
+	return unjoin(ctx, cfg, func(o joined) bool {
+		return o.namespace == ns || (o.kind == kindNamespace && o.name == ns)
+	})
+}
+
+func unjoin(ctx context.Context, cfg *rest.Config, keep func(joined) bool) (*UnjoinResult, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to build the client: %w", err)
+	}
+	all, err := listJoined(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	var objs []joined
+	for _, o := range all {
+		if keep(o) {
+			objs = append(objs, o)
+		}
 	}
 	res := &UnjoinResult{}
 	for _, o := range objs {
