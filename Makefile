@@ -84,7 +84,7 @@ bench: test-assets bench-scale ## Benchmarks, with the peer they are compared wi
 	go test -run '^$$' -bench . -skip 'RenderOutVsKustomize' -benchmem -benchtime 3x -timeout 30m ./internal/render/... ./internal/diff/... ./internal/cli/... ./internal/dashboard/...
 	go test -run '^$$' -bench 'BenchmarkSync' -benchtime 5x -timeout 30m ./e2e/
 	# Pull agents on the Git store over smart HTTP (PROPAGIT_SIM_AGENTS, PROPAGIT_SIM_DURATION scale it up)
-	go test -run '^$$' -bench 'BenchmarkGitStoreAgents' -benchtime 1x -timeout 30m ./internal/works/
+	go test -run '^$$' -bench 'StoreAgents' -benchtime 1x -timeout 30m ./internal/works/
 
 .PHONY: bench-scale
 bench-scale: build ## Issue #18 figures: render --out vs kustomize overlays (1,000 × 100), render --summary wall and peak RSS (10,000 × 1,000)

@@ -14,9 +14,14 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-logr/logr"
+
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/gitserver"
 )
 
 // simConfig is the load of BenchmarkGitStoreAgents: how many pull agents,
@@ -77,6 +82,34 @@ type simResult struct {
 	// store's retries (the agent tries again at its next tick); lost are
 	// statuses that do not hold their agent's last successful write.
 	failed, lost int64
+	// reasons counts the failures by error text (cluster names cut), so
+	// a report says why they failed.
+	reasons map[string]int
+}
+
+// fail counts a failure and its reason. A client that gives up waiting
+// because the run ends before its turn is the end of the run, not a
+// failure.
+func (r *simResult) fail(mu *sync.Mutex, err error) {
+	if strings.Contains(err.Error(), "would exceed context deadline") {
+		return
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if r.reasons == nil {
+		r.reasons = map[string]int{}
+	}
+	msg := err.Error()
+	for _, f := range strings.Fields(msg) {
+		if strings.Contains(f, "m0") || strings.Contains(f, "propagit-member-") {
+			msg = strings.ReplaceAll(msg, f, "…")
+		}
+	}
+	if len(msg) > 200 {
+		msg = msg[:200]
+	}
+	r.reasons[msg]++
+	r.failed++
 }
 
 func (r *simResult) pct(p float64) time.Duration {
@@ -92,12 +125,12 @@ func (r *simResult) pct(p float64) time.Duration {
 // heartbeat otherwise). Afterwards every cluster's status must hold its
 // agent's last successful write or a newer one; a write that failed after
 // its retries is counted as failed.
-func simulate(ctx context.Context, b *testing.B, cfg simConfig, clusters []string, newStore func() simStore, reader simStore) *simResult {
+func simulate(ctx context.Context, b *testing.B, cfg simConfig, clusters []string, newStore func(cluster string) simStore, reader simStore) *simResult {
 	var (
-		mu           sync.Mutex
-		res          = &simResult{}
-		failed, lost atomic.Int64
-		last         = make([]string, len(clusters))
+		mu   sync.Mutex
+		res  = &simResult{}
+		lost = atomic.Int64{}
+		last = make([]string, len(clusters))
 	)
 	runCtx, stop := context.WithTimeout(ctx, cfg.duration)
 	defer stop()
@@ -107,7 +140,10 @@ func simulate(ctx context.Context, b *testing.B, cfg simConfig, clusters []strin
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g := newStore()
+			g := newStore(cluster)
+			if g == nil {
+				return
+			}
 			// Spread the agents over the interval, as agents that started
 			// at different times are.
 			select {
@@ -122,7 +158,7 @@ func simulate(ctx context.Context, b *testing.B, cfg simConfig, clusters []strin
 				now := time.Now()
 				if !now.Before(nextPoll) {
 					if _, err := g.ListCluster(runCtx, cluster); err != nil && runCtx.Err() == nil {
-						failed.Add(1)
+						res.fail(&mu, err)
 					}
 					nextPoll = now.Add(cfg.poll)
 				}
@@ -136,7 +172,7 @@ func simulate(ctx context.Context, b *testing.B, cfg simConfig, clusters []strin
 				took := time.Since(t0)
 				switch {
 				case err != nil && runCtx.Err() == nil:
-					failed.Add(1)
+					res.fail(&mu, err)
 				case err == nil:
 					mu.Lock()
 					res.latencies = append(res.latencies, took)
@@ -167,7 +203,7 @@ func simulate(ctx context.Context, b *testing.B, cfg simConfig, clusters []strin
 			lost.Add(1)
 		}
 	}
-	res.lost, res.failed = lost.Load(), failed.Load()
+	res.lost = lost.Load()
 	slices.Sort(res.latencies)
 	return res
 }
@@ -200,6 +236,9 @@ func reportSim(b *testing.B, cfg simConfig, res *simResult, writes int64) {
 	b.Logf("%d agents for %s: %.0f writes/min, status write p50 %s p99 %s, %d of %d writes failed after retries, %d statuses lost",
 		cfg.agents, res.elapsed.Round(time.Second), float64(writes)/res.elapsed.Minutes(), res.pct(0.5), res.pct(0.99),
 		res.failed, int64(len(res.latencies))+res.failed, res.lost)
+	for msg, n := range res.reasons {
+		b.Logf("failed %d×: %s", n, msg)
+	}
 	if res.lost > 0 {
 		b.Errorf("%d statuses do not hold their agent's last successful write", res.lost)
 	}
@@ -220,7 +259,7 @@ func BenchmarkGitStoreAgents(b *testing.B) {
 			b.Fatal(err)
 		}
 		sizeBefore, pushesBefore := dirSize(r.dir), r.srv.Pushes()
-		res := simulate(ctx, b, cfg, clusters, func() simStore {
+		res := simulate(ctx, b, cfg, clusters, func(cluster string) simStore {
 			return r.store(b, func(o *GitOptions) { o.HeartbeatInterval = cfg.heartbeat })
 		}, r.store(b))
 		pushes := r.srv.Pushes() - pushesBefore
@@ -233,6 +272,62 @@ func BenchmarkGitStoreAgents(b *testing.B) {
 		}
 		fetch, fetchBytes := time.Since(t0), r.srv.BytesSent()-sent
 		b.ReportMetric(float64(growth)/res.elapsed.Hours()*24/(1<<20), "repo-MiB/day")
+		b.ReportMetric(float64(fetch.Milliseconds()), "fetch-one-work-ms")
+		b.ReportMetric(float64(fetchBytes)/1024, "fetch-one-work-KiB")
+	}
+}
+
+// BenchmarkMemberGitStoreAgents is the same load on the Git store with one
+// works repository per member (--works-repo …{cluster}…) behind the same
+// smart-HTTP server: each agent pushes to its own repository, so no agent
+// waits for another's ref update; growth is summed over the repositories.
+func BenchmarkMemberGitStoreAgents(b *testing.B) {
+	cfg := simFromEnv(b)
+	for b.Loop() {
+		srv, err := gitserver.New(b.TempDir(), gitserver.Options{Username: "agent", Password: "s3cret"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(srv.Close)
+		auth := &githttp.BasicAuth{Username: "agent", Password: "s3cret"}
+		ctx := simContext(b, cfg)
+		clusters, ws := simWorks(cfg.agents)
+		for _, c := range clusters {
+			if _, err := srv.InitBare("works-" + c + ".git"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		tmpl := srv.URL + "/works-{cluster}.git"
+		m, err := NewMemberGitStore(tmpl, GitOptions{Auth: auth}, logr.Discard())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := m.Put(ctx, "r0", ws); err != nil {
+			b.Fatal(err)
+		}
+		sizeBefore, pushesBefore := dirSize(srv.Root), srv.Pushes()
+		res := simulate(ctx, b, cfg, clusters, func(cluster string) simStore {
+			g, err := NewGitStore(GitOptions{URL: strings.ReplaceAll(tmpl, "{cluster}", cluster), Auth: auth, HeartbeatInterval: cfg.heartbeat})
+			if err != nil {
+				b.Error(err)
+				return nil
+			}
+			return g
+		}, m)
+		pushes := srv.Pushes() - pushesBefore
+		growth := dirSize(srv.Root) - sizeBefore
+		reportSim(b, cfg, res, pushes)
+		sent := srv.BytesSent()
+		t0 := time.Now()
+		one, err := NewGitStore(GitOptions{URL: strings.ReplaceAll(tmpl, "{cluster}", clusters[0]), Auth: auth})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if w, err := one.ListCluster(ctx, clusters[0]); err != nil || w == nil {
+			b.Fatalf("fetching one Work: %v", err)
+		}
+		fetch, fetchBytes := time.Since(t0), srv.BytesSent()-sent
+		b.ReportMetric(float64(growth)/res.elapsed.Hours()*24/(1<<20), "repos-MiB/day")
 		b.ReportMetric(float64(fetch.Milliseconds()), "fetch-one-work-ms")
 		b.ReportMetric(float64(fetchBytes)/1024, "fetch-one-work-KiB")
 	}
@@ -252,8 +347,17 @@ func BenchmarkCRStoreAgents(b *testing.B) {
 			b.Fatal(err)
 		}
 		var writes atomic.Int64
-		res := simulate(ctx, b, cfg, clusters, func() simStore {
-			return NewCRStore(countingClient{Client: c, writes: &writes}, "propagit-system", WithHeartbeatInterval(cfg.heartbeat))
+		res := simulate(ctx, b, cfg, clusters, func(cluster string) simStore {
+			// Each agent has its own client and so its own client-side
+			// rate limit, client-go's default, as an agent process has.
+			agentCfg := rest.CopyConfig(hubState.env.Members[0].Config)
+			agentCfg.QPS, agentCfg.Burst = 5, 10
+			ac, err := client.New(agentCfg, client.Options{Scheme: c.Scheme()})
+			if err != nil {
+				b.Error(err)
+				return nil
+			}
+			return NewCRStore(countingClient{Client: ac, writes: &writes}, "propagit-system", WithHeartbeatInterval(cfg.heartbeat))
 		}, s)
 		reportSim(b, cfg, res, writes.Load())
 	}
