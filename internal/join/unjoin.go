@@ -191,6 +191,10 @@ func unjoin(ctx context.Context, cfg *rest.Config, keep func(joined) bool) (*Unj
 // that the apiserver did not create on its own, or "" when there is none.
 // It lists every namespaced kind the member serves.
 func foreignObject(ctx context.Context, cfg *rest.Config, ns string) (string, error) {
+	// Listing every kind meets deprecated ones (v1 Endpoints); their
+	// warnings say nothing to someone unjoining.
+	cfg = rest.CopyConfig(cfg)
+	cfg.WarningHandler = rest.NoWarnings{}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return "", fmt.Errorf("failed to build the discovery client: %w", err)
