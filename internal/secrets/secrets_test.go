@@ -155,8 +155,9 @@ metadata: {name: x}
 data: {a: "ENC[AES256_GCM,data:AA==,iv:AA==,tag:AAAAAAAAAAAAAAAAAAAAAA==,type:str]"}
 sops:
   pgp:
-  - fp: 0123
+  - created_at: "2026-01-01T00:00:00Z"
     enc: x
+    fp: 0123
   lastmodified: "2026-01-01T00:00:00Z"
   mac: x
   version: 3.11.0
