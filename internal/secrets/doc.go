@@ -8,5 +8,7 @@
 // the member's age identities: sops never reads keys from the environment
 // or home directory here, and PGP, cloud KMS and Vault keys are refused
 // without contacting anything. Errors name the object, the recipients and
-// the reason, never a decrypted value.
+// the reason, never a decrypted value. (sops' audit package, linked with
+// the library, reads /etc/sops/audit.yaml once at start-up; propagit's
+// image has none.)
 package secrets
