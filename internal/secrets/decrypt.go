@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -30,6 +31,13 @@ const (
 	// maxDepth bounds the nesting of a document: sops' stores and tree
 	// walk recurse without a limit of their own.
 	maxDepth = 100
+	// maxValues bounds the values of a document: sops' tree walk compiles
+	// the document's regex again for each (tens of µs), before the MAC can
+	// tell a padded document from a real one.
+	maxValues = 10000
+	// maxRegex bounds each regex setting of the sops section, for the same
+	// reason.
+	maxRegex = 1024
 )
 
 // init silences sops' loggers, once: they write to stderr in their own
@@ -68,6 +76,9 @@ func Decrypt(doc []byte, ids []age.Identity) (*Plain, error) {
 	case len(tree.Branches) != 1:
 		return nil, malformed("%d documents, want one", len(tree.Branches))
 	}
+	if err := checkRegexes(&tree.Metadata); err != nil {
+		return nil, err
+	}
 	key, err := dataKey(&tree.Metadata, ids)
 	if err != nil {
 		return nil, err
@@ -95,8 +106,9 @@ func Decrypt(doc []byte, ids []age.Identity) (*Plain, error) {
 }
 
 // checkShape bounds a document before the SOPS library reads it: its size,
-// one YAML (or JSON) document, its nesting, and no aliases, which sops
-// never writes and its YAML store would expand without a limit.
+// one YAML (or JSON) document, its nesting and number of values, and no
+// aliases, which sops never writes and its YAML store would expand
+// without a limit.
 func checkShape(doc []byte) error {
 	if len(doc) > maxDocument {
 		return malformed("document is %d bytes, more than %d", len(doc), maxDocument)
@@ -109,19 +121,43 @@ func checkShape(doc []byte) error {
 	if err := dec.Decode(new(yaml.Node)); !errors.Is(err, io.EOF) {
 		return malformed("more than one YAML document")
 	}
-	return checkNode(&root, 0)
+	values := 0
+	return checkNode(&root, 0, &values)
 }
 
-func checkNode(n *yaml.Node, depth int) error {
+// checkNode checks n and counts its values (scalars other than keys).
+func checkNode(n *yaml.Node, depth int, values *int) error {
 	if depth > maxDepth {
 		return malformed("nested more than %d levels at line %d", maxDepth, n.Line)
 	}
 	if n.Kind == yaml.AliasNode {
 		return malformed("YAML alias at line %d: sops does not write aliases", n.Line)
 	}
-	for _, c := range n.Content {
-		if err := checkNode(c, depth+1); err != nil {
+	for i, c := range n.Content {
+		if c.Kind == yaml.ScalarNode && (n.Kind != yaml.MappingNode || i%2 == 1) {
+			if *values++; *values > maxValues {
+				return malformed("more than %d values (line %d)", maxValues, c.Line)
+			}
+		}
+		if err := checkNode(c, depth+1, values); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkRegexes refuses a regex setting that is long, or that does not
+// compile, which sops would take as matching nothing.
+func checkRegexes(m *sops.Metadata) error {
+	for _, s := range []struct{ name, re string }{
+		{"encrypted_regex", m.EncryptedRegex}, {"unencrypted_regex", m.UnencryptedRegex},
+		{"encrypted_comment_regex", m.EncryptedCommentRegex}, {"unencrypted_comment_regex", m.UnencryptedCommentRegex},
+	} {
+		if len(s.re) > maxRegex {
+			return malformed("sops.%s is %d bytes, more than %d", s.name, len(s.re), maxRegex)
+		}
+		if _, err := regexp.Compile(s.re); err != nil {
+			return malformed("sops.%s: %v", s.name, err)
 		}
 	}
 	return nil
