@@ -86,10 +86,10 @@ func Decrypt(doc []byte, ids []age.Identity) (*Plain, error) {
 	paths := sealedPaths(tree.Branches[0])
 	c := &valueCipher{aes: aes.NewCipher()}
 	mac, err := tree.Decrypt(key, c)
-	if c.err != nil {
+	switch {
+	case err != nil && c.err != nil:
 		return nil, c.err
-	}
-	if err != nil {
+	case err != nil:
 		return nil, malformed("%v", err)
 	}
 	// As sops' decrypt package does: the stored MAC is sealed with the
@@ -193,7 +193,9 @@ func dataKey(m *sops.Metadata, ids []age.Identity) ([]byte, error) {
 // valueCipher is sops' AES-GCM cipher with errors fit to show: the
 // library's own can quote a decrypted value (a type that does not parse)
 // and panics on some values a hostile file can hold (type:bytes). It keeps
-// the first error, since the tree walk flattens it to text.
+// the last error, since the tree walk flattens it to text and stops at a
+// value's; a comment's it ignores, as sops keeps a comment it cannot
+// decrypt.
 type valueCipher struct {
 	aes aes.Cipher
 	err error
@@ -202,7 +204,7 @@ type valueCipher struct {
 // Decrypt opens the value at the path aad names ("data:password:").
 func (c *valueCipher) Decrypt(ciphertext string, key []byte, aad string) (any, error) {
 	v, err := c.open(ciphertext, key, aad)
-	if err != nil && c.err == nil {
+	if err != nil {
 		c.err = fmt.Errorf("value at %s: %w", strings.ReplaceAll(strings.TrimSuffix(aad, ":"), ":", "."), err)
 	}
 	return v, err

@@ -299,3 +299,20 @@ func TestDecryptCommentRegexAfterLoad(t *testing.T) {
 		t.Errorf("Decrypt after load: %v", err)
 	}
 }
+
+// TestDecryptKeepsAPlainCommentInAnEncryptedPath: a comment added by hand
+// under data, where sops would have encrypted it, is kept as sops keeps it
+// (comments are outside the MAC), and a value after it still decrypts.
+func TestDecryptKeepsAPlainCommentInAnEncryptedPath(t *testing.T) {
+	a := sopstest.NewIdentity()
+	doc := string(encrypt(t, sopstest.KubernetesOptions, a))
+	i := strings.Index(doc, "\ndata:\n") + len("\ndata:\n")
+	commented := doc[:i] + "    # rotated in May\n" + doc[i:]
+	got, err := secrets.Decrypt([]byte(commented), []age.Identity{a})
+	if err != nil {
+		t.Fatalf("Decrypt: %v", err)
+	}
+	if pw, _, _ := unstructured.NestedString(got.Object, "data", "password"); pw != "c2VjcmV0LXZhbHVl" {
+		t.Errorf("password = %q", pw)
+	}
+}
