@@ -1,34 +1,54 @@
 package secrets
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/sha512"
-	"encoding/base64"
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"regexp"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
 	"filippo.io/age"
-	"filippo.io/age/armor"
+	"github.com/getsops/sops/v3"
+	"github.com/getsops/sops/v3/aes"
+	sopsage "github.com/getsops/sops/v3/age"
+	"github.com/getsops/sops/v3/config"
+	"github.com/getsops/sops/v3/keyservice"
+	"github.com/getsops/sops/v3/logging"
+	sopsjson "github.com/getsops/sops/v3/stores/json"
+	sopsyaml "github.com/getsops/sops/v3/stores/yaml"
+	"github.com/sirupsen/logrus"
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// maxDocument bounds a document handed to Decrypt: a Secret is at most
-// 1 MiB on the API server, and its ciphertext about a third more.
-const maxDocument = 4 << 20
+const (
+	// maxDocument bounds a document handed to Decrypt: a Secret is at most
+	// 1 MiB on the API server, and its ciphertext about a third more.
+	maxDocument = 4 << 20
+	// maxDepth bounds the nesting of a document: sops' stores and tree
+	// walk recurse without a limit of their own.
+	maxDepth = 100
+	// maxValues bounds the values of a document: sops' tree walk compiles
+	// the document's regex again for each (tens of µs), before the MAC can
+	// tell a padded document from a real one.
+	maxValues = 10000
+	// maxRegex bounds each regex setting of the sops section, for the same
+	// reason.
+	maxRegex = 1024
+)
 
-// macOnlyEncryptedInit starts the MAC of a mac_only_encrypted file, so it
-// never equals the MAC of the same values without that setting (sops).
-var macOnlyEncryptedInit = []byte{0x8a, 0x3f, 0xd2, 0xad, 0x54, 0xce, 0x66, 0x52, 0x7b, 0x10, 0x34, 0xf3, 0xd1, 0x47, 0xbe, 0xb,
-	0xb, 0x97, 0x5b, 0x3b, 0xf4, 0x4f, 0x72, 0xc6, 0xfd, 0xad, 0xec, 0x81, 0x76, 0xf2, 0x7d, 0x69}
-
-// encValue is sops' encoding of one sealed value.
-var encValue = regexp.MustCompile(`^ENC\[AES256_GCM,data:(.*),iv:(.+),tag:(.+),type:(.+)\]$`)
+// init silences sops' loggers, once: they write to stderr in their own
+// format, and a warning about a comment it could not decrypt would carry
+// the comment. Decrypt's errors say what went wrong.
+func init() {
+	for _, l := range logging.Loggers {
+		l.SetOutput(io.Discard)
+		l.SetLevel(logrus.PanicLevel)
+	}
+}
 
 // Plain is a decrypted document.
 type Plain struct {
@@ -39,261 +59,241 @@ type Plain struct {
 	Paths [][]string
 }
 
-// Decrypt opens a SOPS document (YAML or JSON) with the first identity
-// that unwraps its data key, decrypts every encrypted value and verifies
-// the MAC. Errors never contain a decrypted value.
+// Decrypt opens a SOPS document (YAML or JSON) with the SOPS library: the
+// data key with the first of ids that unwraps it, through a key service
+// that knows only ids; then every encrypted value, and the MAC is
+// verified. Errors never contain a decrypted value.
 func Decrypt(doc []byte, ids []age.Identity) (*Plain, error) {
-	if len(doc) > maxDocument {
-		return nil, malformed("document is %d bytes, more than %d", len(doc), maxDocument)
-	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(doc, &root); err != nil {
-		return nil, malformed("cannot parse: %v", err)
-	}
-	top, m, ok, err := splitMetadata(&root)
-	if err != nil {
+	if err := checkShape(doc); err != nil {
 		return nil, err
 	}
-	if !ok {
+	tree, err := storeFor(doc).LoadEncryptedFile(doc)
+	switch {
+	case errors.Is(err, sops.MetadataNotFound):
 		return nil, malformed("no sops section")
+	case err != nil:
+		return nil, malformed("cannot read: %v", err)
+	case len(tree.Branches) != 1:
+		return nil, malformed("%d documents, want one", len(tree.Branches))
 	}
-	sel, err := newSelector(m)
+	if err := checkRegexes(&tree.Metadata); err != nil {
+		return nil, err
+	}
+	key, err := dataKey(&tree.Metadata, ids)
 	if err != nil {
 		return nil, err
 	}
-	key, err := dataKey(m, ids)
+	paths := sealedPaths(tree.Branches[0])
+	c := &valueCipher{aes: aes.NewCipher()}
+	mac, err := tree.Decrypt(key, c)
+	switch {
+	case err != nil && c.err != nil:
+		return nil, c.err
+	case err != nil:
+		return nil, malformed("%v", err)
+	}
+	// As sops' decrypt package does: the stored MAC is sealed with the
+	// data key and the lastmodified time as additional data.
+	want, err := c.open(tree.Metadata.MessageAuthenticationCode, key, tree.Metadata.LastModified.Format(time.RFC3339))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sops.mac: %w", err)
 	}
-	w := &walker{sel: sel, key: key, mac: sha512.New(), macOnlyEnc: m.MACOnlyEncrypted, seen: map[string]bool{}}
-	if m.MACOnlyEncrypted {
-		w.mac.Write(macOnlyEncryptedInit)
+	if s, _ := want.(string); s != mac {
+		return nil, fmt.Errorf("%w: the values were changed after encryption", ErrMAC)
 	}
-	v, err := w.value(top, nil, 0)
-	if err != nil {
-		return nil, err
-	}
-	if err := w.verify(m); err != nil {
-		return nil, err
-	}
-	obj, _ := v.(map[string]any)
-	return &Plain{Object: obj, Paths: w.paths}, nil
+	obj, _ := plainValue(tree.Branches[0]).(map[string]any)
+	return &Plain{Object: obj, Paths: paths}, nil
 }
 
-// dataKey unwraps the 32-byte data key with ids.
-func dataKey(m *metadata, ids []age.Identity) ([]byte, error) {
-	keys, err := m.ageKeys()
-	if err != nil {
-		return nil, err
+// checkShape bounds a document before the SOPS library reads it: its size,
+// one YAML (or JSON) document, its nesting and number of values, and no
+// aliases, which sops never writes and its YAML store would expand
+// without a limit.
+func checkShape(doc []byte) error {
+	if len(doc) > maxDocument {
+		return malformed("document is %d bytes, more than %d", len(doc), maxDocument)
 	}
-	if len(ids) > 0 {
-		for _, k := range keys {
-			r, err := age.Decrypt(armor.NewReader(strings.NewReader(k.Enc)), ids...)
-			if err != nil {
-				continue
-			}
-			key, err := io.ReadAll(io.LimitReader(r, 64))
-			if err != nil || len(key) != 32 {
-				return nil, malformed("data key for %s is not 32 bytes", k.Recipient)
-			}
-			return key, nil
-		}
+	dec := yaml.NewDecoder(bytes.NewReader(doc))
+	var root yaml.Node
+	if err := dec.Decode(&root); err != nil {
+		return malformed("cannot parse: %v", err)
 	}
-	return nil, &NoKeyError{Recipients: m.recipients(), Have: recipientsOf(ids)}
+	if err := dec.Decode(new(yaml.Node)); !errors.Is(err, io.EOF) {
+		return malformed("more than one YAML document")
+	}
+	values := 0
+	return checkNode(&root, 0, &values)
 }
 
-// walker decrypts a document's values in document order and feeds them to
-// the MAC, as sops does.
-type walker struct {
-	sel        *selector
-	key        []byte
-	mac        hash.Hash
-	macOnlyEnc bool
-	paths      [][]string
-	seen       map[string]bool
-}
-
-func (w *walker) value(n *yaml.Node, path []string, depth int) (any, error) {
-	if depth > 100 {
-		return nil, malformed("nested more than 100 levels at %s", strings.Join(path, "."))
+// checkNode checks n and counts its values (scalars other than keys).
+func checkNode(n *yaml.Node, depth int, values *int) error {
+	if depth > maxDepth {
+		return malformed("nested more than %d levels at line %d", maxDepth, n.Line)
 	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		out := make(map[string]any, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			if k.Kind != yaml.ScalarNode {
-				return nil, malformed("non-string key at line %d", k.Line)
+	if n.Kind == yaml.AliasNode {
+		return malformed("YAML alias at line %d: sops does not write aliases", n.Line)
+	}
+	for i, c := range n.Content {
+		if c.Kind == yaml.ScalarNode && (n.Kind != yaml.MappingNode || i%2 == 1) {
+			if *values++; *values > maxValues {
+				return malformed("more than %d values (line %d)", maxValues, c.Line)
 			}
-			if depth == 0 && k.Value == MetadataKey {
-				continue
-			}
-			v, err := w.value(n.Content[i+1], append(path[:len(path):len(path)], k.Value), depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[k.Value] = v
 		}
-		return out, nil
-	case yaml.SequenceNode:
-		out := make([]any, 0, len(n.Content))
-		for _, c := range n.Content {
-			v, err := w.value(c, path, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
+		if err := checkNode(c, depth+1, values); err != nil {
+			return err
 		}
-		return out, nil
-	case yaml.AliasNode:
-		return w.value(n.Alias, path, depth+1)
-	case yaml.ScalarNode:
-		var v any
-		if err := n.Decode(&v); err != nil {
-			return nil, malformed("value at line %d: %v", n.Line, err)
-		}
-		return w.leaf(v, path, n.Line)
-	}
-	return nil, nil
-}
-
-// leaf decrypts one value when the document's settings say it is
-// encrypted, and adds it to the MAC unless mac_only_encrypted exempts it.
-func (w *walker) leaf(v any, path []string, line int) (any, error) {
-	if v == nil {
-		return nil, nil
-	}
-	enc := w.sel.encrypted(path)
-	if enc {
-		s, ok := v.(string)
-		if !ok {
-			return nil, malformed("value at %s (line %d) should be encrypted but is a %T", strings.Join(path, "."), line, v)
-		}
-		var err error
-		if v, err = open(s, w.key, strings.Join(path, ":")+":"); err != nil {
-			return nil, fmt.Errorf("value at %s (line %d): %w", strings.Join(path, "."), line, err)
-		}
-		if p := strings.Join(path, "\x00"); !w.seen[p] {
-			w.seen[p] = true
-			w.paths = append(w.paths, path)
-		}
-	}
-	if !w.macOnlyEnc || enc {
-		w.mac.Write(macBytes(v))
-	}
-	return toJSON(v), nil
-}
-
-// verify compares the computed MAC with the file's.
-func (w *walker) verify(m *metadata) error {
-	aad, err := m.lastModified()
-	if err != nil {
-		return err
-	}
-	want, err := open(m.MAC, w.key, aad)
-	if err != nil {
-		return fmt.Errorf("sops.mac: %w", err)
-	}
-	if got := fmt.Sprintf("%X", w.mac.Sum(nil)); want != got {
-		return fmt.Errorf("%w: the values were changed after encryption", ErrMAC)
 	}
 	return nil
 }
 
-// open decrypts one ENC[AES256_GCM,…] value bound to aad (the value's path
-// joined with ":" and a trailing ":", or the MAC's timestamp). An empty
-// string stays empty, as sops leaves it unencrypted.
-func open(s string, key []byte, aad string) (any, error) {
-	if s == "" {
-		return "", nil
+// checkRegexes refuses a regex setting that is long, or that does not
+// compile, which sops would take as matching nothing.
+func checkRegexes(m *sops.Metadata) error {
+	for _, s := range []struct{ name, re string }{
+		{"encrypted_regex", m.EncryptedRegex}, {"unencrypted_regex", m.UnencryptedRegex},
+		{"encrypted_comment_regex", m.EncryptedCommentRegex}, {"unencrypted_comment_regex", m.UnencryptedCommentRegex},
+	} {
+		if len(s.re) > maxRegex {
+			return malformed("sops.%s is %d bytes, more than %d", s.name, len(s.re), maxRegex)
+		}
+		if _, err := regexp.Compile(s.re); err != nil {
+			return malformed("sops.%s: %v", s.name, err)
+		}
 	}
-	m := encValue.FindStringSubmatch(s)
-	if m == nil {
+	return nil
+}
+
+// storeFor picks sops' store by the document's format: JSON for a JSON
+// document, YAML otherwise.
+func storeFor(doc []byte) sops.EncryptedFileLoader {
+	if json.Valid(doc) {
+		return sopsjson.NewStore(&config.JSONStoreConfig{})
+	}
+	return sopsyaml.NewStore(&config.YAMLStoreConfig{})
+}
+
+// dataKey recovers the data key through a key service that holds only
+// ids. A document without age keys is refused without asking any.
+func dataKey(m *sops.Metadata, ids []age.Identity) ([]byte, error) {
+	recipients, others := masterKeys(m)
+	if len(recipients) == 0 {
+		return nil, unsupported("no age key; the data key is encrypted only with %v, which propagit does not use", others)
+	}
+	svc := keyservice.NewCustomLocalClient(keyServer{ids: ids})
+	key, err := m.GetDataKeyWithKeyServices([]keyservice.KeyServiceClient{svc}, []string{sopsage.KeyTypeIdentifier})
+	if err != nil {
+		return nil, &NoKeyError{Recipients: recipients, Have: recipientsOf(ids)}
+	}
+	if len(key) != 32 {
+		return nil, malformed("the data key is %d bytes, not 32", len(key))
+	}
+	return key, nil
+}
+
+// valueCipher is sops' AES-GCM cipher with errors fit to show: the
+// library's own can quote a decrypted value (a type that does not parse)
+// and panics on some values a hostile file can hold (type:bytes). It keeps
+// the last error, since the tree walk flattens it to text and stops at a
+// value's; a comment's it ignores, as sops keeps a comment it cannot
+// decrypt.
+type valueCipher struct {
+	aes aes.Cipher
+	err error
+}
+
+// Decrypt opens the value at the path aad names ("data:password:").
+func (c *valueCipher) Decrypt(ciphertext string, key []byte, aad string) (any, error) {
+	v, err := c.open(ciphertext, key, aad)
+	if err != nil {
+		c.err = fmt.Errorf("value at %s: %w", strings.ReplaceAll(strings.TrimSuffix(aad, ":"), ":", "."), err)
+	}
+	return v, err
+}
+
+// Encrypt is not used: propagit only decrypts.
+func (c *valueCipher) Encrypt(any, []byte, string) (string, error) {
+	return "", unsupported("propagit does not encrypt")
+}
+
+// open decrypts one value bound to aad, classifying the library's error
+// without quoting it.
+func (c *valueCipher) open(ciphertext string, key []byte, aad string) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, malformed("an ENC value sops cannot decrypt")
+		}
+	}()
+	v, err = c.aes.Decrypt(ciphertext, key, aad)
+	switch {
+	case err == nil:
+		return v, nil
+	case strings.HasPrefix(err.Error(), "Could not decrypt with AES_GCM"):
+		return nil, fmt.Errorf("%w: a value fails authentication (tampered, or moved to another path)", ErrMAC)
+	case !IsSealed(ciphertext):
 		return nil, malformed("not an ENC[AES256_GCM,…] value")
 	}
-	var parts [3][]byte
-	for i := range parts {
-		b, err := base64.StdEncoding.DecodeString(m[i+1])
-		if err != nil {
-			return nil, malformed("ENC value: invalid base64")
-		}
-		parts[i] = b
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, malformed("data key: %v", err)
-	}
-	if len(parts[1]) == 0 || len(parts[2]) != 16 {
-		return nil, malformed("ENC value: bad iv or tag length")
-	}
-	gcm, err := cipher.NewGCMWithNonceSize(block, len(parts[1]))
-	if err != nil {
-		return nil, malformed("ENC value: %v", err)
-	}
-	plain, err := gcm.Open(nil, parts[1], append(parts[0], parts[2]...), []byte(aad))
-	if err != nil {
-		return nil, fmt.Errorf("%w: a value fails authentication (tampered, or moved to another path)", ErrMAC)
-	}
-	return typed(plain, m[4])
+	return nil, malformed("an ENC value that does not decode, or whose type does not parse")
 }
 
-// typed turns decrypted bytes back into the value type sops recorded.
-func typed(b []byte, t string) (any, error) {
-	s := string(b)
-	switch t {
-	case "str":
-		return s, nil
-	case "bytes":
-		return b, nil
-	case "int":
-		if i, err := strconv.Atoi(s); err == nil {
-			return i, nil
+// sealedPaths lists the paths of the encrypted values of a document not
+// yet decrypted; a list holding one counts as one value.
+func sealedPaths(b sops.TreeBranch) [][]string {
+	var out [][]string
+	var walk func(v any, path []string)
+	walk = func(v any, path []string) {
+		switch v := v.(type) {
+		case sops.TreeBranch:
+			for _, it := range v {
+				if k, ok := it.Key.(string); ok {
+					walk(it.Value, append(path[:len(path):len(path)], k))
+				}
+			}
+		case []any:
+			if slices.ContainsFunc(v, holdsSealed) {
+				out = append(out, path)
+			}
+		case string:
+			if IsSealed(v) {
+				out = append(out, path)
+			}
 		}
-	case "float":
-		if f, err := strconv.ParseFloat(s, 64); err == nil {
-			return f, nil
-		}
-	case "bool":
-		if v, err := strconv.ParseBool(s); err == nil {
-			return v, nil
-		}
-	case "time":
-		var v time.Time
-		if v.UnmarshalText(b) == nil {
-			return v, nil
-		}
-	default:
-		return nil, unsupported("value type %q", t)
 	}
-	return nil, malformed("ENC value of type %s does not parse", t)
+	walk(b, nil)
+	return out
 }
 
-// macBytes is sops' byte form of a value for the MAC.
-func macBytes(v any) []byte {
+func holdsSealed(v any) bool {
 	switch v := v.(type) {
+	case sops.TreeBranch:
+		return slices.ContainsFunc(v, func(it sops.TreeItem) bool { return holdsSealed(it.Value) })
+	case []any:
+		return slices.ContainsFunc(v, holdsSealed)
 	case string:
-		return []byte(v)
-	case []byte:
-		return v
-	case int:
-		return []byte(strconv.Itoa(v))
-	case float64:
-		return []byte(strconv.FormatFloat(v, 'f', -1, 64))
-	case bool:
-		if v {
-			return []byte("True")
-		}
-		return []byte("False")
-	case time.Time:
-		b, _ := v.MarshalText()
-		return b
+		return IsSealed(v)
 	}
-	return []byte(fmt.Sprint(v))
+	return false
 }
 
-// toJSON converts a decoded value to the types unstructured objects hold.
-func toJSON(v any) any {
+// plainValue converts a decrypted sops tree to the types unstructured
+// objects hold, without comments.
+func plainValue(v any) any {
 	switch v := v.(type) {
+	case sops.TreeBranch:
+		out := make(map[string]any, len(v))
+		for _, it := range v {
+			if k, ok := it.Key.(string); ok {
+				out[k] = plainValue(it.Value)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, 0, len(v))
+		for _, e := range v {
+			if _, ok := e.(sops.Comment); !ok {
+				out = append(out, plainValue(e))
+			}
+		}
+		return out
 	case int:
 		return int64(v)
 	case []byte:

@@ -9,8 +9,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/secrets"
 	"github.com/propagit/propagit/internal/secrets/sopstest"
 )
@@ -155,8 +157,9 @@ metadata: {name: x}
 data: {a: "ENC[AES256_GCM,data:AA==,iv:AA==,tag:AAAAAAAAAAAAAAAAAAAAAA==,type:str]"}
 sops:
   pgp:
-  - fp: 0123
+  - created_at: "2026-01-01T00:00:00Z"
     enc: x
+    fp: 0123
   lastmodified: "2026-01-01T00:00:00Z"
   mac: x
   version: 3.11.0
@@ -244,4 +247,72 @@ func TestChangedKeys(t *testing.T) {
 func deepCopyMap(t *testing.T, m map[string]any) map[string]any {
 	t.Helper()
 	return (&unstructured.Unstructured{Object: m}).DeepCopy().Object
+}
+
+// TestDecryptShamirKeyGroups: with the data key split over age key groups,
+// a keyring holding enough of them decrypts, one holding fewer has no key.
+func TestDecryptShamirKeyGroups(t *testing.T) {
+	a, b, c := sopstest.NewIdentity(), sopstest.NewIdentity(), sopstest.NewIdentity()
+	doc := encrypt(t, sopstest.Options{EncryptedRegex: "^(data|stringData)$", ShamirThreshold: 2}, a, b, c)
+	if got, err := secrets.Decrypt(doc, []age.Identity{c, a}); err != nil {
+		t.Errorf("two of three groups: %v", err)
+	} else if pw, _, _ := unstructured.NestedString(got.Object, "data", "password"); pw != "c2VjcmV0LXZhbHVl" {
+		t.Errorf("password = %q", pw)
+	}
+	if _, err := secrets.Decrypt(doc, []age.Identity{b}); !errors.Is(err, secrets.ErrNoKey) {
+		t.Errorf("one of three groups: err = %v, want ErrNoKey", err)
+	}
+}
+
+// TestDecryptCommentRegexAfterLoad: values chosen by sops'
+// encrypted_comment_regex decrypt, also from the document load keeps.
+func TestDecryptCommentRegexAfterLoad(t *testing.T) {
+	a := sopstest.NewIdentity()
+	plain := strings.Replace(plainSecret, "  password:", "  # sops:enc\n  password:", 1)
+	doc, err := sopstest.Encrypt([]byte(plain), sopstest.Options{EncryptedCommentRegex: "sops:enc"}, a.Recipient())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(doc), "c2VjcmV0LXZhbHVl") || !strings.Contains(string(doc), "user: YWRtaW4=") {
+		t.Fatalf("not encrypted as the comment says:\n%s", doc)
+	}
+	got, err := secrets.Decrypt(doc, []age.Identity{a})
+	if err != nil {
+		t.Fatalf("Decrypt: %v", err)
+	}
+	if pw, _, _ := unstructured.NestedString(got.Object, "data", "password"); pw != "c2VjcmV0LXZhbHVl" {
+		t.Errorf("password = %q", pw)
+	}
+	fs := filesys.MakeFsInMemory()
+	if err := fs.WriteFile("/repo/db.yaml", doc); err != nil {
+		t.Fatal(err)
+	}
+	set, err := load.Load(fs, "/repo")
+	if err != nil || len(set.Templates) != 1 {
+		t.Fatalf("load: %v", err)
+	}
+	k, err := secrets.NewKeyring(map[string][]byte{"a.agekey": []byte(a.String())}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Decrypt(set.Templates[0].Object); err != nil {
+		t.Errorf("Decrypt after load: %v", err)
+	}
+}
+
+// TestDecryptKeepsAPlainCommentInAnEncryptedPath: a comment added by hand
+// under data, where sops would have encrypted it, is kept as sops keeps it
+// (comments are outside the MAC), and a value after it still decrypts.
+func TestDecryptKeepsAPlainCommentInAnEncryptedPath(t *testing.T) {
+	a := sopstest.NewIdentity()
+	doc := string(encrypt(t, sopstest.KubernetesOptions, a))
+	i := strings.Index(doc, "\ndata:\n") + len("\ndata:\n")
+	commented := doc[:i] + "    # rotated in May\n" + doc[i:]
+	got, err := secrets.Decrypt([]byte(commented), []age.Identity{a})
+	if err != nil {
+		t.Fatalf("Decrypt: %v", err)
+	}
+	if pw, _, _ := unstructured.NestedString(got.Object, "data", "password"); pw != "c2VjcmV0LXZhbHVl" {
+		t.Errorf("password = %q", pw)
+	}
 }
