@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/secrets"
+	"github.com/propagit/propagit/internal/secrets/sealed"
 )
 
 // Decrypter knows how to turn a SOPS-encrypted object into the plaintext
@@ -38,7 +39,7 @@ func (m *Manager) UseKeys(d Decrypter) {
 func (m *Manager) decrypt(p *plan) {
 	keys := m.keys.Load()
 	for _, it := range p.items {
-		if it.done || !secrets.IsEncrypted(it.obj.Object) {
+		if it.done || !sealed.IsEncrypted(it.obj.Object) {
 			continue
 		}
 		if keys == nil {

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-	"github.com/propagit/propagit/internal/secrets"
+	"github.com/propagit/propagit/internal/secrets/sealed"
 )
 
 // sealedNote describes an entry whose object is SOPS-encrypted on either
@@ -35,7 +35,7 @@ func sealedNote(e *entry) string {
 	case h == nil:
 		return what + " removed"
 	}
-	keys, mac := secrets.ChangedKeys(b.Object, h.Object)
+	keys, mac := sealed.ChangedKeys(b.Object, h.Object)
 	switch {
 	case len(keys) > 0:
 		return what + " changed (keys: " + strings.Join(keys, ", ") + ")"
@@ -46,7 +46,7 @@ func sealedNote(e *entry) string {
 }
 
 func sealedOrNil(obj *unstructured.Unstructured) *unstructured.Unstructured {
-	if obj != nil && secrets.IsEncrypted(obj.Object) {
+	if obj != nil && sealed.IsEncrypted(obj.Object) {
 		return obj
 	}
 	return nil
@@ -56,17 +56,17 @@ func sealedOrNil(obj *unstructured.Unstructured) *unstructured.Unstructured {
 // its committed document with tokens (ciphertext and age stanzas are
 // noise to a reviewer; the note says what changed). token is redact's.
 func redactSealed(obj, other *unstructured.Unstructured, token func(v, ov any, present bool) string) {
-	if !secrets.IsEncrypted(obj.Object) {
+	if !sealed.IsEncrypted(obj.Object) {
 		return
 	}
 	var ov any
 	var odoc string
 	present, docPresent := false, false
 	if other != nil {
-		ov, present = other.Object[secrets.MetadataKey]
+		ov, present = other.Object[sealed.MetadataKey]
 		odoc, docPresent = other.GetAnnotations()[workv1alpha1.AnnotationSOPSDocument]
 	}
-	obj.Object[secrets.MetadataKey] = token(obj.Object[secrets.MetadataKey], ov, present && reflect.DeepEqual(obj.Object[secrets.MetadataKey], ov))
+	obj.Object[sealed.MetadataKey] = token(obj.Object[sealed.MetadataKey], ov, present && reflect.DeepEqual(obj.Object[sealed.MetadataKey], ov))
 	if ann := obj.GetAnnotations(); ann != nil {
 		if v, ok := ann[workv1alpha1.AnnotationSOPSDocument]; ok {
 			ann[workv1alpha1.AnnotationSOPSDocument] = token(v, odoc, docPresent)

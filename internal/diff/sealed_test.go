@@ -12,8 +12,8 @@ import (
 	"github.com/propagit/propagit/internal/secrets/sopstest"
 )
 
-// sealed returns the encrypted Secret demo/db as render leaves it.
-func sealed(t *testing.T, password string, r *age.X25519Recipient) *unstructured.Unstructured {
+// sealedSecret returns the encrypted Secret demo/db as render leaves it.
+func sealedSecret(t *testing.T, password string, r *age.X25519Recipient) *unstructured.Unstructured {
 	t.Helper()
 	doc, err := sopstest.Encrypt([]byte("apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: demo}\ndata: {password: "+password+", user: YWRtaW4=}\n"),
 		sopstest.KubernetesOptions, r)
@@ -33,9 +33,9 @@ func sealed(t *testing.T, password string, r *age.X25519Recipient) *unstructured
 // holds neither ciphertext, age stanzas nor the committed document.
 func TestSealedSecretChangeNamesKeysWithoutValues(t *testing.T) {
 	r := sopstest.NewIdentity().Recipient()
-	before := sealed(t, "b2xk", r)
+	before := sealedSecret(t, "b2xk", r)
 	after := before.DeepCopy()
-	newer := sealed(t, "bmV3", r)
+	newer := sealedSecret(t, "bmV3", r)
 	after.Object["data"].(map[string]any)["password"] = newer.Object["data"].(map[string]any)["password"]
 	after.Object["sops"] = newer.Object["sops"]
 	after.SetAnnotations(newer.GetAnnotations())

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-	"github.com/propagit/propagit/internal/secrets"
+	"github.com/propagit/propagit/internal/secrets/sealed"
 )
 
 // sealed admits a SOPS-encrypted template (a top-level sops mapping): its
@@ -19,7 +19,7 @@ import (
 // and values; the encrypted values are never decoded here. It reports
 // false, with a Problem, when the template must not load.
 func (c *collector) sealed(di docInfo, n *yaml.Node, gvk schema.GroupVersionKind, obj *unstructured.Unstructured) bool {
-	if s := lookup(n, secrets.MetadataKey); s == nil || s.Kind != yaml.MappingNode {
+	if s := lookup(n, sealed.MetadataKey); s == nil || s.Kind != yaml.MappingNode {
 		return true
 	}
 	what := describe(gvk.Kind, obj.GetName())
@@ -28,19 +28,19 @@ func (c *collector) sealed(di docInfo, n *yaml.Node, gvk schema.GroupVersionKind
 			"%s is SOPS-encrypted, and kustomize rewrites the documents it builds, which breaks their MAC: keep it in a folder without kustomization.yaml and change its metadata with overrides", what))
 		return false
 	}
-	if kinds := c.decryptKinds(); gvk.Group != "" || !secrets.KindAllowed(gvk.Kind, kinds) {
+	if kinds := c.decryptKinds(); gvk.Group != "" || !sealed.KindAllowed(gvk.Kind, kinds) {
 		c.problems = append(c.problems, problemf(di.src, "sops",
-			"%s is SOPS-encrypted, but only these kinds may be: %s (more with --decrypt-kinds)", what, strings.Join(append(slices.Clone(secrets.DefaultKinds), kinds...), ", ")))
+			"%s is SOPS-encrypted, but only these kinds may be: %s (more with --decrypt-kinds)", what, strings.Join(append(slices.Clone(sealed.DefaultKinds), kinds...), ", ")))
 		return false
 	}
 	for _, f := range []string{"apiVersion", "kind"} {
-		if v, _ := obj.Object[f].(string); secrets.IsSealed(v) {
+		if v, _ := obj.Object[f].(string); sealed.IsValue(v) {
 			c.problems = append(c.problems, problemf(di.src, f, "%s: %s is encrypted; encrypt only the values (sops --encrypted-regex '^(data|stringData)$')", what, f))
 			return false
 		}
 	}
 	meta, _ := obj.Object["metadata"].(map[string]any)
-	if paths := secrets.SealedPaths(meta); len(paths) > 1 {
+	if paths := sealed.Paths(meta); len(paths) > 1 {
 		c.problems = append(c.problems, problemf(di.src, "metadata"+paths[1][len("/"):],
 			"%s: metadata is encrypted, so propagit could not place it; encrypt only the values (sops --encrypted-regex '^(data|stringData)$')", what))
 		return false

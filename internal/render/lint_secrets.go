@@ -8,7 +8,7 @@ import (
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
-	"github.com/propagit/propagit/internal/secrets"
+	"github.com/propagit/propagit/internal/secrets/sealed"
 )
 
 // LintOptions turn on the lint checks a fleet opts into.
@@ -36,13 +36,13 @@ func lintSecrets(res *Result, opts LintOptions) []Finding {
 		add := func(format string, args ...any) {
 			out = append(out, Finding{Severity: SeverityError, Finding: load.Finding{Source: b.Template.Source, Message: fmt.Sprintf(format, args...)}})
 		}
-		if !secrets.IsEncrypted(obj.Object) {
+		if !sealed.IsEncrypted(obj.Object) {
 			if opts.RequireEncryptedSecrets && obj.GetKind() == "Secret" && obj.GetAPIVersion() == "v1" {
 				add("%s is not SOPS-encrypted, and --require-encrypted-secrets asks every Secret to be (sops encrypt --age … --encrypted-regex '^(data|stringData)$')", b.Key)
 			}
 			continue
 		}
-		has := secrets.Recipients(obj.Object)
+		has := sealed.Recipients(obj.Object)
 		for _, t := range b.Targets {
 			want := recipients[t.Cluster]
 			if t.Object == nil || len(want) == 0 || slices.ContainsFunc(want, func(r string) bool { return slices.Contains(has, r) }) {

@@ -6,7 +6,7 @@ import (
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/override"
-	"github.com/propagit/propagit/internal/secrets"
+	"github.com/propagit/propagit/internal/secrets/sealed"
 )
 
 // sealedFailure returns the failure of an override that wrote an encrypted
@@ -16,12 +16,12 @@ import (
 // nil when the template is not encrypted or no change touches a sealed
 // path.
 func sealedFailure(b *Binding, cluster string, obj *unstructured.Unstructured, res override.Result, overrides []load.Override) *RenderError {
-	if !secrets.IsEncrypted(b.Template.Object.Object) {
+	if !sealed.IsEncrypted(b.Template.Object.Object) {
 		return nil
 	}
-	sealed := secrets.SealedPaths(b.Template.Object.Object)
+	paths := sealed.Paths(b.Template.Object.Object)
 	for _, c := range res.Changes {
-		hit, ok := secrets.Touches(c.Path, sealed)
+		hit, ok := sealed.Touches(c.Path, paths)
 		if !ok {
 			continue
 		}

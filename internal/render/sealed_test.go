@@ -11,7 +11,7 @@ import (
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
-	"github.com/propagit/propagit/internal/secrets"
+	"github.com/propagit/propagit/internal/secrets/sealed"
 	"github.com/propagit/propagit/internal/secrets/sopstest"
 )
 
@@ -68,7 +68,7 @@ func TestSealedSecretIsPlacedAndOverriddenByMetadataOnly(t *testing.T) {
 	for _, c := range []string{"m1", "m2"} {
 		o := object(t, res, c, "Secret.core/demo/db")
 		pw, _, _ := unstructured.NestedString(o.Object, "data", "password")
-		if !secrets.IsSealed(pw) || !secrets.IsEncrypted(o.Object) {
+		if !sealed.IsValue(pw) || !sealed.IsEncrypted(o.Object) {
 			t.Errorf("%s: data.password = %q, want ciphertext and the sops section", c, pw)
 		}
 		if o.GetAnnotations()[workv1alpha1.AnnotationSOPSDocument] != string(doc) {

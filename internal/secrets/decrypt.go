@@ -22,6 +22,8 @@ import (
 	sopsyaml "github.com/getsops/sops/v3/stores/yaml"
 	"github.com/sirupsen/logrus"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/propagit/propagit/internal/secrets/sealed"
 )
 
 const (
@@ -229,7 +231,7 @@ func (c *valueCipher) open(ciphertext string, key []byte, aad string) (v any, er
 		return v, nil
 	case strings.HasPrefix(err.Error(), "Could not decrypt with AES_GCM"):
 		return nil, fmt.Errorf("%w: a value fails authentication (tampered, or moved to another path)", ErrMAC)
-	case !IsSealed(ciphertext):
+	case !sealed.IsValue(ciphertext):
 		return nil, malformed("not an ENC[AES256_GCM,…] value")
 	}
 	return nil, malformed("an ENC value that does not decode, or whose type does not parse")
@@ -253,7 +255,7 @@ func sealedPaths(b sops.TreeBranch) [][]string {
 				out = append(out, path)
 			}
 		case string:
-			if IsSealed(v) {
+			if sealed.IsValue(v) {
 				out = append(out, path)
 			}
 		}
@@ -269,7 +271,7 @@ func holdsSealed(v any) bool {
 	case []any:
 		return slices.ContainsFunc(v, holdsSealed)
 	case string:
-		return IsSealed(v)
+		return sealed.IsValue(v)
 	}
 	return false
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/secrets/sealed"
 )
 
 // KeySuffix marks the keys of a decryption Secret that hold age identities
@@ -25,7 +26,7 @@ type Keyring struct {
 
 // NewKeyring parses the age identities in the keys of data that end in
 // KeySuffix (a decryption Secret's data). kinds are the kinds allowed
-// besides DefaultKinds. A nil or empty data gives a keyring that reports
+// besides sealed.DefaultKinds. A nil or empty data gives a keyring that reports
 // every document as missing its key. Errors name the key, never its value.
 func NewKeyring(data map[string][]byte, kinds []string) (*Keyring, error) {
 	k := &Keyring{kinds: kinds}
@@ -56,8 +57,8 @@ func (k *Keyring) Recipients() []string { return recipientsOf(k.ids) }
 // dropped. The result lives in memory only: the caller applies it and
 // forgets it.
 func (k *Keyring) Decrypt(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if !KindAllowed(obj.GetKind(), k.kinds) {
-		return nil, unsupported("kind %s may not be encrypted (allowed: %s)", obj.GetKind(), strings.Join(append(slices.Clone(DefaultKinds), k.kinds...), ", "))
+	if !sealed.KindAllowed(obj.GetKind(), k.kinds) {
+		return nil, unsupported("kind %s may not be encrypted (allowed: %s)", obj.GetKind(), strings.Join(append(slices.Clone(sealed.DefaultKinds), k.kinds...), ", "))
 	}
 	doc, ok := obj.GetAnnotations()[workv1alpha1.AnnotationSOPSDocument]
 	if !ok {
@@ -71,7 +72,7 @@ func (k *Keyring) Decrypt(obj *unstructured.Unstructured) (*unstructured.Unstruc
 		return nil, malformed("the original document is a %q, the object a %q", kind, obj.GetKind())
 	}
 	out := obj.DeepCopy()
-	delete(out.Object, MetadataKey)
+	delete(out.Object, sealed.MetadataKey)
 	ann := out.GetAnnotations()
 	delete(ann, workv1alpha1.AnnotationSOPSDocument)
 	out.SetAnnotations(ann)

@@ -7,9 +7,6 @@ import (
 	sopsage "github.com/getsops/sops/v3/age"
 )
 
-// MetadataKey is the top-level key sops adds to every document it encrypts.
-const MetadataKey = "sops"
-
 // masterKeys lists the age recipients of a document's key groups and the
 // identifiers of its other key types (pgp, kms, …), each sorted.
 func masterKeys(m *sops.Metadata) (recipients, others []string) {

@@ -14,6 +14,7 @@ import (
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/secrets"
+	"github.com/propagit/propagit/internal/secrets/sealed"
 	"github.com/propagit/propagit/internal/secrets/sopstest"
 )
 
@@ -235,11 +236,11 @@ func TestChangedKeys(t *testing.T) {
 	}
 	c["data"].(map[string]any)["password"] = n["data"].(map[string]any)["password"]
 	c["sops"] = n["sops"]
-	keys, mac := secrets.ChangedKeys(b, c)
+	keys, mac := sealed.ChangedKeys(b, c)
 	if d := cmp.Diff([]string{"password"}, keys); d != "" || !mac {
-		t.Errorf("ChangedKeys = %v, %v; want [password], true (%s)", keys, mac, d)
+		t.Errorf("sealed.ChangedKeys = %v, %v; want [password], true (%s)", keys, mac, d)
 	}
-	if got := secrets.Recipients(c); len(got) != 1 || got[0] != a.Recipient().String() {
+	if got := sealed.Recipients(c); len(got) != 1 || got[0] != a.Recipient().String() {
 		t.Errorf("Recipients = %v", got)
 	}
 }

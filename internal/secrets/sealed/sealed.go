@@ -1,4 +1,8 @@
-package secrets
+// Package sealed reads what an encrypted (sops) object shows without its
+// key: whether it is encrypted, which values and which recipients, what
+// changed between two versions. The pure pipeline (load, render, diff)
+// uses it; decryption lives in internal/secrets.
+package sealed
 
 import (
 	"slices"
@@ -9,6 +13,9 @@ import (
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
+
+// MetadataKey is the top-level key sops adds to every document it encrypts.
+const MetadataKey = "sops"
 
 // DefaultKinds are the kinds that may be encrypted unless the operator
 // allows more: only Secrets hold values worth encrypting in a manifest.
@@ -31,12 +38,12 @@ func KindAllowed(kind string, extra []string) bool {
 	return slices.Contains(DefaultKinds, kind) || slices.Contains(extra, kind)
 }
 
-// IsSealed reports whether s is a sops-encrypted value.
-func IsSealed(s string) bool { return strings.HasPrefix(s, "ENC[AES256_GCM,") }
+// IsValue reports whether s is a sops-encrypted value.
+func IsValue(s string) bool { return strings.HasPrefix(s, "ENC[AES256_GCM,") }
 
-// SealedPaths returns the JSON pointers of obj's encrypted values and of
+// Paths returns the JSON pointers of obj's encrypted values and of
 // its sops section, sorted: the paths an override must not write.
-func SealedPaths(obj map[string]any) []string {
+func Paths(obj map[string]any) []string {
 	out := []string{"/" + MetadataKey}
 	var walk func(v any, ptr string)
 	walk = func(v any, ptr string) {
@@ -53,7 +60,7 @@ func SealedPaths(obj map[string]any) []string {
 				walk(c, ptr+"/"+strconv.Itoa(i))
 			}
 		case string:
-			if IsSealed(v) {
+			if IsValue(v) {
 				out = append(out, ptr)
 			}
 		}
@@ -131,7 +138,7 @@ func ChangedKeys(before, after map[string]any) (keys []string, macChanged bool) 
 
 func sealedValues(obj map[string]any) map[string]string {
 	out := map[string]string{}
-	for _, p := range SealedPaths(obj) {
+	for _, p := range Paths(obj) {
 		if p == "/"+MetadataKey {
 			continue
 		}
