@@ -383,6 +383,7 @@ func BenchmarkFleetOneChange(b *testing.B) {
 			}
 			if memo != nil {
 				b.ReportMetric(float64(memo.Rendered), "templates-rendered/op")
+				b.ReportMetric(float64(memo.Scheduled), "templates-scheduled/op")
 			}
 		})
 	}

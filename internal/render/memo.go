@@ -21,18 +21,22 @@ import (
 // clusters, replicas, evictions, suspension), the override policies of its
 // namespace and the declared clusters. The next Render builds the objects
 // of a template again only when that digest changed, so a commit that
-// changes one template renders one template. Matching and scheduling still
-// run for every template: they are cheap, and they read live cluster state,
-// which must not be remembered. A Memo is for one Render at a time.
+// changes one template renders one template. Matching and scheduling are
+// remembered too, keyed by everything they read, live cluster state
+// included (placememo.go). A Memo is for one Render at a time.
 type Memo struct {
 	entries map[workv1alpha1.ObjectKey]memoEntry
+	// placements remembers matching and scheduling (placememo.go).
+	placements map[workv1alpha1.ObjectKey]placeEntry
 	// Rendered and Reused count the templates the last Render built and
-	// took from the memo.
-	Rendered, Reused int
+	// took from the memo; Scheduled counts those it scheduled.
+	Rendered, Reused, Scheduled int
 }
 
 // NewMemo returns an empty Memo.
-func NewMemo() *Memo { return &Memo{entries: map[workv1alpha1.ObjectKey]memoEntry{}} }
+func NewMemo() *Memo {
+	return &Memo{entries: map[workv1alpha1.ObjectKey]memoEntry{}, placements: map[workv1alpha1.ObjectKey]placeEntry{}}
+}
 
 type memoEntry struct {
 	sum     [sha256.Size]byte

@@ -25,8 +25,9 @@ var reservedNamespaces = []string{"karmada-system", "karmada-cluster"}
 // which load never classifies as templates).
 var skippedGroups = []string{"events.k8s.io", "coordination.k8s.io"}
 
-// place decides the policy and the clusters of one template.
-func place(t *load.Template, in Input, clusters []*clusterv1alpha1.Cluster, ip *interpret.Interpreter) *Binding {
+// place decides the policy and the clusters of the i-th template, through
+// the placement memo when pr is not nil.
+func place(i int, t *load.Template, in Input, clusters []*clusterv1alpha1.Cluster, ip *interpret.Interpreter, pr *placeRun) *Binding {
 	obj := t.Object
 	b := &Binding{Key: workv1alpha1.KeyOf(obj), Template: t}
 	if reason := skipReason(obj, in.Options); reason != "" {
@@ -38,7 +39,11 @@ func place(t *load.Template, in Input, clusters []*clusterv1alpha1.Cluster, ip *
 	if prev != nil {
 		claim = prev.Claim
 	}
-	b.Choice = match.Policies(obj, obj.GetNamespace() != "", in.Set.Propagations, claim)
+	tsum, ok := templateSum(t)
+	if !ok {
+		pr = nil // a template that cannot be encoded is never remembered
+	}
+	b.Choice = pr.choose(i, t, tsum, b.Key, in.Set.Propagations, claim)
 	if isNamespace(obj) {
 		defer autoPropagate(b, in.Options, clusters)
 	}
@@ -53,7 +58,7 @@ func place(t *load.Template, in Input, clusters []*clusterv1alpha1.Cluster, ip *
 	b.Overwrite = p.Policy.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite
 	b.DriftMode = p.Policy.Annotations[workv1alpha1.AnnotationDrift]
 	b.Preserve = p.Policy.Spec.PreserveResourcesOnDeletion != nil && *p.Policy.Spec.PreserveResourcesOnDeletion
-	schedulePolicy(b, p.Policy, prev, clusters, in.Unhealthy.of(b.Key), in.Reflected.of(b.Key), in.Now, ip)
+	pr.schedule(i, b, p, tsum, prev, in, clusters, ip)
 	return b
 }
 

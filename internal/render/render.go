@@ -203,9 +203,11 @@ func Render(in Input) *Result {
 	})
 	ip := in.Set.Interpreter()
 	r.Bindings = make([]*Binding, len(templates))
+	pr := in.Memo.newPlaceRun(in.Set, clusters, len(templates))
 	parallel(len(templates), func() func(int) {
-		return func(i int) { r.Bindings[i] = place(&templates[i], in, clusters, ip) }
+		return func(i int) { r.Bindings[i] = place(i, &templates[i], in, clusters, ip, pr) }
 	})
+	pr.finish()
 	for _, b := range r.Bindings {
 		byKey[b.Key] = b
 	}
