@@ -82,6 +82,20 @@ type memoTargetInput struct {
 // digest returns the digest of b's inputs, false when one cannot be
 // encoded (then b is rendered).
 func (m *Memo) digest(b *Binding, overrides, clusters [sha256.Size]byte, ip *interpret.Interpreter) ([sha256.Size]byte, bool) {
+	if b.scheduleSum != ([sha256.Size]byte{}) {
+		// The placement key covers the template, the policy, every
+		// cluster, the scripts and the targets; what dependencies and
+		// overrides add is written after it.
+		k := newKeyHash("render")
+		k.sum(b.scheduleSum)
+		k.sum(overrides)
+		k.bool(b.Overwrite)
+		k.int(int64(len(b.DependencyOf)))
+		for _, d := range b.DependencyOf {
+			k.str(d)
+		}
+		return k.done(), true
+	}
 	in := memoInputs{Policy: b.Policy, Overwrite: b.Overwrite, Preserve: b.Preserve, DriftMode: b.DriftMode, AffinityName: b.AffinityName,
 		DependencyOf: b.DependencyOf, Overrides: overrides, Clusters: clusters, Interpreter: ip.Digest(b.Template.Object)}
 	if b.Choice.Winner != nil {

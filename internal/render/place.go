@@ -1,6 +1,7 @@
 package render
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -25,11 +26,11 @@ var reservedNamespaces = []string{"karmada-system", "karmada-cluster"}
 // which load never classifies as templates).
 var skippedGroups = []string{"events.k8s.io", "coordination.k8s.io"}
 
-// place decides the policy and the clusters of the i-th template, through
-// the placement memo when pr is not nil.
-func place(i int, t *load.Template, in Input, clusters []*clusterv1alpha1.Cluster, ip *interpret.Interpreter, pr *placeRun) *Binding {
+// place decides the policy and the clusters of the i-th template, whose key
+// is given, through the placement memo when pr is not nil.
+func place(i int, t *load.Template, key workv1alpha1.ObjectKey, in Input, clusters []*clusterv1alpha1.Cluster, ip *interpret.Interpreter, pr *placeRun) *Binding {
 	obj := t.Object
-	b := &Binding{Key: workv1alpha1.KeyOf(obj), Template: t}
+	b := &Binding{Key: key, Template: t}
 	if reason := skipReason(obj, in.Options); reason != "" {
 		b.Skipped = reason
 		return b
@@ -172,6 +173,7 @@ func autoPropagate(b *Binding, o Options, clusters []*clusterv1alpha1.Cluster) {
 		b.Choice.Reason += "; namespace auto-propagation sends it to every other cluster too"
 		b.AlsoAutoPropagated = true
 	}
+	b.scheduleSum = [sha256.Size]byte{} // every cluster is a target now
 	placed := map[string]bool{}
 	for _, t := range b.Targets {
 		placed[t.Cluster] = true

@@ -246,6 +246,7 @@ func (r *placeRun) schedule(i int, b *Binding, p *load.Propagation, tsum [sha256
 		if e := r.prior[b.Key].schedule; e != nil && e.sum == sum {
 			e.restore(b)
 			r.fresh[i].schedule = e
+			b.scheduleSum = sum
 			return
 		}
 	}
@@ -260,6 +261,7 @@ func (r *placeRun) schedule(i int, b *Binding, p *load.Propagation, tsum [sha256
 		e.targets[j] = *t
 	}
 	r.fresh[i].schedule = e
+	b.scheduleSum = sum
 }
 
 // scheduleKey digests what scheduling b reads besides the render-wide

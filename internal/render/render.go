@@ -1,6 +1,8 @@
 package render
 
 import (
+	"cmp"
+	"crypto/sha256"
 	"regexp"
 	"slices"
 	"time"
@@ -162,6 +164,10 @@ type Binding struct {
 	// AlsoAutoPropagated is set on a Namespace that a policy places and
 	// namespace auto-propagation also sends to every cluster.
 	AlsoAutoPropagated bool
+	// scheduleSum is the placement memo's key when Targets are exactly
+	// what that key decides (zero once anything else adds a target): it
+	// stands for the placement in the render memo's key.
+	scheduleSum [sha256.Size]byte
 }
 
 // Target is the rendering of a template for one cluster. There is one per
@@ -197,15 +203,12 @@ func Render(in Input) *Result {
 	clusters := effectiveClusters(in.Set.Clusters, in.Status, in.Set.TaintPolicies)
 	r := &Result{Clusters: clusters}
 	byKey := map[workv1alpha1.ObjectKey]*Binding{}
-	templates := slices.Clone(in.Set.Templates)
-	slices.SortStableFunc(templates, func(a, b load.Template) int {
-		return workv1alpha1.KeyOf(a.Object).Compare(workv1alpha1.KeyOf(b.Object))
-	})
+	templates, keys := sortedTemplates(in.Set.Templates)
 	ip := in.Set.Interpreter()
 	r.Bindings = make([]*Binding, len(templates))
 	pr := in.Memo.newPlaceRun(in.Set, clusters, len(templates))
 	parallel(len(templates), func() func(int) {
-		return func(i int) { r.Bindings[i] = place(i, &templates[i], in, clusters, ip, pr) }
+		return func(i int) { r.Bindings[i] = place(i, &templates[i], keys[i], in, clusters, ip, pr) }
 	})
 	pr.finish()
 	for _, b := range r.Bindings {
@@ -223,6 +226,28 @@ func Render(in Input) *Result {
 	keepRecorded(r, in.Previous, byKey)
 	r.Works = group(r.Bindings)
 	return r
+}
+
+// sortedTemplates returns the templates sorted by key (stable), with their
+// keys, each key computed once.
+func sortedTemplates(ts []load.Template) ([]load.Template, []workv1alpha1.ObjectKey) {
+	type keyed struct {
+		key workv1alpha1.ObjectKey
+		t   load.Template
+	}
+	all := make([]keyed, len(ts))
+	for i, t := range ts {
+		all[i] = keyed{key: workv1alpha1.KeyOf(t.Object), t: t}
+	}
+	byKey := func(a, b keyed) int { return a.key.Compare(b.key) }
+	if !slices.IsSortedFunc(all, byKey) {
+		slices.SortStableFunc(all, byKey)
+	}
+	templates, keys := make([]load.Template, len(all)), make([]workv1alpha1.ObjectKey, len(all))
+	for i, k := range all {
+		templates[i], keys[i] = k.t, k.key
+	}
+	return templates, keys
 }
 
 // overridesByNamespace returns, per namespace, the override policies that
@@ -275,28 +300,34 @@ func effectiveClusters(cs []load.Cluster, status map[string]*clusterv1alpha1.Clu
 	return out
 }
 
-// group collects rendered objects per cluster. An object shared by several
-// clusters has its key computed once.
+// group collects rendered objects per cluster, each cluster's sorted by
+// key (ties in binding order). Each distinct object has its key computed
+// and ranked once; clusters then order their objects by rank, which costs
+// nothing when, as usual, bindings come in key order and keep their key.
 func group(bindings []*Binding) []Work {
-	type keyed struct {
-		key workv1alpha1.ObjectKey
-		obj *unstructured.Unstructured
+	type entry struct {
+		rank int
+		obj  *unstructured.Unstructured
 	}
-	per := map[string][]keyed{}
-	for _, b := range bindings {
-		keys := map[*unstructured.Unstructured]workv1alpha1.ObjectKey{}
+	var objects []rankedObject
+	rank := map[*unstructured.Unstructured]int{} // reused per binding: objects are shared between its clusters
+	per := map[string][]entry{}
+	for bi, b := range bindings {
+		clear(rank)
 		for _, t := range b.Targets {
 			if t.Object == nil || t.Suspended {
 				continue
 			}
-			k, ok := keys[t.Object]
+			r, ok := rank[t.Object]
 			if !ok {
-				k = workv1alpha1.KeyOf(t.Object)
-				keys[t.Object] = k
+				r = len(objects)
+				objects = append(objects, rankedObject{key: workv1alpha1.KeyOf(t.Object), binding: bi})
+				rank[t.Object] = r
 			}
-			per[t.Cluster] = append(per[t.Cluster], keyed{key: k, obj: t.Object})
+			per[t.Cluster] = append(per[t.Cluster], entry{rank: r, obj: t.Object})
 		}
 	}
+	ranks := rankObjects(objects)
 	names := make([]string, 0, len(per))
 	for n := range per {
 		names = append(names, n)
@@ -305,7 +336,12 @@ func group(bindings []*Binding) []Work {
 	works := make([]Work, 0, len(names))
 	for _, n := range names {
 		objs := per[n]
-		slices.SortStableFunc(objs, func(a, b keyed) int { return a.key.Compare(b.key) })
+		for i := range objs {
+			objs[i].rank = ranks[objs[i].rank]
+		}
+		if !slices.IsSortedFunc(objs, func(a, b entry) int { return cmp.Compare(a.rank, b.rank) }) {
+			slices.SortStableFunc(objs, func(a, b entry) int { return cmp.Compare(a.rank, b.rank) })
+		}
 		w := Work{Cluster: n, Objects: make([]*unstructured.Unstructured, len(objs))}
 		for i, o := range objs {
 			w.Objects[i] = o.obj
@@ -313,4 +349,33 @@ func group(bindings []*Binding) []Work {
 		works = append(works, w)
 	}
 	return works
+}
+
+// rankedObject is a distinct rendered object: its key and the index of its
+// binding.
+type rankedObject struct {
+	key     workv1alpha1.ObjectKey
+	binding int
+}
+
+// rankObjects returns each object's position in (key, binding) order.
+func rankObjects(objects []rankedObject) []int {
+	order := make([]int, len(objects))
+	for i := range order {
+		order[i] = i
+	}
+	less := func(a, b int) int {
+		if c := objects[a].key.Compare(objects[b].key); c != 0 {
+			return c
+		}
+		return cmp.Compare(objects[a].binding, objects[b].binding)
+	}
+	if !slices.IsSortedFunc(order, less) {
+		slices.SortStableFunc(order, less)
+	}
+	ranks := make([]int, len(objects))
+	for pos, i := range order {
+		ranks[i] = pos
+	}
+	return ranks
 }

@@ -12,8 +12,9 @@ import (
 // copies (a pending eviction's) were admitted when they were rendered and
 // are left alone.
 func restrictTargets(bindings []*Binding, policy *restrict.Policy) {
+	checked := map[*unstructured.Unstructured]*restrict.Refusal{} // objects are shared between a binding's clusters
 	for _, b := range bindings {
-		checked := map[*unstructured.Unstructured]*restrict.Refusal{} // objects are shared between clusters
+		clear(checked)
 		for _, t := range b.Targets {
 			if t.Object == nil || t.Evicted != nil {
 				continue
