@@ -28,6 +28,9 @@ type Memo struct {
 	entries map[workv1alpha1.ObjectKey]memoEntry
 	// placements remembers matching and scheduling (placememo.go).
 	placements map[workv1alpha1.ObjectKey]placeEntry
+	// verdicts remembers the restriction policy's answer per rendered
+	// object (restrict.go).
+	verdicts map[*unstructured.Unstructured]verdict
 	// Rendered and Reused count the templates the last Render built and
 	// took from the memo; Scheduled counts those it scheduled.
 	Rendered, Reused, Scheduled int

@@ -15,6 +15,7 @@ import (
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/restrict"
 )
 
 // memoWorld is everything a controller pass hands Render.
@@ -265,4 +266,42 @@ func placementJSON(t *testing.T, res *render.Result) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// TestMemoReusesRestrictionVerdictsOnlyWhileValid renders one repository
+// through a memo under restriction policies and template folders that
+// change the verdict, and checks each render against one without the memo.
+func TestMemoReusesRestrictionVerdictsOnlyWhileValid(t *testing.T) {
+	files := memoBaseWorld().files
+	permissive := &restrict.Policy{}
+	onlyOther := &restrict.Policy{Namespaces: []string{"other"}}
+	teamFolder := &restrict.Policy{Folders: []restrict.Folder{{Path: "team", Namespaces: []string{"other"}}}}
+	memo, cache := render.NewMemo(), load.NewCache()
+	for _, step := range []struct {
+		name   string
+		policy *restrict.Policy
+		change func()
+		errors int
+	}{
+		{"allowed", permissive, func() {}, 0},
+		{"the namespace no longer allowed", onlyOther, func() {}, 3},
+		{"allowed again", permissive, func() {}, 0},
+		{"a folder rule, template outside the folder", teamFolder, func() {}, 0},
+		{"the same document moved into the folder", teamFolder, func() {
+			files["team/web.yaml"] = files["web.yaml"]
+			delete(files, "web.yaml")
+		}, 3},
+	} {
+		step.change()
+		opts := render.DefaultOptions()
+		opts.Restrictions = step.policy
+		fresh := render.Render(render.Input{Set: loadFiles(t, files, nil), Options: opts})
+		got := render.Render(render.Input{Set: loadFiles(t, files, cache), Options: opts, Memo: memo})
+		if len(fresh.Errors) != step.errors {
+			t.Fatalf("%s: %d errors without the memo, want %d", step.name, len(fresh.Errors), step.errors)
+		}
+		if a, b := placementJSON(t, fresh), placementJSON(t, got); a != b {
+			t.Errorf("%s: the memo changed the output:\nwithout: %s\nwith:    %s", step.name, a, b)
+		}
+	}
 }

@@ -219,7 +219,7 @@ func Render(in Input) *Result {
 	for _, b := range r.Bindings {
 		injectPreserved(b, in.Previous.lookup(b.Key))
 	}
-	restrictTargets(r.Bindings, in.Options.Restrictions)
+	restrictTargets(r.Bindings, in.Options.Restrictions, in.Memo)
 	if endHealthyEvictions(r.Bindings, in.Previous, in.Health, clusters) {
 		detachDependencies(r.Bindings, byKey)
 	}

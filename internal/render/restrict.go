@@ -1,6 +1,8 @@
 package render
 
 import (
+	"crypto/sha256"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/restrict"
@@ -10,8 +12,10 @@ import (
 // restriction policy denies: each becomes a render failure, so its cluster
 // keeps what it ran (keepRecorded) and lint and diff report it. Frozen old
 // copies (a pending eviction's) were admitted when they were rendered and
-// are left alone.
-func restrictTargets(bindings []*Binding, policy *restrict.Policy) {
+// are left alone. With a memo, the verdict on an object rendered before is
+// reused while the policy and the template's folder are the same.
+func restrictTargets(bindings []*Binding, policy *restrict.Policy, m *Memo) {
+	check := m.restrictions(policy)
 	checked := map[*unstructured.Unstructured]*restrict.Refusal{} // objects are shared between a binding's clusters
 	for _, b := range bindings {
 		clear(checked)
@@ -21,7 +25,7 @@ func restrictTargets(bindings []*Binding, policy *restrict.Policy) {
 			}
 			r, ok := checked[t.Object]
 			if !ok {
-				r = policy.Check(t.Object, b.Template.Source.Path)
+				r = check(t.Object, b.Template.Source.Path)
 				checked[t.Object] = r
 			}
 			if r == nil {
@@ -32,5 +36,36 @@ func restrictTargets(bindings []*Binding, policy *restrict.Policy) {
 			t.Error = t.Failure.Path + ": " + t.Failure.Message
 			t.Object = nil
 		}
+	}
+}
+
+// verdict is the restriction policy's answer on one rendered object.
+type verdict struct {
+	policy  [sha256.Size]byte
+	source  string
+	refusal *restrict.Refusal
+}
+
+// restrictions returns policy.Check, through the memo's verdicts when m is
+// not nil; the memo keeps the verdicts of this Render's objects only.
+// Rendered objects are never changed, so an object's pointer stands for
+// its content.
+func (m *Memo) restrictions(policy *restrict.Policy) func(*unstructured.Unstructured, string) *restrict.Refusal {
+	if m == nil {
+		return policy.Check
+	}
+	sum, ok := digestOf(policy)
+	prior := m.verdicts
+	m.verdicts = make(map[*unstructured.Unstructured]verdict, len(prior))
+	return func(obj *unstructured.Unstructured, source string) *restrict.Refusal {
+		if v, hit := prior[obj]; ok && hit && v.policy == sum && v.source == source {
+			m.verdicts[obj] = v
+			return v.refusal
+		}
+		r := policy.Check(obj, source)
+		if ok {
+			m.verdicts[obj] = verdict{policy: sum, source: source, refusal: r}
+		}
+		return r
 	}
 }
