@@ -87,6 +87,21 @@ spec:
       purgeMode: Directly
 `
 
+// memoCustomization asks for 3 replicas of web, whatever its spec says.
+const memoCustomization = `apiVersion: config.karmada.io/v1alpha1
+kind: ResourceInterpreterCustomization
+metadata: {name: fixed-replicas}
+spec:
+  target: {apiVersion: apps/v1, kind: Deployment}
+  customizations:
+    replicaResource:
+      luaScript: |
+        local kube = require("kube")
+        function GetReplicas(obj)
+          return 3, kube.accuratePodRequirements(obj.spec.template)
+        end
+`
+
 func memoBaseWorld() *memoWorld {
 	return &memoWorld{now: t0, files: map[string]string{
 		"clusters.yaml": memoCluster("m1", "gold", "4") + memoCluster("m2", "gold", "2") + memoCluster("m3", "gold", "1"),
@@ -175,6 +190,9 @@ func TestMemoNeverServesAStaleSchedule(t *testing.T) {
 		}},
 		{name: "the template's requests", change: func(t *testing.T, w *memoWorld) {
 			w.files["web.yaml"] = strings.Replace(w.files["web.yaml"], "cpu: 500m", "cpu: 1500m", 1)
+		}},
+		{name: "the interpreter's answer (a customization's GetReplicas)", change: func(t *testing.T, w *memoWorld) {
+			w.files["ric.yaml"] = memoCustomization
 		}},
 		{name: "the previous placement", setup: withPrevious, change: func(t *testing.T, w *memoWorld) {
 			more := *w
