@@ -31,6 +31,9 @@ type Memo struct {
 	// verdicts remembers the restriction policy's answer per rendered
 	// object (restrict.go).
 	verdicts map[*unstructured.Unstructured]verdict
+	// settled are the bindings whose targets the next Render may share
+	// (settle.go).
+	settled map[workv1alpha1.ObjectKey]*settled
 	// Rendered and Reused count the templates the last Render built and
 	// took from the memo; Scheduled counts those it scheduled.
 	Rendered, Reused, Scheduled int
@@ -187,6 +190,14 @@ func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluste
 		}
 		sum, ok := m.digest(b, osum.sum, clusterSum, ip)
 		ok = ok && osum.ok && clustersOK
+		if b.shared != nil {
+			if e, hit := m.entries[b.Key]; ok && hit && e.sum == sum {
+				m.Reused++
+				seen[b.Key] = e
+				continue // its targets are rendered already
+			}
+			b.unshare()
+		}
 		if ok && m.restore(b, sum) {
 			m.Reused++
 			seen[b.Key] = m.entries[b.Key]

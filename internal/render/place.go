@@ -173,6 +173,7 @@ func autoPropagate(b *Binding, o Options, clusters []*clusterv1alpha1.Cluster) {
 		b.Choice.Reason += "; namespace auto-propagation sends it to every other cluster too"
 		b.AlsoAutoPropagated = true
 	}
+	b.unshare()
 	b.scheduleSum = [sha256.Size]byte{} // every cluster is a target now
 	placed := map[string]bool{}
 	for _, t := range b.Targets {

@@ -244,7 +244,11 @@ func (r *placeRun) schedule(i int, b *Binding, p *load.Propagation, tsum [sha256
 	if remember {
 		sum = r.scheduleKey(b, p, tsum, prev, ip)
 		if e := r.prior[b.Key].schedule; e != nil && e.sum == sum {
-			e.restore(b)
+			if s := r.memo.settled[b.Key]; s != nil && s.scheduleSum == sum {
+				e.share(b, s)
+			} else {
+				e.restore(b)
+			}
 			r.fresh[i].schedule = e
 			b.scheduleSum = sum
 			return
@@ -314,6 +318,13 @@ func clockFree(p *load.Propagation, prev *PreviousTemplate, unhealthy map[string
 		}
 	}
 	return true
+}
+
+// share gives b the remembered decision with the targets of the settled
+// binding s, shared.
+func (e *scheduleEntry) share(b *Binding, s *settled) {
+	b.Decision, b.ScheduleError, b.KeptPrevious, b.AffinityName = e.decision, e.scheduleError, e.keptPrevious, e.affinityName
+	b.Targets, b.shared = s.targets, &sharedTargets{settled: s, placement: e}
 }
 
 // restore gives b the remembered decision, with targets of its own (later

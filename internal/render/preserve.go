@@ -84,7 +84,8 @@ func injectPreserved(b *Binding, prev *PreviousTemplate) {
 			before[tc.Name] = true
 		}
 	}
-	for _, t := range b.Targets {
+	for i := range b.Targets {
+		t := b.Targets[i] // b.own may replace b.Targets
 		if t.Object == nil || t.Evicted != nil || t.Kept {
 			continue
 		}
@@ -106,6 +107,11 @@ func injectPreserved(b *Binding, prev *PreviousTemplate) {
 		if len(labels) == 0 {
 			continue
 		}
+		if b.shared != nil {
+			b.own()
+			t = b.Targets[i]
+		}
+		b.touched = true
 		obj := t.Object.DeepCopy()
 		keys := make([]string, 0, len(labels))
 		for k, v := range labels {

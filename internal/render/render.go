@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -168,6 +169,12 @@ type Binding struct {
 	// what that key decides (zero once anything else adds a target): it
 	// stands for the placement in the render memo's key.
 	scheduleSum [sha256.Size]byte
+	// shared is set while Targets are the previous Render's (settle.go).
+	shared *sharedTargets
+	// touched is set when a stage after rendering replaced an object.
+	touched bool
+	// sameKey is set when every object of Targets has the template's key.
+	sameKey bool
 }
 
 // Target is the rendering of a template for one cluster. There is one per
@@ -219,12 +226,15 @@ func Render(in Input) *Result {
 	for _, b := range r.Bindings {
 		injectPreserved(b, in.Previous.lookup(b.Key))
 	}
-	restrictTargets(r.Bindings, in.Options.Restrictions, in.Memo)
+	restrictions, restrictionsOK := restrictTargets(r.Bindings, in.Options.Restrictions, in.Memo)
 	if endHealthyEvictions(r.Bindings, in.Previous, in.Health, clusters) {
 		detachDependencies(r.Bindings, byKey)
 	}
 	keepRecorded(r, in.Previous, byKey)
-	r.Works = group(r.Bindings)
+	r.Works = group(r.Bindings, clusters)
+	if in.Memo != nil {
+		in.Memo.settle(r.Bindings, restrictions, restrictionsOK)
+	}
 	return r
 }
 
@@ -301,10 +311,104 @@ func effectiveClusters(cs []load.Cluster, status map[string]*clusterv1alpha1.Clu
 }
 
 // group collects rendered objects per cluster, each cluster's sorted by
-// key (ties in binding order). Each distinct object has its key computed
-// and ranked once; clusters then order their objects by rank, which costs
-// nothing when, as usual, bindings come in key order and keep their key.
-func group(bindings []*Binding) []Work {
+// key (ties in binding order).
+func group(bindings []*Binding, clusters []*clusterv1alpha1.Cluster) []Work {
+	if works, ok := groupInOrder(bindings, clusters); ok {
+		return works
+	}
+	return groupRanked(bindings)
+}
+
+// groupInOrder is group when, as usual, bindings have distinct keys in
+// ascending order, every object has its binding's key and goes to a
+// declared cluster: each cluster's objects then come in binding order,
+// sorted already, with no key compared and no map consulted.
+func groupInOrder(bindings []*Binding, clusters []*clusterv1alpha1.Cluster) ([]Work, bool) {
+	inOrder := true
+	seen := map[*unstructured.Unstructured]bool{} // reused per binding: objects are shared between its clusters
+	for i, b := range bindings {
+		if i > 0 && bindings[i-1].Key.Compare(b.Key) >= 0 {
+			inOrder = false
+		}
+		if !keepsKey(b, seen) {
+			inOrder = false // every binding is still looked at: settle keeps sameKey
+		}
+	}
+	if !inOrder {
+		return nil, false
+	}
+	counts := make([]int, len(clusters))
+	for _, b := range bindings {
+		if !eachObject(b, clusters, func(ci int, _ *unstructured.Unstructured) { counts[ci]++ }) {
+			return nil, false
+		}
+	}
+	objects := make([][]*unstructured.Unstructured, len(clusters))
+	for ci, n := range counts {
+		objects[ci] = make([]*unstructured.Unstructured, 0, n)
+	}
+	for _, b := range bindings {
+		eachObject(b, clusters, func(ci int, obj *unstructured.Unstructured) { objects[ci] = append(objects[ci], obj) })
+	}
+	works := make([]Work, 0, len(clusters))
+	for ci, objs := range objects {
+		if len(objs) > 0 {
+			works = append(works, Work{Cluster: clusters[ci].Name, Objects: objs})
+		}
+	}
+	return works, true
+}
+
+// keepsKey sets and returns b.sameKey: whether every object b sends has
+// b's key (a settled binding's answer is known).
+func keepsKey(b *Binding, seen map[*unstructured.Unstructured]bool) bool {
+	if b.shared != nil {
+		b.sameKey = b.shared.settled.sameKey
+		return b.sameKey
+	}
+	clear(seen)
+	b.sameKey = true
+	for _, t := range b.Targets {
+		if t.Object == nil || t.Suspended || seen[t.Object] {
+			continue
+		}
+		seen[t.Object] = true
+		if workv1alpha1.KeyOf(t.Object) != b.Key {
+			b.sameKey = false
+			return false
+		}
+	}
+	return true
+}
+
+// eachObject calls f with the index in clusters (sorted by name) of each
+// cluster b sends an object to; false when one is not declared. Targets
+// come sorted by cluster, so the index is found by walking along.
+func eachObject(b *Binding, clusters []*clusterv1alpha1.Cluster, f func(int, *unstructured.Unstructured)) bool {
+	j := 0
+	for _, t := range b.Targets {
+		if t.Object == nil || t.Suspended {
+			continue
+		}
+		for j < len(clusters) && clusters[j].Name < t.Cluster {
+			j++
+		}
+		if j < len(clusters) && clusters[j].Name == t.Cluster {
+			f(j, t.Object)
+			continue
+		}
+		k, found := slices.BinarySearchFunc(clusters, t.Cluster, func(c *clusterv1alpha1.Cluster, name string) int { return strings.Compare(c.Name, name) })
+		if !found {
+			return false
+		}
+		f(k, t.Object)
+	}
+	return true
+}
+
+// groupRanked is group in general: each distinct object has its key
+// computed and ranked once, and clusters order their objects by rank.
+func groupRanked(bindings []*Binding) []Work {
 	type entry struct {
 		rank int
 		obj  *unstructured.Unstructured

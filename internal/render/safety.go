@@ -177,6 +177,7 @@ func keepUnclaimedDependencies(dep *Binding, recorded map[string]*unstructured.U
 			!keptReferrer(obj.GetAnnotations()[workv1alpha1.AnnotationDependencyOf], cluster, byKey) {
 			continue
 		}
+		dep.own()
 		dep.Targets = append(dep.Targets, keptTarget(cluster, obj))
 		slices.SortFunc(dep.Targets, func(x, y *Target) int { return strings.Compare(x.Cluster, y.Cluster) })
 		if dep.Choice.Winner == nil {
