@@ -3,6 +3,7 @@ package render_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -320,6 +321,92 @@ func TestMemoReusesRestrictionVerdictsOnlyWhileValid(t *testing.T) {
 		}
 		if a, b := placementJSON(t, fresh), placementJSON(t, got); a != b {
 			t.Errorf("%s: the memo changed the output:\nwithout: %s\nwith:    %s", step.name, a, b)
+		}
+	}
+}
+
+// TestMemoSharedTargetsFollowEveryStage renders, controller-like (each
+// render's Works are the next one's history), a sequence of revisions that
+// make later stages change templates the memo had settled: a dependency
+// attached to one, restriction refusals, namespace auto-propagation, a
+// policy removed, preserved labels coming and going. Each render through
+// the memo must equal the render without it.
+func TestMemoSharedTargetsFollowEveryStage(t *testing.T) {
+	env := `apiVersion: v1
+kind: ConfigMap
+metadata: {name: web-env, namespace: demo}
+data: {A: "1"}
+`
+	envPolicy := `apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: env, namespace: demo}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: web-env}]
+  placement: {clusterAffinity: {clusterNames: [m1]}}
+`
+	w := memoBaseWorld()
+	w.files["env.yaml"], w.files["env-policy.yaml"] = env, envPolicy
+	w.files["ns.yaml"] = "apiVersion: v1\nkind: Namespace\nmetadata: {name: demo}\n"
+	w.files["policy.yaml"] = strings.Replace(w.files["policy.yaml"], "  propagateDeps: true\n", "", 1)
+	w.files["policy.yaml"] = w.files["policy.yaml"][:strings.Index(w.files["policy.yaml"], "  failover:")]
+	opts := render.DefaultOptions()
+	memo, cache := render.NewMemo(), load.NewCache()
+	withEnv := func() {
+		w.files["web.yaml"] = strings.Replace(memoWeb, "        resources:", "        envFrom: [{configMapRef: {name: web-env}}]\n        resources:", 1)
+		w.files["policy.yaml"] = strings.Replace(w.files["policy.yaml"], "spec:\n", "spec:\n  propagateDeps: true\n", 1)
+	}
+	var last *render.Result
+	preserved := func() {
+		works := make([]render.Work, len(last.Works))
+		for i, wk := range last.Works {
+			works[i] = render.Work{Cluster: wk.Cluster, Objects: slices.Clone(wk.Objects)}
+			for j, o := range wk.Objects {
+				if o.GetKind() == "Deployment" && wk.Cluster == "m1" {
+					cp := o.DeepCopy()
+					cp.SetLabels(map[string]string{"keep": "yes"})
+					cp.SetAnnotations(map[string]string{workv1alpha1.AnnotationTemplate: webKey.String(),
+						workv1alpha1.AnnotationPPNamespace: "demo", workv1alpha1.AnnotationPPName: "web",
+						workv1alpha1.AnnotationScheduledReplicas: "3", workv1alpha1.AnnotationPreservedLabels: "keep"})
+					works[i].Objects[j] = cp
+				}
+			}
+		}
+		w.prev = render.PreviousFromWorks(works)
+	}
+	for _, step := range []struct {
+		name   string
+		change func()
+	}{
+		{"first render", func() {}},
+		{"nothing changed", func() {}},
+		{"web now depends on the settled web-env", withEnv},
+		{"nothing changed after the attach", func() {}},
+		{"the dependency dropped", func() {
+			w.files["web.yaml"], w.files["policy.yaml"] = memoWeb, strings.Replace(w.files["policy.yaml"], "  propagateDeps: true\n", "", 1)
+		}},
+		{"the namespace refused", func() { opts.Restrictions = &restrict.Policy{Namespaces: []string{"other"}} }},
+		{"the namespace allowed again", func() { opts.Restrictions = nil }},
+		{"no namespace auto-propagation", func() { opts.NamespaceAutoPropagation = false }},
+		{"namespace auto-propagation back", func() { opts.NamespaceAutoPropagation = true }},
+		{"a preserved label recorded on m1", preserved},
+		{"the preserved label kept", func() {}},
+		{"the preserved label gone from the history", func() { w.prev = nil }},
+		{"web-env's policy removed", func() { delete(w.files, "env-policy.yaml") }},
+		{"web-env claimed again", func() { w.files["env-policy.yaml"] = envPolicy }},
+	} {
+		step.change()
+		in := w.input(loadFiles(t, w.files, nil), nil)
+		in.Options = opts
+		fresh := render.Render(in)
+		in = w.input(loadFiles(t, w.files, cache), memo)
+		in.Options = opts
+		got := render.Render(in)
+		if a, b := placementJSON(t, fresh), placementJSON(t, got); a != b {
+			t.Fatalf("%s: the memo changed the output:\nwithout: %s\nwith:    %s", step.name, a, b)
+		}
+		last = fresh
+		if step.name != "a preserved label recorded on m1" {
+			w.prev = render.PreviousFromWorks(fresh.Works)
 		}
 	}
 }
