@@ -347,6 +347,13 @@ spec:
 	w := memoBaseWorld()
 	w.files["env.yaml"], w.files["env-policy.yaml"] = env, envPolicy
 	w.files["ns.yaml"] = "apiVersion: v1\nkind: Namespace\nmetadata: {name: demo}\n"
+	w.files["ns-policy.yaml"] = `apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterPropagationPolicy
+metadata: {name: namespaces}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: Namespace, name: demo}]
+  placement: {clusterAffinity: {clusterNames: [m1]}}
+`
 	w.files["policy.yaml"] = strings.Replace(w.files["policy.yaml"], "  propagateDeps: true\n", "", 1)
 	w.files["policy.yaml"] = w.files["policy.yaml"][:strings.Index(w.files["policy.yaml"], "  failover:")]
 	opts := render.DefaultOptions()
@@ -355,7 +362,7 @@ spec:
 		w.files["web.yaml"] = strings.Replace(memoWeb, "        resources:", "        envFrom: [{configMapRef: {name: web-env}}]\n        resources:", 1)
 		w.files["policy.yaml"] = strings.Replace(w.files["policy.yaml"], "spec:\n", "spec:\n  propagateDeps: true\n", 1)
 	}
-	var last *render.Result
+	var last, plain *render.Result
 	preserved := func() {
 		works := make([]render.Work, len(last.Works))
 		for i, wk := range last.Works {
@@ -387,10 +394,12 @@ spec:
 		{"the namespace refused", func() { opts.Restrictions = &restrict.Policy{Namespaces: []string{"other"}} }},
 		{"the namespace allowed again", func() { opts.Restrictions = nil }},
 		{"no namespace auto-propagation", func() { opts.NamespaceAutoPropagation = false }},
+		{"nothing changed without auto-propagation", func() {}},
 		{"namespace auto-propagation back", func() { opts.NamespaceAutoPropagation = true }},
+		{"nothing changed before the preserved label", func() { plain = last }},
 		{"a preserved label recorded on m1", preserved},
 		{"the preserved label kept", func() {}},
-		{"the preserved label gone from the history", func() { w.prev = nil }},
+		{"the preserved label gone from the history", func() { w.prev = render.PreviousFromWorks(plain.Works) }},
 		{"web-env's policy removed", func() { delete(w.files, "env-policy.yaml") }},
 		{"web-env claimed again", func() { w.files["env-policy.yaml"] = envPolicy }},
 	} {
