@@ -92,15 +92,16 @@ func (m *Memo) digest(b *Binding, overrides, clusters [sha256.Size]byte, ip *int
 		// The placement key covers the template, the policy, every
 		// cluster, the scripts and the targets; what dependencies and
 		// overrides add is written after it.
-		k := newKeyHash("render")
-		k.sum(b.scheduleSum)
-		k.sum(overrides)
-		k.bool(b.Overwrite)
-		k.int(int64(len(b.DependencyOf)))
+		var buf keyBuffer
+		k := keyStr(buf[:0], "render")
+		k = keySum(k, b.scheduleSum)
+		k = keySum(k, overrides)
+		k = keyBool(k, b.Overwrite)
+		k = keyInt(k, int64(len(b.DependencyOf)))
 		for _, d := range b.DependencyOf {
-			k.str(d)
+			k = keyStr(k, d)
 		}
-		return k.done(), true
+		return sha256.Sum256(k), true
 	}
 	in := memoInputs{Policy: b.Policy, Overwrite: b.Overwrite, Preserve: b.Preserve, DriftMode: b.DriftMode, AffinityName: b.AffinityName,
 		DependencyOf: b.DependencyOf, Overrides: overrides, Clusters: clusters, Interpreter: ip.Digest(b.Template.Object)}

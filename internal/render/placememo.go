@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
-	"hash"
 	"slices"
 	"time"
 
@@ -136,40 +135,24 @@ func (r *placeRun) finish() {
 	r.memo.placements = out
 }
 
-// keyHash builds a memo key from length-prefixed parts.
-type keyHash struct{ h hash.Hash }
+// Memo keys are length-prefixed parts appended to a buffer, hashed once;
+// callers start from a stack array (keyBuffer) so a short key allocates
+// nothing.
+type keyBuffer [512]byte
 
-func newKeyHash(tag string) keyHash {
-	k := keyHash{h: sha256.New()}
-	k.str(tag)
-	return k
+func keyStr(b []byte, s string) []byte {
+	return append(keyInt(b, int64(len(s))), s...)
 }
 
-func (k keyHash) str(s string) {
-	k.int(int64(len(s)))
-	k.h.Write([]byte(s))
-}
+func keyInt(b []byte, n int64) []byte { return binary.LittleEndian.AppendUint64(b, uint64(n)) }
 
-func (k keyHash) int(n int64) {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(n))
-	k.h.Write(b[:])
-}
+func keySum(b []byte, s [sha256.Size]byte) []byte { return append(b, s[:]...) }
 
-func (k keyHash) sum(s [sha256.Size]byte) { k.h.Write(s[:]) }
-
-func (k keyHash) bool(b bool) {
-	if b {
-		k.int(1)
-	} else {
-		k.int(0)
+func keyBool(b []byte, v bool) []byte {
+	if v {
+		return keyInt(b, 1)
 	}
-}
-
-func (k keyHash) done() [sha256.Size]byte {
-	var out [sha256.Size]byte
-	k.h.Sum(out[:0])
-	return out
+	return keyInt(b, 0)
 }
 
 // templateSum identifies a template's content: the loader's digest of its
@@ -177,10 +160,11 @@ func (k keyHash) done() [sha256.Size]byte {
 // cannot be encoded.
 func templateSum(t *load.Template) ([sha256.Size]byte, bool) {
 	if t.Digest != ([sha256.Size]byte{}) {
-		k := newKeyHash("document")
-		k.sum(t.Digest)
-		k.str(t.Object.GetNamespace())
-		return k.done(), true
+		var buf keyBuffer
+		k := keyStr(buf[:0], "document")
+		k = keySum(k, t.Digest)
+		k = keyStr(k, t.Object.GetNamespace())
+		return sha256.Sum256(k), true
 	}
 	return digestOf(t.Object.Object)
 }
@@ -191,16 +175,17 @@ func (r *placeRun) choose(i int, t *load.Template, tsum [sha256.Size]byte, key w
 		return match.Policies(t.Object, t.Object.GetNamespace() != "", policies, claim)
 	}
 	r.keys[i] = key
-	k := newKeyHash("match")
-	k.sum(tsum)
-	k.sum(r.policies)
-	k.bool(claim != nil)
+	var buf keyBuffer
+	k := keyStr(buf[:0], "match")
+	k = keySum(k, tsum)
+	k = keySum(k, r.policies)
+	k = keyBool(k, claim != nil)
 	if claim != nil {
-		k.bool(claim.ClusterScoped)
-		k.str(claim.Namespace)
-		k.str(claim.Name)
+		k = keyBool(k, claim.ClusterScoped)
+		k = keyStr(k, claim.Namespace)
+		k = keyStr(k, claim.Name)
 	}
-	sum := k.done()
+	sum := sha256.Sum256(k)
 	if e := r.prior[key].match; e != nil && e.sum == sum {
 		r.fresh[i].match = e
 		return e.choice(policies)
@@ -272,25 +257,26 @@ func (r *placeRun) schedule(i int, b *Binding, p *load.Propagation, tsum [sha256
 // clusters: its document, the winning policy, the interpreter's scripts
 // for its kind and its previous placement.
 func (r *placeRun) scheduleKey(b *Binding, p *load.Propagation, tsum [sha256.Size]byte, prev *PreviousTemplate, ip *interpret.Interpreter) [sha256.Size]byte {
-	k := newKeyHash("schedule")
-	k.sum(tsum)
-	k.sum(r.policySums[r.policyAt[p]])
-	k.sum(r.clusters)
-	k.sum(ip.Digest(b.Template.Object))
-	k.bool(prev != nil)
+	var buf keyBuffer
+	k := keyStr(buf[:0], "schedule")
+	k = keySum(k, tsum)
+	k = keySum(k, r.policySums[r.policyAt[p]])
+	k = keySum(k, r.clusters)
+	k = keySum(k, ip.Digest(b.Template.Object))
+	k = keyBool(k, prev != nil)
 	if prev != nil {
-		k.str(prev.Placement.AffinityName)
-		k.int(int64(len(prev.Placement.Clusters)))
+		k = keyStr(k, prev.Placement.AffinityName)
+		k = keyInt(k, int64(len(prev.Placement.Clusters)))
 		for _, tc := range prev.Placement.Clusters {
-			k.str(tc.Name)
-			k.int(int64(tc.Replicas))
+			k = keyStr(k, tc.Name)
+			k = keyInt(k, int64(tc.Replicas))
 		}
-		k.int(int64(len(prev.Placement.EvictedClusters)))
+		k = keyInt(k, int64(len(prev.Placement.EvictedClusters)))
 		for _, name := range prev.Placement.EvictedClusters {
-			k.str(name)
+			k = keyStr(k, name)
 		}
 	}
-	return k.done()
+	return sha256.Sum256(k)
 }
 
 // clockFree reports whether scheduling under p depends neither on the

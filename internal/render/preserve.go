@@ -77,6 +77,9 @@ func injectPreserved(b *Binding, prev *PreviousTemplate) {
 			}
 		}
 	}
+	if len(fresh) == 0 && prev == nil {
+		return // nothing to preserve
+	}
 	var before map[string]bool
 	if prev != nil {
 		before = map[string]bool{}
