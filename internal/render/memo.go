@@ -172,7 +172,8 @@ func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluste
 		return
 	}
 	m.Rendered, m.Reused = 0, 0
-	clusterSum, clustersOK := digestOf(clusterInputs(clusters))
+	var clusterSum [sha256.Size]byte
+	clustersOK, clustersDone := false, false
 	type nsSum struct {
 		sum [sha256.Size]byte
 		ok  bool
@@ -189,8 +190,13 @@ func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluste
 			osum.sum, osum.ok = digestOf(overridePolicies(overrides(ns)))
 			overrideSums[ns] = osum
 		}
+		if b.scheduleSum == ([sha256.Size]byte{}) && !clustersDone {
+			// Only keys without a placement digest read the clusters.
+			clusterSum, clustersOK = digestOf(clusterInputs(clusters))
+			clustersDone = true
+		}
 		sum, ok := m.digest(b, osum.sum, clusterSum, ip)
-		ok = ok && osum.ok && clustersOK
+		ok = ok && osum.ok && (clustersOK || b.scheduleSum != ([sha256.Size]byte{}))
 		if b.shared != nil {
 			if e, hit := m.entries[b.Key]; ok && hit && e.sum == sum {
 				m.Reused++
