@@ -173,8 +173,10 @@ type Binding struct {
 	shared *sharedTargets
 	// touched is set when a stage after rendering replaced an object.
 	touched bool
-	// sameKey is set when every object of Targets has the template's key.
+	// sameKey is set when every object of Targets has the template's key;
+	// sent is what it sends, per cluster index (both set by group).
 	sameKey bool
+	sent    *sent
 }
 
 // Target is the rendering of a template for one cluster. There is one per
@@ -322,7 +324,9 @@ func group(bindings []*Binding, clusters []*clusterv1alpha1.Cluster) []Work {
 // groupInOrder is group when, as usual, bindings have distinct keys in
 // ascending order, every object has its binding's key and goes to a
 // declared cluster: each cluster's objects then come in binding order,
-// sorted already, with no key compared and no map consulted.
+// sorted already, with no key compared and no map consulted. What each
+// binding sends is worked out once and kept with it (a settled binding
+// brings it along).
 func groupInOrder(bindings []*Binding, clusters []*clusterv1alpha1.Cluster) ([]Work, bool) {
 	inOrder := true
 	seen := map[*unstructured.Unstructured]bool{} // reused per binding: objects are shared between its clusters
@@ -339,8 +343,11 @@ func groupInOrder(bindings []*Binding, clusters []*clusterv1alpha1.Cluster) ([]W
 	}
 	counts := make([]int, len(clusters))
 	for _, b := range bindings {
-		if !eachObject(b, clusters, func(ci int, _ *unstructured.Unstructured) { counts[ci]++ }) {
+		if b.sent == nil && !b.send(clusters) {
 			return nil, false
+		}
+		for _, ci := range b.sent.clusters {
+			counts[ci]++
 		}
 	}
 	objects := make([][]*unstructured.Unstructured, len(clusters))
@@ -348,7 +355,9 @@ func groupInOrder(bindings []*Binding, clusters []*clusterv1alpha1.Cluster) ([]W
 		objects[ci] = make([]*unstructured.Unstructured, 0, n)
 	}
 	for _, b := range bindings {
-		eachObject(b, clusters, func(ci int, obj *unstructured.Unstructured) { objects[ci] = append(objects[ci], obj) })
+		for k, ci := range b.sent.clusters {
+			objects[ci] = append(objects[ci], b.sent.objects[k])
+		}
 	}
 	works := make([]Work, 0, len(clusters))
 	for ci, objs := range objects {
@@ -359,11 +368,18 @@ func groupInOrder(bindings []*Binding, clusters []*clusterv1alpha1.Cluster) ([]W
 	return works, true
 }
 
+// sent is what a binding sends: each object with the index of its cluster
+// in the Render's clusters.
+type sent struct {
+	clusters []int32
+	objects  []*unstructured.Unstructured
+}
+
 // keepsKey sets and returns b.sameKey: whether every object b sends has
 // b's key (a settled binding's answer is known).
 func keepsKey(b *Binding, seen map[*unstructured.Unstructured]bool) bool {
 	if b.shared != nil {
-		b.sameKey = b.shared.settled.sameKey
+		b.sameKey, b.sent = b.shared.settled.sameKey, b.shared.settled.sent
 		return b.sameKey
 	}
 	clear(seen)
@@ -381,10 +397,11 @@ func keepsKey(b *Binding, seen map[*unstructured.Unstructured]bool) bool {
 	return true
 }
 
-// eachObject calls f with the index in clusters (sorted by name) of each
-// cluster b sends an object to; false when one is not declared. Targets
-// come sorted by cluster, so the index is found by walking along.
-func eachObject(b *Binding, clusters []*clusterv1alpha1.Cluster, f func(int, *unstructured.Unstructured)) bool {
+// send sets b.sent from its targets and the clusters (sorted by name);
+// false when a target's cluster is not declared. Targets come sorted by
+// cluster, so each index is found by walking along.
+func (b *Binding) send(clusters []*clusterv1alpha1.Cluster) bool {
+	s := &sent{}
 	j := 0
 	for _, t := range b.Targets {
 		if t.Object == nil || t.Suspended {
@@ -393,16 +410,17 @@ func eachObject(b *Binding, clusters []*clusterv1alpha1.Cluster, f func(int, *un
 		for j < len(clusters) && clusters[j].Name < t.Cluster {
 			j++
 		}
-		if j < len(clusters) && clusters[j].Name == t.Cluster {
-			f(j, t.Object)
-			continue
+		k := j
+		if j == len(clusters) || clusters[j].Name != t.Cluster {
+			var found bool
+			k, found = slices.BinarySearchFunc(clusters, t.Cluster, func(c *clusterv1alpha1.Cluster, name string) int { return strings.Compare(c.Name, name) })
+			if !found {
+				return false
+			}
 		}
-		k, found := slices.BinarySearchFunc(clusters, t.Cluster, func(c *clusterv1alpha1.Cluster, name string) int { return strings.Compare(c.Name, name) })
-		if !found {
-			return false
-		}
-		f(k, t.Object)
+		s.clusters, s.objects = append(s.clusters, int32(k)), append(s.objects, t.Object)
 	}
+	b.sent = s
 	return true
 }
 

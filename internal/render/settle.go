@@ -24,8 +24,10 @@ type settled struct {
 	// template's file the targets passed.
 	restrictions [sha256.Size]byte
 	source       string
-	// sameKey is set when every object has the template's key.
+	// sameKey is set when every object has the template's key; sent is
+	// what the targets send (nil when group did not work it out).
 	sameKey bool
+	sent    *sent
 	targets []*Target
 }
 
@@ -71,9 +73,9 @@ func (m *Memo) settle(bindings []*Binding, restrictions [sha256.Size]byte, ok bo
 			break
 		}
 		if s := b.shared; s != nil {
-			if s.settled.restrictions != restrictions || s.settled.source != b.Template.Source.Path {
+			if s.settled.restrictions != restrictions || s.settled.source != b.Template.Source.Path || s.settled.sent != b.sent {
 				cp := *s.settled
-				cp.restrictions, cp.source = restrictions, b.Template.Source.Path
+				cp.restrictions, cp.source, cp.sent = restrictions, b.Template.Source.Path, b.sent
 				out[b.Key] = &cp
 			} else {
 				out[b.Key] = s.settled
@@ -84,7 +86,7 @@ func (m *Memo) settle(bindings []*Binding, restrictions [sha256.Size]byte, ok bo
 			continue
 		}
 		out[b.Key] = &settled{scheduleSum: b.scheduleSum, restrictions: restrictions, source: b.Template.Source.Path,
-			sameKey: b.sameKey, targets: b.Targets[:len(b.Targets):len(b.Targets)]} // an append copies
+			sameKey: b.sameKey, sent: b.sent, targets: b.Targets[:len(b.Targets):len(b.Targets)]} // an append copies
 	}
 	m.settled = out
 }
