@@ -23,7 +23,11 @@ import (
 // of a template again only when that digest changed, so a commit that
 // changes one template renders one template. Matching and scheduling are
 // remembered too, keyed by everything they read, live cluster state
-// included (placememo.go). A Memo is for one Render at a time.
+// included (placememo.go), and a template whose targets came through
+// every stage unchanged shares them with the next Render (settle.go), so
+// that an unchanged template costs a few digests, not work per cluster.
+// A Memo is for one Render at a time; Results that shared targets must not
+// be changed by their callers.
 type Memo struct {
 	entries map[workv1alpha1.ObjectKey]memoEntry
 	// placements remembers matching and scheduling (placememo.go).
