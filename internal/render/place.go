@@ -26,12 +26,34 @@ var reservedNamespaces = []string{"karmada-system", "karmada-cluster"}
 // which load never classifies as templates).
 var skippedGroups = []string{"events.k8s.io", "coordination.k8s.io"}
 
+// placer places templates for one worker of a Render.
+type placer struct {
+	in       Input
+	clusters []*clusterv1alpha1.Cluster
+	ip       *interpret.Interpreter
+	// memo is the placement memo; nil without one.
+	memo *placeRun
+	// skipped caches skippedNamespace: its patterns are regular
+	// expressions, and templates share few namespaces.
+	skipped map[string]string
+}
+
+func (pl *placer) skippedNamespace(ns string) string {
+	r, ok := pl.skipped[ns]
+	if !ok {
+		r = skippedNamespace(ns, pl.in.Options)
+		pl.skipped[ns] = r
+	}
+	return r
+}
+
 // place decides the policy and the clusters of the i-th template, whose key
-// is given, through the placement memo when pr is not nil.
-func place(i int, t *load.Template, key workv1alpha1.ObjectKey, in Input, clusters []*clusterv1alpha1.Cluster, ip *interpret.Interpreter, pr *placeRun) *Binding {
+// is given.
+func (pl *placer) place(i int, t *load.Template, key workv1alpha1.ObjectKey) *Binding {
+	in, clusters, ip, pr := pl.in, pl.clusters, pl.ip, pl.memo
 	obj := t.Object
 	b := &Binding{Key: key, Template: t}
-	if reason := skipReason(obj, in.Options); reason != "" {
+	if reason := skipReason(obj, pl.skippedNamespace); reason != "" {
 		b.Skipped = reason
 		return b
 	}
@@ -114,13 +136,14 @@ func suspended(s *policyv1alpha1.Suspension, cluster string) bool {
 	return s.DispatchingOnClusters != nil && slices.Contains(s.DispatchingOnClusters.ClusterNames, cluster)
 }
 
-// skipReason says why a template is never propagated, or "".
-func skipReason(obj *unstructured.Unstructured, o Options) string {
+// skipReason says why a template is never propagated, or ""; skipped is
+// skippedNamespace under the render's options.
+func skipReason(obj *unstructured.Unstructured, skipped func(string) string) string {
 	ns := obj.GetNamespace()
 	if isNamespace(obj) {
 		ns = obj.GetName()
 	}
-	if r := skippedNamespace(ns, o); r != "" && !(isNamespace(obj) && ns == "default") {
+	if r := skipped(ns); r != "" && !(isNamespace(obj) && ns == "default") {
 		return r
 	}
 	group, _, _ := strings.Cut(obj.GetAPIVersion(), "/")

@@ -215,7 +215,8 @@ func Render(in Input) *Result {
 	r.Bindings = make([]*Binding, len(templates))
 	pr := in.Memo.newPlaceRun(in.Set, clusters, len(templates))
 	parallel(len(templates), func() func(int) {
-		return func(i int) { r.Bindings[i] = place(i, &templates[i], keys[i], in, clusters, ip, pr) }
+		pl := &placer{in: in, clusters: clusters, ip: ip, memo: pr, skipped: map[string]string{}}
+		return func(i int) { r.Bindings[i] = pl.place(i, &templates[i], keys[i]) }
 	})
 	pr.finish()
 	for _, b := range r.Bindings {
