@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -210,10 +211,13 @@ func Render(in Input) *Result {
 	clusters := effectiveClusters(in.Set.Clusters, in.Status, in.Set.TaintPolicies)
 	r := &Result{Clusters: clusters}
 	byKey := map[workv1alpha1.ObjectKey]*Binding{}
+	var pr *placeRun
+	var digests sync.WaitGroup
+	digests.Go(func() { pr = in.Memo.newPlaceRun(in.Set, clusters, len(in.Set.Templates)) }) // meanwhile, sort
 	templates, keys := sortedTemplates(in.Set.Templates)
 	ip := in.Set.Interpreter()
 	r.Bindings = make([]*Binding, len(templates))
-	pr := in.Memo.newPlaceRun(in.Set, clusters, len(templates))
+	digests.Wait()
 	parallel(len(templates), func() func(int) {
 		pl := &placer{in: in, clusters: clusters, ip: ip, memo: pr, skipped: map[string]string{}}
 		return func(i int) { r.Bindings[i] = pl.place(i, &templates[i], keys[i]) }
