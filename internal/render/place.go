@@ -62,9 +62,12 @@ func (pl *placer) place(i int, t *load.Template, key workv1alpha1.ObjectKey) *Bi
 	if prev != nil {
 		claim = prev.Claim
 	}
-	tsum, ok := templateSum(t)
-	if !ok {
-		pr = nil // a template that cannot be encoded is never remembered
+	var tsum [sha256.Size]byte
+	if pr != nil {
+		var ok bool
+		if tsum, ok = templateSum(t); !ok {
+			pr = nil // a template that cannot be encoded is never remembered
+		}
 	}
 	b.Choice = pr.choose(i, t, tsum, b.Key, in.Set.Propagations, claim)
 	if isNamespace(obj) {
