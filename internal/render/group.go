@@ -100,7 +100,7 @@ func keepsKey(b *Binding, seen map[*unstructured.Unstructured]bool) bool {
 // false when a target's cluster is not declared. Targets come sorted by
 // cluster, so each index is found by walking along.
 func (b *Binding) send(clusters []*clusterv1alpha1.Cluster) bool {
-	s := &sent{}
+	s := &sent{clusters: make([]int32, 0, len(b.Targets)), objects: make([]*unstructured.Unstructured, 0, len(b.Targets))}
 	j := 0
 	for _, t := range b.Targets {
 		if t.Object == nil || t.Suspended {
