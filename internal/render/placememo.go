@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
-	"slices"
 	"time"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
@@ -50,7 +49,15 @@ type scheduleEntry struct {
 	scheduleError string
 	keptPrevious  bool
 	affinityName  string
-	targets       []Target
+	targets       []placedTarget
+}
+
+// placedTarget is what scheduling sets of a Target (kept small: the memo
+// holds one per template and cluster).
+type placedTarget struct {
+	cluster              string
+	replicas             int32
+	scheduled, suspended bool
 }
 
 // placeEntry is what the memo keeps of one template's placement.
@@ -245,9 +252,9 @@ func (r *placeRun) schedule(i int, b *Binding, p *load.Propagation, tsum [sha256
 		return // a script error is typed, and evictions hold copies and times: both are made afresh
 	}
 	e := &scheduleEntry{sum: sum, decision: b.Decision, scheduleError: b.ScheduleError, keptPrevious: b.KeptPrevious,
-		affinityName: b.AffinityName, targets: make([]Target, len(b.Targets))}
+		affinityName: b.AffinityName, targets: make([]placedTarget, len(b.Targets))}
 	for j, t := range b.Targets {
-		e.targets[j] = *t
+		e.targets[j] = placedTarget{cluster: t.Cluster, replicas: t.Replicas, scheduled: t.Scheduled, suspended: t.Suspended}
 	}
 	r.fresh[i].schedule = e
 	b.scheduleSum = sum
@@ -317,9 +324,10 @@ func (e *scheduleEntry) share(b *Binding, s *settled) {
 // stages fill them in).
 func (e *scheduleEntry) restore(b *Binding) {
 	b.Decision, b.ScheduleError, b.KeptPrevious, b.AffinityName = e.decision, e.scheduleError, e.keptPrevious, e.affinityName
-	slab := slices.Clone(e.targets)
+	slab := make([]Target, len(e.targets))
 	b.Targets = make([]*Target, len(slab))
-	for j := range slab {
+	for j, t := range e.targets {
+		slab[j] = Target{Cluster: t.cluster, Replicas: t.replicas, Scheduled: t.scheduled, Suspended: t.suspended}
 		b.Targets[j] = &slab[j]
 	}
 }
