@@ -44,7 +44,12 @@ type matchCandidate struct {
 
 // scheduleEntry is what schedulePolicy decided for a template.
 type scheduleEntry struct {
-	sum           [sha256.Size]byte
+	sum [sha256.Size]byte
+	// content digests the template and its kind's scripts, which alone
+	// decide whether it is a workload: a template that was not one keys
+	// its placement by the clusters without their capacity.
+	content       [sha256.Size]byte
+	workload      bool
 	decision      *schedule.Decision // never changed once made, so shared
 	scheduleError string
 	keptPrevious  bool
@@ -79,7 +84,10 @@ type placeRun struct {
 	policies   [sha256.Size]byte
 	policySums [][sha256.Size]byte
 	policyAt   map[*load.Propagation]int
-	clusters   [sha256.Size]byte
+	// clusters digests every effective cluster, live status included;
+	// uncounted leaves out the capacity (resourceSummary), which only the
+	// estimator reads, for workloads alone.
+	clusters, uncounted [sha256.Size]byte
 	// tainted lists the clusters carrying a NoExecute taint (readiness
 	// included): failover may evict from them depending on the clock.
 	tainted map[string]bool
@@ -111,17 +119,33 @@ func (m *Memo) newPlaceRun(set *load.Set, clusters []*clusterv1alpha1.Cluster, n
 		all.Write(r.policySums[i][:])
 	}
 	all.Sum(r.policies[:0])
-	sum, ok := digestOf(clusters) // identity, labels, spec and live status: all that filters and estimates read
-	if !ok {
+	var ok, uncountedOK bool
+	r.clusters, ok = digestOf(clusters) // identity, labels, spec and live status: all that filters and estimates read
+	r.uncounted, uncountedOK = digestOf(withoutCapacity(clusters))
+	if !ok || !uncountedOK {
 		return nil
 	}
-	r.clusters = sum
 	for _, c := range clusters {
 		if len(noExecuteTaints(c)) > 0 {
 			r.tainted[c.Name] = true
 		}
 	}
 	return r
+}
+
+// withoutCapacity returns copies of clusters without their resourceSummary.
+func withoutCapacity(clusters []*clusterv1alpha1.Cluster) []*clusterv1alpha1.Cluster {
+	out := make([]*clusterv1alpha1.Cluster, len(clusters))
+	for i, c := range clusters {
+		cp := *c
+		if c.Status != nil {
+			st := *c.Status
+			st.ResourceSummary = nil
+			cp.Status = &st
+		}
+		out[i] = &cp
+	}
+	return out
 }
 
 // finish keeps only this Render's entries in the memo.
@@ -232,10 +256,13 @@ func (r *placeRun) schedule(i int, b *Binding, p *load.Propagation, tsum [sha256
 		return
 	}
 	remember := clockFree(p, prev, unhealthy, r.tainted)
+	var buf keyBuffer
+	content := sha256.Sum256(keySum(keySum(keyStr(buf[:0], "content"), tsum), ip.Digest(b.Template.Object)))
+	prior := r.prior[b.Key].schedule
 	var sum [sha256.Size]byte
 	if remember {
-		sum = r.scheduleKey(b, p, tsum, prev, ip)
-		if e := r.prior[b.Key].schedule; e != nil && e.sum == sum {
+		sum = r.scheduleKey(p, content, prior == nil || prior.content != content || prior.workload, prev)
+		if e := prior; e != nil && e.sum == sum {
 			if s := r.memo.settled[b.Key]; s != nil && s.scheduleSum == sum {
 				e.share(b, s)
 			} else {
@@ -251,8 +278,9 @@ func (r *placeRun) schedule(i int, b *Binding, p *load.Propagation, tsum [sha256
 	if !remember || b.ScriptFailed || len(b.Evictions) > 0 {
 		return // a script error is typed, and evictions hold copies and times: both are made afresh
 	}
-	e := &scheduleEntry{sum: sum, decision: b.Decision, scheduleError: b.ScheduleError, keptPrevious: b.KeptPrevious,
-		affinityName: b.AffinityName, targets: make([]placedTarget, len(b.Targets))}
+	sum = r.scheduleKey(p, content, b.Decision.Workload, prev)
+	e := &scheduleEntry{sum: sum, content: content, workload: b.Decision.Workload, decision: b.Decision, scheduleError: b.ScheduleError,
+		keptPrevious: b.KeptPrevious, affinityName: b.AffinityName, targets: make([]placedTarget, len(b.Targets))}
 	for j, t := range b.Targets {
 		e.targets[j] = placedTarget{cluster: t.Cluster, replicas: t.Replicas, scheduled: t.Scheduled, suspended: t.Suspended}
 	}
@@ -260,16 +288,20 @@ func (r *placeRun) schedule(i int, b *Binding, p *load.Propagation, tsum [sha256
 	b.scheduleSum = sum
 }
 
-// scheduleKey digests what scheduling b reads besides the render-wide
-// clusters: its document, the winning policy, the interpreter's scripts
-// for its kind and its previous placement.
-func (r *placeRun) scheduleKey(b *Binding, p *load.Propagation, tsum [sha256.Size]byte, prev *PreviousTemplate, ip *interpret.Interpreter) [sha256.Size]byte {
+// scheduleKey digests what scheduling reads: the template and its kind's
+// scripts (content), the winning policy, the clusters (with their capacity
+// for a workload) and the previous placement.
+func (r *placeRun) scheduleKey(p *load.Propagation, content [sha256.Size]byte, workload bool, prev *PreviousTemplate) [sha256.Size]byte {
 	var buf keyBuffer
 	k := keyStr(buf[:0], "schedule")
-	k = keySum(k, tsum)
+	k = keySum(k, content)
 	k = keySum(k, r.policySums[r.policyAt[p]])
-	k = keySum(k, r.clusters)
-	k = keySum(k, ip.Digest(b.Template.Object))
+	k = keyBool(k, workload)
+	if workload {
+		k = keySum(k, r.clusters)
+	} else {
+		k = keySum(k, r.uncounted)
+	}
 	k = keyBool(k, prev != nil)
 	if prev != nil {
 		k = keyStr(k, prev.Placement.AffinityName)

@@ -419,3 +419,43 @@ spec:
 		}
 	}
 }
+
+// TestMemoCapacityReschedulesOnlyWorkloads: only the estimator reads a
+// cluster's capacity, and only for workloads, so a capacity change
+// schedules the Deployment again but not the ConfigMap beside it.
+func TestMemoCapacityReschedulesOnlyWorkloads(t *testing.T) {
+	w := memoBaseWorld()
+	w.files["env.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web-env, namespace: demo}\ndata: {A: \"1\"}\n"
+	w.files["env-policy.yaml"] = `apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: env, namespace: demo}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: web-env}]
+  placement: {clusterAffinity: {labelSelector: {matchLabels: {tier: gold}}}}
+`
+	memo, cache := render.NewMemo(), load.NewCache()
+	for _, step := range []struct {
+		name          string
+		change        func()
+		wantScheduled int
+	}{
+		{"first render", func() {}, 2},
+		{"nothing changed", func() {}, 0},
+		{"m1's capacity changed", func() {
+			liveStatus(t, w, "m1", func(s *clusterv1alpha1.ClusterStatus) {
+				s.ResourceSummary.Allocated = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3500m")}
+			})
+		}, 1},
+		{"m1 turned NotReady", func() { liveStatus(t, w, "m1", setReady("False", t0)) }, 2},
+	} {
+		step.change()
+		fresh := render.Render(w.input(loadFiles(t, w.files, nil), nil))
+		got := render.Render(w.input(loadFiles(t, w.files, cache), memo))
+		if a, b := placementJSON(t, fresh), placementJSON(t, got); a != b {
+			t.Fatalf("%s: the memo changed the output:\nwithout: %s\nwith:    %s", step.name, a, b)
+		}
+		if memo.Scheduled != step.wantScheduled {
+			t.Errorf("%s: %d templates scheduled, want %d", step.name, memo.Scheduled, step.wantScheduled)
+		}
+	}
+}
