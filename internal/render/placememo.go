@@ -45,10 +45,10 @@ type matchCandidate struct {
 // scheduleEntry is what schedulePolicy decided for a template.
 type scheduleEntry struct {
 	sum [sha256.Size]byte
-	// content digests the template and its kind's scripts, which alone
-	// decide whether it is a workload: a template that was not one keys
-	// its placement by the clusters without their capacity.
-	content       [sha256.Size]byte
+	// workload is the decision's: whether the template is a workload
+	// depends only on the template and its kind's scripts, which are in
+	// the key, so a key that was not a workload's is looked up again with
+	// the clusters' digest without their capacity.
 	workload      bool
 	decision      *schedule.Decision // never changed once made, so shared
 	scheduleError string
@@ -261,7 +261,7 @@ func (r *placeRun) schedule(i int, b *Binding, p *load.Propagation, tsum [sha256
 	prior := r.prior[b.Key].schedule
 	var sum [sha256.Size]byte
 	if remember {
-		sum = r.scheduleKey(p, content, prior == nil || prior.content != content || prior.workload, prev)
+		sum = r.scheduleKey(p, content, prior == nil || prior.workload, prev)
 		if e := prior; e != nil && e.sum == sum {
 			if s := r.memo.settled[b.Key]; s != nil && s.scheduleSum == sum {
 				e.share(b, s)
@@ -279,7 +279,7 @@ func (r *placeRun) schedule(i int, b *Binding, p *load.Propagation, tsum [sha256
 		return // a script error is typed, and evictions hold copies and times: both are made afresh
 	}
 	sum = r.scheduleKey(p, content, b.Decision.Workload, prev)
-	e := &scheduleEntry{sum: sum, content: content, workload: b.Decision.Workload, decision: b.Decision, scheduleError: b.ScheduleError,
+	e := &scheduleEntry{sum: sum, workload: b.Decision.Workload, decision: b.Decision, scheduleError: b.ScheduleError,
 		keptPrevious: b.KeptPrevious, affinityName: b.AffinityName, targets: make([]placedTarget, len(b.Targets))}
 	for j, t := range b.Targets {
 		e.targets[j] = placedTarget{cluster: t.Cluster, replicas: t.Replicas, scheduled: t.Scheduled, suspended: t.Suspended}
