@@ -1,6 +1,7 @@
 package render
 
 import (
+	"crypto/sha256"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -39,6 +40,8 @@ func addDependencies(bindings []*Binding, byKey map[workv1alpha1.ObjectKey]*Bind
 }
 
 func attach(dep, referrer *Binding, spec policyv1alpha1.PropagationSpec) {
+	dep.unshare()
+	dep.scheduleSum = [sha256.Size]byte{} // its targets are no longer its placement's alone
 	if !slices.Contains(dep.DependencyOf, referrer.Key.String()) {
 		dep.DependencyOf = append(dep.DependencyOf, referrer.Key.String())
 		slices.Sort(dep.DependencyOf)

@@ -21,18 +21,32 @@ import (
 // clusters, replicas, evictions, suspension), the override policies of its
 // namespace and the declared clusters. The next Render builds the objects
 // of a template again only when that digest changed, so a commit that
-// changes one template renders one template. Matching and scheduling still
-// run for every template: they are cheap, and they read live cluster state,
-// which must not be remembered. A Memo is for one Render at a time.
+// changes one template renders one template. Matching and scheduling are
+// remembered too, keyed by everything they read, live cluster state
+// included (placememo.go), and a template whose targets came through
+// every stage unchanged shares them with the next Render (settle.go), so
+// that an unchanged template costs a few digests, not work per cluster.
+// A Memo is for one Render at a time; Results that shared targets must not
+// be changed by their callers.
 type Memo struct {
 	entries map[workv1alpha1.ObjectKey]memoEntry
+	// placements remembers matching and scheduling (placememo.go).
+	placements map[workv1alpha1.ObjectKey]placeEntry
+	// verdicts remembers the restriction policy's answer per rendered
+	// object (restrict.go).
+	verdicts map[*unstructured.Unstructured]verdict
+	// settled are the bindings whose targets the next Render may share
+	// (settle.go).
+	settled map[workv1alpha1.ObjectKey]*settled
 	// Rendered and Reused count the templates the last Render built and
-	// took from the memo.
-	Rendered, Reused int
+	// took from the memo; Scheduled counts those it scheduled.
+	Rendered, Reused, Scheduled int
 }
 
 // NewMemo returns an empty Memo.
-func NewMemo() *Memo { return &Memo{entries: map[workv1alpha1.ObjectKey]memoEntry{}} }
+func NewMemo() *Memo {
+	return &Memo{entries: map[workv1alpha1.ObjectKey]memoEntry{}, placements: map[workv1alpha1.ObjectKey]placeEntry{}}
+}
 
 type memoEntry struct {
 	sum     [sha256.Size]byte
@@ -78,6 +92,21 @@ type memoTargetInput struct {
 // digest returns the digest of b's inputs, false when one cannot be
 // encoded (then b is rendered).
 func (m *Memo) digest(b *Binding, overrides, clusters [sha256.Size]byte, ip *interpret.Interpreter) ([sha256.Size]byte, bool) {
+	if b.scheduleSum != ([sha256.Size]byte{}) {
+		// The placement key covers the template, the policy, every
+		// cluster, the scripts and the targets; what dependencies and
+		// overrides add is written after it.
+		var buf keyBuffer
+		k := keyStr(buf[:0], "render")
+		k = keySum(k, b.scheduleSum)
+		k = keySum(k, overrides)
+		k = keyBool(k, b.Overwrite)
+		k = keyInt(k, int64(len(b.DependencyOf)))
+		for _, d := range b.DependencyOf {
+			k = keyStr(k, d)
+		}
+		return sha256.Sum256(k), true
+	}
 	in := memoInputs{Policy: b.Policy, Overwrite: b.Overwrite, Preserve: b.Preserve, DriftMode: b.DriftMode, AffinityName: b.AffinityName,
 		DependencyOf: b.DependencyOf, Overrides: overrides, Clusters: clusters, Interpreter: ip.Digest(b.Template.Object)}
 	if b.Choice.Winner != nil {
@@ -147,7 +176,8 @@ func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluste
 		return
 	}
 	m.Rendered, m.Reused = 0, 0
-	clusterSum, clustersOK := digestOf(clusterInputs(clusters))
+	var clusterSum [sha256.Size]byte
+	clustersOK, clustersDone := false, false
 	type nsSum struct {
 		sum [sha256.Size]byte
 		ok  bool
@@ -164,8 +194,21 @@ func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluste
 			osum.sum, osum.ok = digestOf(overridePolicies(overrides(ns)))
 			overrideSums[ns] = osum
 		}
+		if b.scheduleSum == ([sha256.Size]byte{}) && !clustersDone {
+			// Only keys without a placement digest read the clusters.
+			clusterSum, clustersOK = digestOf(clusterInputs(clusters))
+			clustersDone = true
+		}
 		sum, ok := m.digest(b, osum.sum, clusterSum, ip)
-		ok = ok && osum.ok && clustersOK
+		ok = ok && osum.ok && (clustersOK || b.scheduleSum != ([sha256.Size]byte{}))
+		if b.shared != nil {
+			if e, hit := m.entries[b.Key]; ok && hit && e.sum == sum {
+				m.Reused++
+				seen[b.Key] = e
+				continue // its targets are rendered already
+			}
+			b.unshare()
+		}
 		if ok && m.restore(b, sum) {
 			m.Reused++
 			seen[b.Key] = m.entries[b.Key]

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -25,11 +26,34 @@ var reservedNamespaces = []string{"karmada-system", "karmada-cluster"}
 // which load never classifies as templates).
 var skippedGroups = []string{"events.k8s.io", "coordination.k8s.io"}
 
-// place decides the policy and the clusters of one template.
-func place(t *load.Template, in Input, clusters []*clusterv1alpha1.Cluster, ip *interpret.Interpreter) *Binding {
+// placer places templates for one worker of a Render.
+type placer struct {
+	in       Input
+	clusters []*clusterv1alpha1.Cluster
+	ip       *interpret.Interpreter
+	// memo is the placement memo; nil without one.
+	memo *placeRun
+	// skipped caches skippedNamespace: its patterns are regular
+	// expressions, and templates share few namespaces.
+	skipped map[string]string
+}
+
+func (pl *placer) skippedNamespace(ns string) string {
+	r, ok := pl.skipped[ns]
+	if !ok {
+		r = skippedNamespace(ns, pl.in.Options)
+		pl.skipped[ns] = r
+	}
+	return r
+}
+
+// place decides the policy and the clusters of the i-th template, whose key
+// is given.
+func (pl *placer) place(i int, t *load.Template, key workv1alpha1.ObjectKey) *Binding {
+	in, clusters, ip, pr := pl.in, pl.clusters, pl.ip, pl.memo
 	obj := t.Object
-	b := &Binding{Key: workv1alpha1.KeyOf(obj), Template: t}
-	if reason := skipReason(obj, in.Options); reason != "" {
+	b := &Binding{Key: key, Template: t}
+	if reason := skipReason(obj, pl.skippedNamespace); reason != "" {
 		b.Skipped = reason
 		return b
 	}
@@ -38,7 +62,14 @@ func place(t *load.Template, in Input, clusters []*clusterv1alpha1.Cluster, ip *
 	if prev != nil {
 		claim = prev.Claim
 	}
-	b.Choice = match.Policies(obj, obj.GetNamespace() != "", in.Set.Propagations, claim)
+	var tsum [sha256.Size]byte
+	if pr != nil {
+		var ok bool
+		if tsum, ok = templateSum(t); !ok {
+			pr = nil // a template that cannot be encoded is never remembered
+		}
+	}
+	b.Choice = pr.choose(i, t, tsum, b.Key, in.Set.Propagations, claim)
 	if isNamespace(obj) {
 		defer autoPropagate(b, in.Options, clusters)
 	}
@@ -53,7 +84,7 @@ func place(t *load.Template, in Input, clusters []*clusterv1alpha1.Cluster, ip *
 	b.Overwrite = p.Policy.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite
 	b.DriftMode = p.Policy.Annotations[workv1alpha1.AnnotationDrift]
 	b.Preserve = p.Policy.Spec.PreserveResourcesOnDeletion != nil && *p.Policy.Spec.PreserveResourcesOnDeletion
-	schedulePolicy(b, p.Policy, prev, clusters, in.Unhealthy.of(b.Key), in.Reflected.of(b.Key), in.Now, ip)
+	pr.schedule(i, b, p, tsum, prev, in, clusters, ip)
 	return b
 }
 
@@ -108,13 +139,14 @@ func suspended(s *policyv1alpha1.Suspension, cluster string) bool {
 	return s.DispatchingOnClusters != nil && slices.Contains(s.DispatchingOnClusters.ClusterNames, cluster)
 }
 
-// skipReason says why a template is never propagated, or "".
-func skipReason(obj *unstructured.Unstructured, o Options) string {
+// skipReason says why a template is never propagated, or ""; skipped is
+// skippedNamespace under the render's options.
+func skipReason(obj *unstructured.Unstructured, skipped func(string) string) string {
 	ns := obj.GetNamespace()
 	if isNamespace(obj) {
 		ns = obj.GetName()
 	}
-	if r := skippedNamespace(ns, o); r != "" && !(isNamespace(obj) && ns == "default") {
+	if r := skipped(ns); r != "" && !(isNamespace(obj) && ns == "default") {
 		return r
 	}
 	group, _, _ := strings.Cut(obj.GetAPIVersion(), "/")
@@ -167,6 +199,8 @@ func autoPropagate(b *Binding, o Options, clusters []*clusterv1alpha1.Cluster) {
 		b.Choice.Reason += "; namespace auto-propagation sends it to every other cluster too"
 		b.AlsoAutoPropagated = true
 	}
+	b.unshare()
+	b.scheduleSum = [sha256.Size]byte{} // every cluster is a target now
 	placed := map[string]bool{}
 	for _, t := range b.Targets {
 		placed[t.Cluster] = true

@@ -77,6 +77,9 @@ func injectPreserved(b *Binding, prev *PreviousTemplate) {
 			}
 		}
 	}
+	if len(fresh) == 0 && prev == nil {
+		return // nothing to preserve
+	}
 	var before map[string]bool
 	if prev != nil {
 		before = map[string]bool{}
@@ -84,7 +87,8 @@ func injectPreserved(b *Binding, prev *PreviousTemplate) {
 			before[tc.Name] = true
 		}
 	}
-	for _, t := range b.Targets {
+	for i := range b.Targets {
+		t := b.Targets[i] // b.own may replace b.Targets
 		if t.Object == nil || t.Evicted != nil || t.Kept {
 			continue
 		}
@@ -106,6 +110,11 @@ func injectPreserved(b *Binding, prev *PreviousTemplate) {
 		if len(labels) == 0 {
 			continue
 		}
+		if b.shared != nil {
+			b.own()
+			t = b.Targets[i]
+		}
+		b.touched = true
 		obj := t.Object.DeepCopy()
 		keys := make([]string, 0, len(labels))
 		for k, v := range labels {

@@ -1,8 +1,10 @@
 package render
 
 import (
+	"crypto/sha256"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -162,6 +164,18 @@ type Binding struct {
 	// AlsoAutoPropagated is set on a Namespace that a policy places and
 	// namespace auto-propagation also sends to every cluster.
 	AlsoAutoPropagated bool
+	// scheduleSum is the placement memo's key when Targets are exactly
+	// what that key decides (zero once anything else adds a target): it
+	// stands for the placement in the render memo's key.
+	scheduleSum [sha256.Size]byte
+	// shared is set while Targets are the previous Render's (settle.go).
+	shared *sharedTargets
+	// touched is set when a stage after rendering replaced an object.
+	touched bool
+	// sameKey is set when every object of Targets has the template's key;
+	// sent is what it sends, per cluster index (both set by group).
+	sameKey bool
+	sent    *sent
 }
 
 // Target is the rendering of a template for one cluster. There is one per
@@ -197,15 +211,18 @@ func Render(in Input) *Result {
 	clusters := effectiveClusters(in.Set.Clusters, in.Status, in.Set.TaintPolicies)
 	r := &Result{Clusters: clusters}
 	byKey := map[workv1alpha1.ObjectKey]*Binding{}
-	templates := slices.Clone(in.Set.Templates)
-	slices.SortStableFunc(templates, func(a, b load.Template) int {
-		return workv1alpha1.KeyOf(a.Object).Compare(workv1alpha1.KeyOf(b.Object))
-	})
+	var pr *placeRun
+	var digests sync.WaitGroup
+	digests.Go(func() { pr = in.Memo.newPlaceRun(in.Set, clusters, len(in.Set.Templates)) }) // meanwhile, sort
+	templates, keys := sortedTemplates(in.Set.Templates)
 	ip := in.Set.Interpreter()
 	r.Bindings = make([]*Binding, len(templates))
+	digests.Wait()
 	parallel(len(templates), func() func(int) {
-		return func(i int) { r.Bindings[i] = place(&templates[i], in, clusters, ip) }
+		pl := &placer{in: in, clusters: clusters, ip: ip, memo: pr, skipped: map[string]string{}}
+		return func(i int) { r.Bindings[i] = pl.place(i, &templates[i], keys[i]) }
 	})
+	pr.finish()
 	for _, b := range r.Bindings {
 		byKey[b.Key] = b
 	}
@@ -214,13 +231,38 @@ func Render(in Input) *Result {
 	for _, b := range r.Bindings {
 		injectPreserved(b, in.Previous.lookup(b.Key))
 	}
-	restrictTargets(r.Bindings, in.Options.Restrictions)
+	restrictions, restrictionsOK := restrictTargets(r.Bindings, in.Options.Restrictions, in.Memo)
 	if endHealthyEvictions(r.Bindings, in.Previous, in.Health, clusters) {
 		detachDependencies(r.Bindings, byKey)
 	}
 	keepRecorded(r, in.Previous, byKey)
-	r.Works = group(r.Bindings)
+	r.Works = group(r.Bindings, clusters)
+	if in.Memo != nil {
+		in.Memo.settle(r.Bindings, restrictions, restrictionsOK)
+	}
 	return r
+}
+
+// sortedTemplates returns the templates sorted by key (stable), with their
+// keys, each key computed once.
+func sortedTemplates(ts []load.Template) ([]load.Template, []workv1alpha1.ObjectKey) {
+	type keyed struct {
+		key workv1alpha1.ObjectKey
+		t   load.Template
+	}
+	all := make([]keyed, len(ts))
+	for i, t := range ts {
+		all[i] = keyed{key: workv1alpha1.KeyOf(t.Object), t: t}
+	}
+	byKey := func(a, b keyed) int { return a.key.Compare(b.key) }
+	if !slices.IsSortedFunc(all, byKey) {
+		slices.SortStableFunc(all, byKey)
+	}
+	templates, keys := make([]load.Template, len(all)), make([]workv1alpha1.ObjectKey, len(all))
+	for i, k := range all {
+		templates[i], keys[i] = k.t, k.key
+	}
+	return templates, keys
 }
 
 // overridesByNamespace returns, per namespace, the override policies that
@@ -271,44 +313,4 @@ func effectiveClusters(cs []load.Cluster, status map[string]*clusterv1alpha1.Clu
 		return 0
 	})
 	return out
-}
-
-// group collects rendered objects per cluster. An object shared by several
-// clusters has its key computed once.
-func group(bindings []*Binding) []Work {
-	type keyed struct {
-		key workv1alpha1.ObjectKey
-		obj *unstructured.Unstructured
-	}
-	per := map[string][]keyed{}
-	for _, b := range bindings {
-		keys := map[*unstructured.Unstructured]workv1alpha1.ObjectKey{}
-		for _, t := range b.Targets {
-			if t.Object == nil || t.Suspended {
-				continue
-			}
-			k, ok := keys[t.Object]
-			if !ok {
-				k = workv1alpha1.KeyOf(t.Object)
-				keys[t.Object] = k
-			}
-			per[t.Cluster] = append(per[t.Cluster], keyed{key: k, obj: t.Object})
-		}
-	}
-	names := make([]string, 0, len(per))
-	for n := range per {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	works := make([]Work, 0, len(names))
-	for _, n := range names {
-		objs := per[n]
-		slices.SortStableFunc(objs, func(a, b keyed) int { return a.key.Compare(b.key) })
-		w := Work{Cluster: n, Objects: make([]*unstructured.Unstructured, len(objs))}
-		for i, o := range objs {
-			w.Objects[i] = o.obj
-		}
-		works = append(works, w)
-	}
-	return works
 }

@@ -131,6 +131,9 @@ func keepRecorded(r *Result, prev *Previous, byKey map[workv1alpha1.ObjectKey]*B
 // keepFailed gives every target of b that failed to render the object last
 // recorded for it, and reports the failure.
 func keepFailed(r *Result, b *Binding, recorded map[string]*unstructured.Unstructured) {
+	if b.shared != nil {
+		return // settled: nothing failed
+	}
 	for _, t := range b.Targets {
 		if t.Failure == nil || t.Object != nil {
 			continue
@@ -177,6 +180,7 @@ func keepUnclaimedDependencies(dep *Binding, recorded map[string]*unstructured.U
 			!keptReferrer(obj.GetAnnotations()[workv1alpha1.AnnotationDependencyOf], cluster, byKey) {
 			continue
 		}
+		dep.own()
 		dep.Targets = append(dep.Targets, keptTarget(cluster, obj))
 		slices.SortFunc(dep.Targets, func(x, y *Target) int { return strings.Compare(x.Cluster, y.Cluster) })
 		if dep.Choice.Winner == nil {

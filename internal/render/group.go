@@ -1,0 +1,202 @@
+package render
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+)
+
+// group collects rendered objects per cluster, each cluster's sorted by
+// key (ties in binding order).
+func group(bindings []*Binding, clusters []*clusterv1alpha1.Cluster) []Work {
+	if works, ok := groupInOrder(bindings, clusters); ok {
+		return works
+	}
+	return groupRanked(bindings)
+}
+
+// groupInOrder is group when, as usual, bindings have distinct keys in
+// ascending order, every object has its binding's key and goes to a
+// declared cluster: each cluster's objects then come in binding order,
+// sorted already, with no key compared and no map consulted. What each
+// binding sends is worked out once and kept with it (a settled binding
+// brings it along).
+func groupInOrder(bindings []*Binding, clusters []*clusterv1alpha1.Cluster) ([]Work, bool) {
+	inOrder := true
+	seen := map[*unstructured.Unstructured]bool{} // reused per binding: objects are shared between its clusters
+	for i, b := range bindings {
+		if i > 0 && bindings[i-1].Key.Compare(b.Key) >= 0 {
+			inOrder = false
+		}
+		if !keepsKey(b, seen) {
+			inOrder = false // every binding is still looked at: settle keeps sameKey
+		}
+	}
+	if !inOrder {
+		return nil, false
+	}
+	counts := make([]int, len(clusters))
+	for _, b := range bindings {
+		if b.sent == nil && !b.send(clusters) {
+			return nil, false
+		}
+		for _, ci := range b.sent.clusters {
+			counts[ci]++
+		}
+	}
+	objects := make([][]*unstructured.Unstructured, len(clusters))
+	for ci, n := range counts {
+		objects[ci] = make([]*unstructured.Unstructured, 0, n)
+	}
+	for _, b := range bindings {
+		for k, ci := range b.sent.clusters {
+			objects[ci] = append(objects[ci], b.sent.objects[k])
+		}
+	}
+	works := make([]Work, 0, len(clusters))
+	for ci, objs := range objects {
+		if len(objs) > 0 {
+			works = append(works, Work{Cluster: clusters[ci].Name, Objects: objs})
+		}
+	}
+	return works, true
+}
+
+// sent is what a binding sends: each object with the index of its cluster
+// in the Render's clusters.
+type sent struct {
+	clusters []int32
+	objects  []*unstructured.Unstructured
+}
+
+// keepsKey sets and returns b.sameKey: whether every object b sends has
+// b's key (a settled binding's answer is known).
+func keepsKey(b *Binding, seen map[*unstructured.Unstructured]bool) bool {
+	if b.shared != nil {
+		b.sameKey, b.sent = b.shared.settled.sameKey, b.shared.settled.sent
+		return b.sameKey
+	}
+	clear(seen)
+	b.sameKey = true
+	for _, t := range b.Targets {
+		if t.Object == nil || t.Suspended || seen[t.Object] {
+			continue
+		}
+		seen[t.Object] = true
+		if workv1alpha1.KeyOf(t.Object) != b.Key {
+			b.sameKey = false
+			return false
+		}
+	}
+	return true
+}
+
+// send sets b.sent from its targets and the clusters (sorted by name);
+// false when a target's cluster is not declared. Targets come sorted by
+// cluster, so each index is found by walking along.
+func (b *Binding) send(clusters []*clusterv1alpha1.Cluster) bool {
+	s := &sent{clusters: make([]int32, 0, len(b.Targets)), objects: make([]*unstructured.Unstructured, 0, len(b.Targets))}
+	j := 0
+	for _, t := range b.Targets {
+		if t.Object == nil || t.Suspended {
+			continue
+		}
+		for j < len(clusters) && clusters[j].Name < t.Cluster {
+			j++
+		}
+		k := j
+		if j == len(clusters) || clusters[j].Name != t.Cluster {
+			var found bool
+			k, found = slices.BinarySearchFunc(clusters, t.Cluster, func(c *clusterv1alpha1.Cluster, name string) int { return strings.Compare(c.Name, name) })
+			if !found {
+				return false
+			}
+		}
+		s.clusters, s.objects = append(s.clusters, int32(k)), append(s.objects, t.Object)
+	}
+	b.sent = s
+	return true
+}
+
+// groupRanked is group in general: each distinct object has its key
+// computed and ranked once, and clusters order their objects by rank.
+func groupRanked(bindings []*Binding) []Work {
+	type entry struct {
+		rank int
+		obj  *unstructured.Unstructured
+	}
+	var objects []rankedObject
+	rank := map[*unstructured.Unstructured]int{} // reused per binding: objects are shared between its clusters
+	per := map[string][]entry{}
+	for bi, b := range bindings {
+		clear(rank)
+		for _, t := range b.Targets {
+			if t.Object == nil || t.Suspended {
+				continue
+			}
+			r, ok := rank[t.Object]
+			if !ok {
+				r = len(objects)
+				objects = append(objects, rankedObject{key: workv1alpha1.KeyOf(t.Object), binding: bi})
+				rank[t.Object] = r
+			}
+			per[t.Cluster] = append(per[t.Cluster], entry{rank: r, obj: t.Object})
+		}
+	}
+	ranks := rankObjects(objects)
+	names := make([]string, 0, len(per))
+	for n := range per {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	works := make([]Work, 0, len(names))
+	for _, n := range names {
+		objs := per[n]
+		for i := range objs {
+			objs[i].rank = ranks[objs[i].rank]
+		}
+		if !slices.IsSortedFunc(objs, func(a, b entry) int { return cmp.Compare(a.rank, b.rank) }) {
+			slices.SortStableFunc(objs, func(a, b entry) int { return cmp.Compare(a.rank, b.rank) })
+		}
+		w := Work{Cluster: n, Objects: make([]*unstructured.Unstructured, len(objs))}
+		for i, o := range objs {
+			w.Objects[i] = o.obj
+		}
+		works = append(works, w)
+	}
+	return works
+}
+
+// rankedObject is a distinct rendered object: its key and the index of its
+// binding.
+type rankedObject struct {
+	key     workv1alpha1.ObjectKey
+	binding int
+}
+
+// rankObjects returns each object's position in (key, binding) order.
+func rankObjects(objects []rankedObject) []int {
+	order := make([]int, len(objects))
+	for i := range order {
+		order[i] = i
+	}
+	less := func(a, b int) int {
+		if c := objects[a].key.Compare(objects[b].key); c != 0 {
+			return c
+		}
+		return cmp.Compare(objects[a].binding, objects[b].binding)
+	}
+	if !slices.IsSortedFunc(order, less) {
+		slices.SortStableFunc(order, less)
+	}
+	ranks := make([]int, len(objects))
+	for pos, i := range order {
+		ranks[i] = pos
+	}
+	return ranks
+}
