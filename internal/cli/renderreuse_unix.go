@@ -88,19 +88,13 @@ func (r *reuser) link(name string, b []byte) (bool, error) {
 	return false, nil
 }
 
-// holds reports whether the file open at fd holds exactly b.
+// holds reports whether the file open at fd, of size len(b), holds exactly
+// b. One read suffices: asking for a byte more than the size catches a file
+// that grew since it was measured.
 func (r *reuser) holds(fd int, b []byte) bool {
 	if cap(r.buf) < len(b)+1 {
 		r.buf = make([]byte, len(b)+1)
 	}
-	buf := r.buf[:len(b)+1]
-	n := 0
-	for n < len(buf) {
-		m, err := unix.Read(fd, buf[n:])
-		if err != nil || m <= 0 {
-			break
-		}
-		n += m
-	}
-	return n == len(b) && bytes.Equal(buf[:n], b)
+	n, err := unix.Read(fd, r.buf[:len(b)+1])
+	return err == nil && n == len(b) && bytes.Equal(r.buf[:n], b)
 }
