@@ -327,13 +327,26 @@ func writeFolder(out string, works []render.Work) error {
 	return swap(tmp, out)
 }
 
-// openEarlierRender opens out when it holds an earlier render, and returns
-// nil when it does not (missing or empty).
+// openEarlierRender opens out when it is a folder holding an earlier
+// render, and returns nil when it is not (missing or empty).
 func openEarlierRender(out string) (*os.Root, error) {
 	if m, err := os.Lstat(filepath.Join(out, renderMarker)); err != nil || !m.Mode().IsRegular() {
 		return nil, nil
 	}
-	return os.OpenRoot(out)
+	fi, err := os.Lstat(out)
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(out)
+	if err != nil {
+		return nil, err
+	}
+	// out replaced by a symlink since it was checked: reuse nothing.
+	if opened, err := root.Stat("."); err != nil || !os.SameFile(fi, opened) {
+		root.Close()
+		return nil, err
+	}
+	return root, nil
 }
 
 // replaceable returns an error unless out is missing, an empty folder or an

@@ -68,10 +68,11 @@ func writeDir(root, prev *os.Root, d renderDir, enc *yamlEncoder) error {
 		if err != nil {
 			return err
 		}
-		if linked, err := reuse.link(f.name, b); err != nil || linked {
-			if err != nil {
-				return fmt.Errorf("failed to reuse %s: %w", path.Join(d.rel, f.name), err)
-			}
+		linked, err := reuse.link(f.name, b)
+		if err != nil {
+			return fmt.Errorf("failed to reuse %s: %w", path.Join(d.rel, f.name), err)
+		}
+		if linked {
 			continue
 		}
 		if err := writeNew(dir, f.name, b); err != nil {
@@ -188,8 +189,12 @@ func swap(tmp, out string) error {
 }
 
 // removeTree removes dir, its top-level entries (one per cluster) in
-// parallel.
+// parallel. dir sits in a folder of ours; if it is not a folder (out was
+// replaced by a symlink after it was checked) only the link is removed.
 func removeTree(dir string) error {
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return os.Remove(dir)
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
