@@ -26,7 +26,16 @@ import (
 //     process and each written to a file (no process start-up, kustomize's
 //     best case);
 //   - kubectl-kustomize: `kubectl kustomize overlays/<cluster> > file` for
-//     each cluster, when kubectl is on PATH.
+//     each cluster, when kubectl is on PATH;
+//   - write-files: writing render-out's files alone, bytes in memory, to a
+//     fresh folder on as many workers: the floor this disk sets under
+//     render-out. It moves a lot: ext4 without a journal skips inodes freed
+//     in the last minutes when it allocates one, so right after a large
+//     delete (another benchmark's temp folder) each new file costs up to
+//     ten times more.
+//
+// With -benchtime 1x render-out writes into an empty folder; from the
+// second op on it replaces its previous render, linking the unchanged files.
 //
 // Both outputs are checked against the fleet model. The ratio sub-benchmark
 // reports x-faster (wall) and x-less-cpu (user+system CPU, which holds when
