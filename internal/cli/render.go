@@ -286,7 +286,10 @@ func writeJSON(w io.Writer, works []render.Work) error {
 // anything else (a file, a symlink, a folder of the user's) is refused, so
 // nothing of the user's is deleted by surprise. Files are written through an
 // os.Root on a fresh folder beside out, so no name can reach outside it, and
-// two objects that would share one file are an error.
+// two objects that would share one file are an error. Files of the earlier
+// render that already hold the right bytes are linked into the fresh folder
+// rather than written again (see reuser), and the fresh folder then takes
+// out's place (see swap).
 func writeFolder(out string, works []render.Work) error {
 	if err := replaceable(out); err != nil {
 		return err
@@ -305,7 +308,14 @@ func writeFolder(out string, works []render.Work) error {
 		return err
 	}
 	defer root.Close()
-	if err := writeObjects(root, works); err != nil {
+	prev, err := openEarlierRender(out)
+	if err != nil {
+		return err
+	}
+	if prev != nil {
+		defer prev.Close()
+	}
+	if err := writeObjects(root, prev, works); err != nil {
 		return err
 	}
 	if err := root.WriteFile(renderMarker, []byte("written by propagit render; this folder is replaced on the next render\n"), 0o644); err != nil {
@@ -314,10 +324,29 @@ func writeFolder(out string, works []render.Work) error {
 	if err := replaceable(out); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(out); err != nil {
-		return err
+	return swap(tmp, out)
+}
+
+// openEarlierRender opens out when it is a folder holding an earlier
+// render, and returns nil when it is not (missing or empty).
+func openEarlierRender(out string) (*os.Root, error) {
+	if m, err := os.Lstat(filepath.Join(out, renderMarker)); err != nil || !m.Mode().IsRegular() {
+		return nil, nil
 	}
-	return os.Rename(tmp, out)
+	fi, err := os.Lstat(out)
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(out)
+	if err != nil {
+		return nil, err
+	}
+	// out replaced by a symlink since it was checked: reuse nothing.
+	if opened, err := root.Stat("."); err != nil || !os.SameFile(fi, opened) {
+		root.Close()
+		return nil, err
+	}
+	return root, nil
 }
 
 // replaceable returns an error unless out is missing, an empty folder or an

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -33,19 +35,21 @@ type renderDir struct {
 // error, before anything is written. The folders are then written in
 // parallel, each opened once, and each distinct object encoded once (render
 // shares an object between the clusters that receive it unchanged), so
-// identical objects get identical bytes.
-func writeObjects(root *os.Root, works []render.Work) error {
+// identical objects get identical bytes. prev, when not nil, is the earlier
+// render being replaced: its files that hold the bytes due are linked, not
+// written.
+func writeObjects(root, prev *os.Root, works []render.Work) error {
 	dirs, err := planFiles(works)
 	if err != nil {
 		return err
 	}
 	enc := newYAMLEncoder()
 	return inParallel(len(dirs), func(i int) error {
-		return writeDir(root, dirs[i], enc)
+		return writeDir(root, prev, dirs[i], enc)
 	})
 }
 
-func writeDir(root *os.Root, d renderDir, enc *yamlEncoder) error {
+func writeDir(root, prev *os.Root, d renderDir, enc *yamlEncoder) error {
 	if err := root.MkdirAll(d.rel, 0o755); err != nil {
 		return err
 	}
@@ -54,10 +58,22 @@ func writeDir(root *os.Root, d renderDir, enc *yamlEncoder) error {
 		return err
 	}
 	defer dir.Close()
+	reuse, err := newReuser(prev, d.rel, dir)
+	if err != nil {
+		return err
+	}
+	defer reuse.close()
 	for _, f := range d.files {
 		b, err := enc.encode(f.obj)
 		if err != nil {
 			return err
+		}
+		linked, err := reuse.link(f.name, b)
+		if err != nil {
+			return fmt.Errorf("failed to reuse %s: %w", path.Join(d.rel, f.name), err)
+		}
+		if linked {
+			continue
 		}
 		if err := writeNew(dir, f.name, b); err != nil {
 			return err
@@ -145,4 +161,48 @@ func (e *yamlEncoder) encode(obj *unstructured.Unstructured) ([]byte, error) {
 	e.yaml[obj] = b
 	e.mu.Unlock()
 	return b, nil
+}
+
+// swap puts the render written in tmp at out and then removes the earlier
+// one: out is missing only between two renames (not for as long as deleting
+// the earlier render takes), and if the second rename fails the earlier
+// render is put back.
+func swap(tmp, out string) error {
+	trash, err := os.MkdirTemp(filepath.Dir(tmp), ".propagit-render-old-*")
+	if err != nil {
+		return err
+	}
+	old := filepath.Join(trash, "render")
+	if err := os.Rename(out, old); err != nil {
+		if rmErr := os.Remove(trash); rmErr != nil || !errors.Is(err, fs.ErrNotExist) {
+			return errors.Join(err, rmErr)
+		}
+		return os.Rename(tmp, out)
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return errors.Join(err, os.Rename(old, out))
+	}
+	if err := removeTree(old); err != nil {
+		return fmt.Errorf("rendered into %s, but failed to remove the earlier render moved to %s: %w", out, old, err)
+	}
+	return os.Remove(trash)
+}
+
+// removeTree removes dir, its top-level entries (one per cluster) in
+// parallel. dir sits in a folder of ours; if it is not a folder (out was
+// replaced by a symlink after it was checked) only the link is removed.
+func removeTree(dir string) error {
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return os.Remove(dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if err := inParallel(len(entries), func(i int) error {
+		return os.RemoveAll(filepath.Join(dir, entries[i].Name()))
+	}); err != nil {
+		return err
+	}
+	return os.Remove(dir)
 }

@@ -1,0 +1,15 @@
+//go:build !unix
+
+package cli
+
+import "os"
+
+// reuser is the unix hard-link reuse of an earlier render's files (see
+// renderreuse_unix.go); elsewhere every file is written.
+type reuser struct{}
+
+func newReuser(*os.Root, string, *os.Root) (*reuser, error) { return nil, nil }
+
+func (r *reuser) close() {}
+
+func (r *reuser) link(string, []byte) (bool, error) { return false, nil }
