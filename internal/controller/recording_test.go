@@ -158,13 +158,23 @@ func TestRunRechecksWhileGracefulEvictionPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.recorded = newRecording([]*workv1alpha1.Work{w}, []render.Work{{Cluster: "m1", Objects: kept}})
+	wait, next := runOffline(t, c, passes)
+	wait("the first pass", next)
+	wait("the poll ticker, the recheck and the retry timers", func() bool { return clk.Waiters() == 3 })
+	clk.Step(opts.Deliver.HealthInterval)
+	wait("a pass after HealthInterval", next)
+}
+
+// runOffline runs c, whose source is passes, until the test ends; wait
+// polls a condition until a 10 s deadline, next reports whether a pass
+// started since it was last called.
+func runOffline(t *testing.T, c *Controller, passes offline) (wait func(string, func() bool), next func() bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-
+	t.Cleanup(func() { cancel(); <-done })
 	deadline := time.After(10 * time.Second)
-	wait := func(what string, cond func() bool) {
+	wait = func(what string, cond func() bool) {
 		t.Helper()
 		for !cond() {
 			select {
@@ -174,7 +184,7 @@ func TestRunRechecksWhileGracefulEvictionPending(t *testing.T) {
 			}
 		}
 	}
-	next := func() bool {
+	next = func() bool {
 		select {
 		case <-passes:
 			return true
@@ -182,10 +192,7 @@ func TestRunRechecksWhileGracefulEvictionPending(t *testing.T) {
 			return false
 		}
 	}
-	wait("the first pass", next)
-	wait("the poll ticker, the recheck and the retry timers", func() bool { return clk.Waiters() == 3 })
-	clk.Step(opts.Deliver.HealthInterval)
-	wait("a pass after HealthInterval", next)
+	return wait, next
 }
 
 // TestHealthReadsReflectedStatusForStatePreservation pins that the status
@@ -220,30 +227,7 @@ func TestRunRetriesAFailedFetchSoon(t *testing.T) {
 	c := New(opts, passes, nil, nil, nil, logr.Discard())
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	c.clock = clk
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-
-	deadline := time.After(10 * time.Second)
-	wait := func(what string, cond func() bool) {
-		t.Helper()
-		for !cond() {
-			select {
-			case <-deadline:
-				t.Fatalf("timed out waiting for %s", what)
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}
-	next := func() bool {
-		select {
-		case <-passes:
-			return true
-		default:
-			return false
-		}
-	}
+	wait, next := runOffline(t, c, passes)
 	wait("the first pass", next)
 	for _, delay := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
 		wait("the poll ticker and the retry timer", func() bool { return clk.Waiters() == 2 })
