@@ -133,8 +133,12 @@ func TestCustomizationErrorKeepsWhatTheClustersRun(t *testing.T) {
 	if d := cmp.Diff(placement(good), placement(res)); d != "" {
 		t.Errorf("placement changed (-before +after):\n%s", d)
 	}
-	if len(res.Errors) != 2 || !res.Errors[0].Kept || !strings.Contains(res.Errors[0].Message, "instruction budget exceeded") {
-		t.Errorf("errors = %v, want both clusters kept with the budget error", res.Errors)
+	// The instruction budget stops the loop; under the race detector's
+	// slowdown the one-second timeout may come first. Either is the
+	// script's error, and what the clusters run must stay.
+	if len(res.Errors) != 2 || !res.Errors[0].Kept ||
+		!strings.Contains(res.Errors[0].Message, "instruction budget exceeded") && !strings.Contains(res.Errors[0].Message, "timeout of 1s exceeded") {
+		t.Errorf("errors = %v, want both clusters kept with the budget or timeout error", res.Errors)
 	}
 	if !res.Bindings[0].KeptPrevious {
 		t.Error("the previous placement was not kept")
