@@ -1,7 +1,7 @@
-// Package secrets reads SOPS-encrypted manifests: it recognises them, lists
-// what they hold (recipients, encrypted paths) without decrypting, and
-// decrypts them with age identities just before they are applied to a
-// member.
+// Package secrets decrypts SOPS-encrypted manifests with age identities
+// just before they are applied to a member. What an encrypted object shows
+// without its key (recipients, encrypted paths, changed keys) is package
+// sealed's, which the pure pipeline uses.
 //
 // Decryption is the SOPS Go library's (its YAML and JSON stores, AES-GCM
 // cipher and MAC check), with an in-process key service that holds only
