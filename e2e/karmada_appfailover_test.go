@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 
@@ -111,8 +112,17 @@ func setUnschedulable(t *testing.T, m *testenv.Member, cordon bool) {
 		t.Fatalf("nodes of %s: %v (%d)", m.Name, err, len(nodes.Items))
 	}
 	for _, n := range nodes.Items {
-		n.Spec.Unschedulable = cordon
-		if _, err := m.Client().CoreV1().Nodes().Update(ctx, &n, metav1.UpdateOptions{}); err != nil {
+		// kwok writes node status meanwhile: retry a stale resourceVersion.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			node, err := m.Client().CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			node.Spec.Unschedulable = cordon
+			_, err = m.Client().CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -219,12 +219,18 @@ func TestSyncDriftWatch(t *testing.T) {
 	// makes propagit check web again: the image is put back, replicas stay.
 	ctx, cancel := kubeCtx()
 	defer cancel()
-	scale, err := m.Client().AppsV1().Deployments(ns).GetScale(ctx, "web", metav1.GetOptions{})
+	// The deployment controller writes the status meanwhile, so the scale's
+	// resourceVersion can be stale by the update: retry as the HPA does.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		scale, err := m.Client().AppsV1().Deployments(ns).GetScale(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		scale.Spec.Replicas = 3
+		_, err = m.Client().AppsV1().Deployments(ns).UpdateScale(ctx, "web", scale, metav1.UpdateOptions{FieldManager: "horizontal-pod-autoscaler"})
+		return err
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	scale.Spec.Replicas = 3
-	if _, err := m.Client().AppsV1().Deployments(ns).UpdateScale(ctx, "web", scale, metav1.UpdateOptions{FieldManager: "horizontal-pod-autoscaler"}); err != nil {
 		t.Fatal(err)
 	}
 	before, err := reader.get(m.Name)
