@@ -35,9 +35,11 @@ func putKeySecret(t *testing.T, c client.Client, ns, name, identity string) {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	if err := c.Create(ctx, s); apierrors.IsAlreadyExists(err) {
-		err = c.Update(ctx, s)
-	} else if err != nil {
+	err := c.Create(ctx, s)
+	if apierrors.IsAlreadyExists(err) {
+		err = c.Update(ctx, s) // Secrets allow an update without a resourceVersion
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 }
