@@ -22,8 +22,9 @@ type Cache struct {
 	Options Options
 }
 
-// parsedFile is what one file yielded, kept pristine: Load hands out
-// copies of its templates, which the loader and its callers may change.
+// parsedFile is what one file yielded. Load hands out its template objects
+// themselves, read-only: a revision that changes one file of thousands
+// copies nothing of the others.
 type parsedFile struct {
 	sum      [sha256.Size]byte
 	set      Set
@@ -59,16 +60,13 @@ func (c *Cache) file(col *collector, rel string, data []byte, seen map[string]bo
 			return // partial: never cached
 		}
 		pf = &parsedFile{sum: sum, set: fc.set, problems: fc.problems, docs: col.budget.docs - docs, nodes: col.budget.nodes - nodes}
-		for i, t := range pf.set.Templates {
-			pf.set.Templates[i].Object = t.Object.DeepCopy()
+		for i := range pf.set.Templates {
 			pf.set.Templates[i].Digest = templateDigest(sum, i)
 		}
 		c.files[rel] = pf
 		c.Parsed++
 	}
-	for _, t := range pf.set.Templates {
-		col.set.Templates = append(col.set.Templates, Template{Object: t.Object.DeepCopy(), Source: t.Source, Digest: t.Digest})
-	}
+	col.set.Templates = append(col.set.Templates, pf.set.Templates...)
 	col.set.Propagations = append(col.set.Propagations, pf.set.Propagations...)
 	col.set.Overrides = append(col.set.Overrides, pf.set.Overrides...)
 	col.set.Clusters = append(col.set.Clusters, pf.set.Clusters...)

@@ -50,9 +50,25 @@ func TestCacheParsesOnlyChangedFiles(t *testing.T) {
 		}
 		digests[tm.Object.GetName()] = tm.Digest
 	}
-	// The loader defaults the namespace; a caller changing its copy must not
-	// change what the next load returns.
-	set.Templates[0].Object.SetNamespace("changed-by-caller")
+	// The namespace depends on the whole set: a CRD making Widget
+	// cluster-scoped clears it, and removing the CRD brings it back, so
+	// the loader must not change the cached object.
+	write("widget.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: team-a}\n")
+	check(1)
+	write("crd.yaml", "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\n"+
+		"spec: {group: example.com, scope: Cluster, names: {kind: Widget, plural: widgets}, versions: [{name: v1, served: true, storage: true}]}\n")
+	if ns := widgetNamespace(check(1)); ns != "" {
+		t.Fatalf("cluster-scoped Widget has namespace %q", ns)
+	}
+	if err := fs.RemoveAll("/repo/crd.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if ns := widgetNamespace(check(0)); ns != "team-a" {
+		t.Fatalf("Widget without its CRD has namespace %q, want team-a as written", ns)
+	}
+	if err := fs.RemoveAll("/repo/widget.yaml"); err != nil {
+		t.Fatal(err)
+	}
 	check(0)
 
 	write("cm3.yaml", cm("cm3", "2"))
@@ -73,4 +89,13 @@ func TestCacheParsesOnlyChangedFiles(t *testing.T) {
 	}
 	write("cm3.yaml", cm("cm3", "2"))
 	check(1)
+}
+
+func widgetNamespace(set *Set) string {
+	for _, t := range set.Templates {
+		if t.Object.GetKind() == "Widget" {
+			return t.Object.GetNamespace()
+		}
+	}
+	return "<no Widget>"
 }

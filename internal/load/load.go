@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
@@ -171,13 +173,16 @@ func relOrDot(rel string) string {
 // returns the set, or every problem found.
 func (c *collector) finish() (*Set, error) {
 	sc := scopesOf(c.set.Templates)
-	for _, t := range c.set.Templates {
-		gk := t.Object.GroupVersionKind().GroupKind()
+	for i, t := range c.set.Templates {
+		ns := t.Object.GetNamespace()
 		switch {
-		case sc.clusterScoped(gk):
-			t.Object.SetNamespace("")
-		case t.Object.GetNamespace() == "":
-			t.Object.SetNamespace("default")
+		case sc.clusterScoped(t.Object.GroupVersionKind().GroupKind()):
+			ns = ""
+		case ns == "":
+			ns = "default"
+		}
+		if ns != t.Object.GetNamespace() {
+			c.set.Templates[i].Object = withNamespace(t.Object, ns)
 		}
 	}
 	c.problems = append(c.problems, duplicates(&c.set)...)
@@ -190,6 +195,19 @@ func (c *collector) finish() (*Set, error) {
 		return nil, &Error{Problems: c.problems}
 	}
 	return &c.set, nil
+}
+
+// withNamespace returns obj in namespace ns. obj may be a Cache's, shared
+// with earlier Loads, and its scope depends on the whole set (a CRD beside
+// it), so it is not changed: the copy shares everything but the top level
+// and metadata.
+func withNamespace(obj *unstructured.Unstructured, ns string) *unstructured.Unstructured {
+	out := &unstructured.Unstructured{Object: maps.Clone(obj.Object)}
+	if md, ok := obj.Object["metadata"].(map[string]any); ok {
+		out.Object["metadata"] = maps.Clone(md)
+	}
+	out.SetNamespace(ns)
+	return out
 }
 
 // objectKey identifies an object regardless of its API version.

@@ -28,6 +28,8 @@ func (s Source) String() string {
 
 // Template is an ordinary Kubernetes object that policies may propagate.
 type Template struct {
+	// Object is read-only: a Cache hands the same object to every Load
+	// until its file changes. Copy it before changing it.
 	Object *unstructured.Unstructured
 	Source Source
 	// Digest identifies the document the template was parsed from; set
