@@ -1,6 +1,7 @@
 package load
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -190,5 +191,21 @@ func TestTemplateUnknownMetadataFieldsAreDropped(t *testing.T) {
 	}}
 	if diff := cmp.Diff(want, meta); diff != "" {
 		t.Errorf("metadata (-want +got):\n%s", diff)
+	}
+}
+
+func TestEndMarkerLines(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []int
+	}{
+		{"a: 1\n", nil},
+		{"a: 1\n...\nb: 2\n", []int{2}},
+		{"a: 1\r\n... \r\n....\nb: ...\n...", []int{2, 5}},
+		{"...\t\n\n...\n", []int{1, 3}},
+	} {
+		if got := endMarkerLines([]byte(tt.in)); !slices.Equal(got, tt.want) {
+			t.Errorf("endMarkerLines(%q) = %v, want %v", tt.in, got, tt.want)
+		}
 	}
 }

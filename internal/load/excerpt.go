@@ -1,7 +1,6 @@
 package load
 
 import (
-	"bufio"
 	"bytes"
 	"strings"
 
@@ -18,11 +17,14 @@ import (
 // endMarkerLines returns the lines (1-based) holding a "..." document end
 // marker.
 func endMarkerLines(data []byte) []int {
+	if !bytes.Contains(data, []byte("...")) {
+		return nil
+	}
 	var out []int
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), len(data)+1)
-	for line := 1; sc.Scan(); line++ {
-		if strings.TrimRight(sc.Text(), " \t\r") == "..." {
+	for line := 1; len(data) > 0; line++ {
+		var l []byte
+		l, data, _ = bytes.Cut(data, []byte("\n"))
+		if string(bytes.TrimRight(l, " \t\r")) == "..." {
 			out = append(out, line)
 		}
 	}
