@@ -67,7 +67,7 @@ func New(limits Limits, customizations []Customization) *Interpreter {
 }
 
 func (in *Interpreter) rules(obj *unstructured.Unstructured) *rules {
-	if in == nil || obj == nil {
+	if in == nil || obj == nil || len(in.targets) == 0 {
 		return nil
 	}
 	return in.targets[obj.GetAPIVersion()+"/"+obj.GetKind()]

@@ -38,6 +38,10 @@ type Memo struct {
 	// settled are the bindings whose targets the next Render may share
 	// (settle.go).
 	settled map[workv1alpha1.ObjectKey]*settled
+	// policyDigests and templateKeys spare encoding what did not change
+	// (ptrdigest.go, sortedTemplates).
+	policyDigests policyDigests
+	templateKeys  templateKeys
 	// Rendered and Reused count the templates the last Render built and
 	// took from the memo; Scheduled counts those it scheduled.
 	Rendered, Reused, Scheduled int
@@ -191,7 +195,7 @@ func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluste
 		ns := b.Key.Namespace
 		osum, known := overrideSums[ns]
 		if !known {
-			osum.sum, osum.ok = digestOf(overridePolicies(overrides(ns)))
+			osum.sum, osum.ok = m.overridesDigest(overrides(ns))
 			overrideSums[ns] = osum
 		}
 		if b.scheduleSum == ([sha256.Size]byte{}) && !clustersDone {
@@ -267,20 +271,19 @@ func clusterInputs(clusters []*clusterv1alpha1.Cluster) any {
 	return out
 }
 
-func overridePolicies(os []load.Override) any {
-	out := make([]any, 0, len(os))
+// overridesDigest digests the override policies of a namespace, each
+// policy's digest remembered by m.
+func (m *Memo) overridesDigest(os []load.Override) ([sha256.Size]byte, bool) {
+	h := sha256.New()
 	for _, o := range os {
-		out = append(out, o.Policy)
+		sum, ok := m.policyDigests.of(o.Policy, o.Policy)
+		if !ok {
+			return [sha256.Size]byte{}, false
+		}
+		h.Write(sum[:])
 	}
-	return out
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum, true
 }
 
-// digestOf hashes v's JSON; false when v cannot be encoded (then nothing
-// that depends on it is reused).
-func digestOf(v any) ([sha256.Size]byte, bool) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return [sha256.Size]byte{}, false
-	}
-	return sha256.Sum256(data), true
-}

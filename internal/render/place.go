@@ -53,7 +53,7 @@ func (pl *placer) place(i int, t *load.Template, key workv1alpha1.ObjectKey) *Bi
 	in, clusters, ip, pr := pl.in, pl.clusters, pl.ip, pl.memo
 	obj := t.Object
 	b := &Binding{Key: key, Template: t}
-	if reason := skipReason(obj, pl.skippedNamespace); reason != "" {
+	if reason := skipReason(key, obj, pl.skippedNamespace); reason != "" {
 		b.Skipped = reason
 		return b
 	}
@@ -65,7 +65,7 @@ func (pl *placer) place(i int, t *load.Template, key workv1alpha1.ObjectKey) *Bi
 	var tsum [sha256.Size]byte
 	if pr != nil {
 		var ok bool
-		if tsum, ok = templateSum(t); !ok {
+		if tsum, ok = templateSum(t, key.Namespace); !ok {
 			pr = nil // a template that cannot be encoded is never remembered
 		}
 	}
@@ -141,19 +141,21 @@ func suspended(s *policyv1alpha1.Suspension, cluster string) bool {
 
 // skipReason says why a template is never propagated, or ""; skipped is
 // skippedNamespace under the render's options.
-func skipReason(obj *unstructured.Unstructured, skipped func(string) string) string {
-	ns := obj.GetNamespace()
-	if isNamespace(obj) {
-		ns = obj.GetName()
+func skipReason(key workv1alpha1.ObjectKey, obj *unstructured.Unstructured, skipped func(string) string) string {
+	// The key answers without reading the object (cold in a large fleet);
+	// the object is read only for the two core kinds that need its version.
+	namespace := key.Group == "" && key.Kind == "Namespace" && isNamespace(obj)
+	ns := key.Namespace
+	if namespace {
+		ns = key.Name
 	}
-	if r := skipped(ns); r != "" && !(isNamespace(obj) && ns == "default") {
+	if r := skipped(ns); r != "" && !(namespace && ns == "default") {
 		return r
 	}
-	group, _, _ := strings.Cut(obj.GetAPIVersion(), "/")
-	if slices.Contains(skippedGroups, group) || (obj.GetAPIVersion() == "v1" && obj.GetKind() == "Event") {
-		return fmt.Sprintf("Karmada never propagates API group %q", group)
+	if slices.Contains(skippedGroups, key.Group) || (key.Group == "" && key.Kind == "Event" && obj.GetAPIVersion() == "v1") {
+		return fmt.Sprintf("Karmada never propagates API group %q", key.Group)
 	}
-	if ns == "kube-system" && obj.GetKind() == "ConfigMap" && obj.GetName() == "extension-apiserver-authentication" {
+	if ns == "kube-system" && key.Kind == "ConfigMap" && key.Name == "extension-apiserver-authentication" {
 		return "Karmada never propagates kube-system/extension-apiserver-authentication"
 	}
 	return ""

@@ -3,7 +3,6 @@ package render
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/json"
 	"time"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
@@ -107,14 +106,14 @@ func (m *Memo) newPlaceRun(set *load.Set, clusters []*clusterv1alpha1.Cluster, n
 	all := sha256.New()
 	for i := range set.Propagations {
 		p := &set.Propagations[i]
-		data, err := json.Marshal(struct {
+		sum, ok := m.policyDigests.of(p.Policy, struct {
 			ClusterScoped bool
 			Policy        any
 		}{p.ClusterScoped, p.Policy})
-		if err != nil {
+		if !ok {
 			return nil
 		}
-		r.policySums[i] = sha256.Sum256(data)
+		r.policySums[i] = sum
 		r.policyAt[p] = i
 		all.Write(r.policySums[i][:])
 	}
@@ -187,14 +186,14 @@ func keyBool(b []byte, v bool) []byte {
 }
 
 // templateSum identifies a template's content: the loader's digest of its
-// document and the namespace it defaulted, else its JSON; false when it
-// cannot be encoded.
-func templateSum(t *load.Template) ([sha256.Size]byte, bool) {
+// document and the namespace it defaulted (its key's), else its JSON;
+// false when it cannot be encoded.
+func templateSum(t *load.Template, namespace string) ([sha256.Size]byte, bool) {
 	if t.Digest != ([sha256.Size]byte{}) {
 		var buf keyBuffer
 		k := keyStr(buf[:0], "document")
 		k = keySum(k, t.Digest)
-		k = keyStr(k, t.Object.GetNamespace())
+		k = keyStr(k, namespace)
 		return sha256.Sum256(k), true
 	}
 	return digestOf(t.Object.Object)

@@ -17,7 +17,7 @@ import (
 // does with a Set may change them. Each example fleet and a generated one
 // go through what the controller runs (Render with a Memo, twice, with the
 // previous Works; Explain of every binding; Lint); then the cache's next
-// Load must equal a fresh parse.
+// Load must equal a fresh parse: templates, policies and clusters.
 func TestCachedTemplatesStayPristine(t *testing.T) {
 	type repo struct {
 		fs   filesys.FileSystem
@@ -71,6 +71,23 @@ func TestCachedTemplatesStayPristine(t *testing.T) {
 			}
 			if len(cached.Templates) != len(fresh.Templates) {
 				t.Fatalf("%d cached templates, %d parsed", len(cached.Templates), len(fresh.Templates))
+			}
+			// Policies and Clusters are shared too, and the Memo keeps their
+			// digests by pointer.
+			for i, p := range cached.Propagations {
+				if !reflect.DeepEqual(p.Policy, fresh.Propagations[i].Policy) {
+					t.Errorf("propagation policy %s (%s) changed in the cache after a render", p.Policy.Name, p.Source)
+				}
+			}
+			for i, o := range cached.Overrides {
+				if !reflect.DeepEqual(o.Policy, fresh.Overrides[i].Policy) {
+					t.Errorf("override policy %s (%s) changed in the cache after a render", o.Policy.Name, o.Source)
+				}
+			}
+			for i, c := range cached.Clusters {
+				if !reflect.DeepEqual(c.Cluster, fresh.Clusters[i].Cluster) {
+					t.Errorf("cluster %s (%s) changed in the cache after a render", c.Cluster.Name, c.Source)
+				}
 			}
 			for i, c := range cached.Templates {
 				if !reflect.DeepEqual(c.Object.Object, fresh.Templates[i].Object.Object) {

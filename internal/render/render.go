@@ -212,9 +212,14 @@ func Render(in Input) *Result {
 	r := &Result{Clusters: clusters}
 	byKey := map[workv1alpha1.ObjectKey]*Binding{}
 	var pr *placeRun
+	var tk *templateKeys // the memo's, only for sortedTemplates while newPlaceRun runs
+	if in.Memo != nil {
+		in.Memo.policyDigests.next()
+		tk = &in.Memo.templateKeys
+	}
 	var digests sync.WaitGroup
 	digests.Go(func() { pr = in.Memo.newPlaceRun(in.Set, clusters, len(in.Set.Templates)) }) // meanwhile, sort
-	templates, keys := sortedTemplates(in.Set.Templates)
+	templates, keys := sortedTemplates(in.Set.Templates, tk)
 	ip := in.Set.Interpreter()
 	r.Bindings = make([]*Binding, len(templates))
 	digests.Wait()
@@ -244,25 +249,64 @@ func Render(in Input) *Result {
 }
 
 // sortedTemplates returns the templates sorted by key (stable), with their
-// keys, each key computed once.
-func sortedTemplates(ts []load.Template) ([]load.Template, []workv1alpha1.ObjectKey) {
-	type keyed struct {
-		key workv1alpha1.ObjectKey
-		t   load.Template
-	}
-	all := make([]keyed, len(ts))
+// keys, each key computed once; through tk (nil: none) when a Memo is used.
+func sortedTemplates(ts []load.Template, tk *templateKeys) ([]load.Template, []workv1alpha1.ObjectKey) {
+	keys := make([]workv1alpha1.ObjectKey, len(ts))
 	for i, t := range ts {
-		all[i] = keyed{key: workv1alpha1.KeyOf(t.Object), t: t}
+		keys[i] = tk.keyOf(t.Object)
 	}
-	byKey := func(a, b keyed) int { return a.key.Compare(b.key) }
-	if !slices.IsSortedFunc(all, byKey) {
-		slices.SortStableFunc(all, byKey)
+	order := tk.order(keys)
+	templates, sorted := make([]load.Template, len(ts)), make([]workv1alpha1.ObjectKey, len(ts))
+	for i, j := range order {
+		templates[i], sorted[i] = ts[j], keys[j]
 	}
-	templates, keys := make([]load.Template, len(all)), make([]workv1alpha1.ObjectKey, len(all))
-	for i, k := range all {
-		templates[i], keys[i] = k.t, k.key
+	return templates, sorted
+}
+
+// templateKeys remembers each template's key by object (read-only, and the
+// same object from one Load to the next while its file is unchanged), and
+// the order of the last Render's keys, so that an unchanged fleet is
+// neither keyed nor sorted again. A nil *templateKeys remembers nothing.
+type templateKeys struct {
+	prev, cur map[*unstructured.Unstructured]workv1alpha1.ObjectKey
+	lastKeys  []workv1alpha1.ObjectKey
+	lastOrder []int
+}
+
+func (tk *templateKeys) keyOf(obj *unstructured.Unstructured) workv1alpha1.ObjectKey {
+	if tk == nil {
+		return workv1alpha1.KeyOf(obj)
 	}
-	return templates, keys
+	if tk.cur == nil {
+		tk.cur = make(map[*unstructured.Unstructured]workv1alpha1.ObjectKey, len(tk.prev))
+	}
+	k, ok := tk.prev[obj]
+	if !ok {
+		k = workv1alpha1.KeyOf(obj)
+	}
+	tk.cur[obj] = k
+	return k
+}
+
+// order returns the indexes of keys in stable key order, and starts the
+// next Render.
+func (tk *templateKeys) order(keys []workv1alpha1.ObjectKey) []int {
+	if tk != nil && slices.Equal(keys, tk.lastKeys) {
+		tk.prev, tk.cur = tk.cur, nil
+		return tk.lastOrder
+	}
+	order := make([]int, len(keys))
+	for i := range order {
+		order[i] = i
+	}
+	byKey := func(a, b int) int { return keys[a].Compare(keys[b]) }
+	if !slices.IsSortedFunc(order, byKey) {
+		slices.SortStableFunc(order, byKey)
+	}
+	if tk != nil {
+		tk.prev, tk.cur, tk.lastKeys, tk.lastOrder = tk.cur, nil, keys, order
+	}
+	return order
 }
 
 // overridesByNamespace returns, per namespace, the override policies that
