@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
@@ -60,6 +62,7 @@ type renderOptions struct {
 	output   string
 	previous string
 	summary  bool
+	layout   string
 	clusters clusterFilter
 }
 
@@ -74,7 +77,10 @@ func newRenderCommand() *cobra.Command {
 		Long: `render reads every *.yaml/*.yml under --source (folders with a
 kustomization.yaml are built with kustomize), applies Karmada's matching,
 scheduling and override rules, and writes, for every cluster that receives
-anything, OUT/<cluster>/<namespace or _cluster>/<kind>.<group>_<name>.yaml.
+anything, OUT/<cluster>/<namespace or _cluster>/<kind>.<group>_<name>.yaml,
+or with --layout cluster one OUT/<cluster>/all.yaml holding the cluster's
+objects as a YAML stream (what kustomize build prints, ready for kubectl
+apply -f or a GitOps tool pointed at OUT/<cluster>).
 
 Cluster objects may carry a status (Ready condition, resourceSummary,
 apiEnablements): in render mode that is the cluster state. A Cluster with no
@@ -97,6 +103,7 @@ Deprecated: -o DIR as the output folder (its meaning before -o became the
 format) still works for one release, with a warning: use --out DIR.`,
 		Example: `  propagit render --source ./fleet --out ./rendered
   propagit render --source ./fleet --out ./rendered --previous ./rendered
+  propagit render --source ./fleet --out ./rendered --layout cluster
   propagit render --source ./fleet --out -
   propagit render --source ./fleet -o name --cluster member1,member2
   propagit render --source ./fleet --summary`,
@@ -110,6 +117,8 @@ format) still works for one release, with a warning: use --out DIR.`,
 	f.StringVar(&o.previous, "previous", "", "folder of an earlier render whose placement is the history")
 	f.BoolVar(&o.summary, "summary", false, "write nothing: print per cluster the object count and the digest of its Work, "+
 		"encoded as the controller encodes it, and one digest of the whole render (for fleets too big to write out)")
+	f.StringVar(&o.layout, "layout", layoutObject, "files under --out DIR: "+layoutObject+" (one file per object) or "+
+		layoutCluster+" (OUT/<cluster>/"+clusterFile+": the cluster's objects as one YAML stream, as kustomize build writes)")
 	o.clusters.bindFlags(f)
 	cmd.MarkFlagsOneRequired("out", "output", "summary")
 	cmd.MarkFlagsMutuallyExclusive("out", "summary")
@@ -133,6 +142,12 @@ func (o *renderOptions) resolveOutput(stderr io.Writer) error {
 	}
 	if o.output == "json" && o.out != "-" {
 		return fmt.Errorf("-o json prints a stream: use --out - (or leave --out out), not --out %s", o.out)
+	}
+	if !slices.Contains(renderLayouts, o.layout) {
+		return fmt.Errorf("--layout %q: want one of %s", o.layout, strings.Join(renderLayouts, ", "))
+	}
+	if o.layout != layoutObject && (o.summary || o.out == "-") {
+		return fmt.Errorf("--layout %s is the layout of the files of --out DIR: it does not apply to a stream or --summary", o.layout)
 	}
 	return nil
 }
@@ -175,7 +190,7 @@ func (o *renderOptions) run(stdout, stderr io.Writer) error {
 		}
 		return renderErrors(stderr, res, in.Previous != nil)
 	}
-	if err := writeFolder(o.out, res.Works); err != nil {
+	if err := writeFolder(o.out, res.Works, o.layout); err != nil {
 		return err
 	}
 	if o.output == "name" {
@@ -228,11 +243,6 @@ func printFindings(w io.Writer, set *load.Set, res *render.Result, clusters clus
 	}
 }
 
-// marshal renders one object as YAML with sorted keys.
-func marshal(obj *unstructured.Unstructured) ([]byte, error) {
-	return yaml.Marshal(obj.Object)
-}
-
 // writeStream prints every object in format (one of renderFormats).
 func writeStream(w io.Writer, works []render.Work, format string) error {
 	switch format {
@@ -242,17 +252,21 @@ func writeStream(w io.Writer, works []render.Work, format string) error {
 	case "json":
 		return writeJSON(w, works)
 	}
+	// Objects shared between clusters are encoded once.
+	enc := newYAMLEncoder()
+	bw := bufio.NewWriterSize(w, 1<<16)
 	for _, work := range works {
-		fmt.Fprintf(w, "# cluster: %s\n", work.Cluster)
+		fmt.Fprintf(bw, "# cluster: %s\n", work.Cluster)
 		for _, obj := range work.Objects {
-			b, err := marshal(obj)
+			b, err := enc.encode(obj)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "---\n# %s/%s\n%s", work.Cluster, workv1alpha1.KeyOf(obj).Path(), b)
+			fmt.Fprintf(bw, "---\n# %s/%s\n", work.Cluster, workv1alpha1.KeyOf(obj).Path())
+			bw.Write(b)
 		}
 	}
-	return nil
+	return bw.Flush()
 }
 
 // writeNames prints CLUSTER/Kind.group/[namespace/]name per object.
@@ -290,7 +304,7 @@ func writeJSON(w io.Writer, works []render.Work) error {
 // render that already hold the right bytes are linked into the fresh folder
 // rather than written again (see reuser), and the fresh folder then takes
 // out's place (see swap).
-func writeFolder(out string, works []render.Work) error {
+func writeFolder(out string, works []render.Work, layout string) error {
 	if err := replaceable(out); err != nil {
 		return err
 	}
@@ -315,7 +329,7 @@ func writeFolder(out string, works []render.Work) error {
 	if prev != nil {
 		defer prev.Close()
 	}
-	if err := writeObjects(root, prev, works); err != nil {
+	if err := writeObjects(root, prev, works, layout); err != nil {
 		return err
 	}
 	if err := root.WriteFile(renderMarker, []byte("written by propagit render; this folder is replaced on the next render\n"), 0o644); err != nil {
@@ -387,16 +401,9 @@ func readRendered(dir string) ([]render.Work, error) {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
 				return err
 			}
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			obj := &unstructured.Unstructured{}
-			if err := yaml.Unmarshal(b, &obj.Object); err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			w.Objects = append(w.Objects, obj)
-			return nil
+			objs, err := readRenderedFile(path)
+			w.Objects = append(w.Objects, objs...)
+			return err
 		})
 		if err != nil {
 			return nil, err
@@ -404,6 +411,34 @@ func readRendered(dir string) ([]render.Work, error) {
 		works = append(works, w)
 	}
 	return works, nil
+}
+
+// readRenderedFile reads the objects of one file of a render: one object,
+// or a YAML stream of them (--layout cluster).
+func readRenderedFile(path string) ([]*unstructured.Unstructured, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var objs []*unstructured.Unstructured
+	docs := utilyaml.NewYAMLReader(bufio.NewReader(f))
+	for {
+		doc, err := docs.Read()
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(obj.Object) > 0 {
+			objs = append(objs, obj)
+		}
+	}
 }
 
 // clusterFilter is the --cluster flag of render and diff: the clusters to

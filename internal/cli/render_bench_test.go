@@ -22,6 +22,8 @@ import (
 // team runs to get every cluster's manifests into files:
 //   - render-out: `propagit render --source repo --out DIR` end to end
 //     (load, match, schedule, override, encode, write), in process;
+//   - render-out-cluster: the same with --layout cluster, one file per
+//     cluster as the overlays below write, not one per object;
 //   - krusty: the 100 per-cluster overlays built with kustomize's engine in
 //     process and each written to a file (no process start-up, kustomize's
 //     best case);
@@ -69,6 +71,24 @@ func BenchmarkRenderOutVsKustomize(b *testing.B) {
 			}
 		}
 		costs["render"] = start.stop(b)
+		for c := range m.Clusters {
+			checkFiles(b, m, c, filepath.Join(out, m.Clusters[c].Name))
+		}
+	})
+	b.Run("render-out-cluster", func(b *testing.B) {
+		// The same with --layout cluster: one file per cluster, as the
+		// overlays write.
+		out := filepath.Join(dir, "rendered-cluster")
+		start := startCost()
+		for b.Loop() {
+			var stdout, stderr bytes.Buffer
+			cmd := NewRootCommand(&stdout, &stderr)
+			cmd.SetArgs([]string{"render", "--source", repo, "--out", out, "--layout", "cluster"})
+			if err := cmd.Execute(); err != nil {
+				b.Fatalf("render: %v\n%s", err, stderr.String())
+			}
+		}
+		costs["render-cluster"] = start.stop(b)
 		for c := range m.Clusters {
 			checkFiles(b, m, c, filepath.Join(out, m.Clusters[c].Name))
 		}
@@ -156,12 +176,18 @@ func BenchmarkRenderOutVsKustomize(b *testing.B) {
 			b.ReportMetric(r.wall/f.wall, "x-write-files-floor")
 			b.Logf("per op: writing the same files alone %.2fs wall %.2fs CPU: render --out takes %.1fx that", f.wall, f.cpu, r.wall/f.wall)
 		}
+		rc := costs["render-cluster"]
 		for _, name := range []string{"krusty", "kubectl"} {
 			if k, ok := costs[name]; ok {
 				b.ReportMetric(k.wall/r.wall, "x-faster-than-"+name)
 				b.ReportMetric(k.cpu/r.cpu, "x-less-cpu-than-"+name)
 				b.Logf("per op: render --out %.2fs wall %.2fs CPU; %s %.2fs wall %.2fs CPU: %.0fx faster, %.0fx less CPU",
 					r.wall, r.cpu, name, k.wall, k.cpu, k.wall/r.wall, k.cpu/r.cpu)
+				if rc.wall > 0 {
+					b.ReportMetric(k.wall/rc.wall, "x-faster-than-"+name+"-cluster-layout")
+					b.Logf("per op: render --out --layout cluster %.2fs wall %.2fs CPU: %.0fx faster than %s, %.0fx less CPU",
+						rc.wall, rc.cpu, k.wall/rc.wall, name, k.cpu/rc.cpu)
+				}
 			}
 		}
 	})

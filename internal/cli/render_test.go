@@ -38,22 +38,28 @@ func TestWriteFolderKeepsEveryFileInsideOut(t *testing.T) {
 		{"absolute cluster", filepath.Join(base, "abs"), configMap("ConfigMap", "default", "x")},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			err := writeFolder(out, []render.Work{{Cluster: tc.cluster, Objects: []*unstructured.Unstructured{tc.obj}}})
-			if err == nil {
-				t.Fatal("writeFolder succeeded")
-			}
-			var outside []string
-			_ = filepath.WalkDir(base, func(p string, d os.DirEntry, err error) error {
-				if err == nil && !d.IsDir() {
-					outside = append(outside, p)
+		for _, layout := range renderLayouts {
+			t.Run(tc.name+"/"+layout, func(t *testing.T) {
+				err := writeFolder(out, []render.Work{{Cluster: tc.cluster, Objects: []*unstructured.Unstructured{tc.obj}}}, layout)
+				// The cluster layout writes no object's name in a path.
+				if hostile := tc.cluster != "member1" || layout == layoutObject; hostile && err == nil {
+					t.Fatal("writeFolder succeeded")
 				}
-				return err
+				var outside []string
+				_ = filepath.WalkDir(base, func(p string, d os.DirEntry, err error) error {
+					if err == nil && !d.IsDir() {
+						outside = append(outside, p)
+					}
+					return err
+				})
+				for _, p := range outside {
+					if rel, _ := filepath.Rel(out, p); err != nil || !filepath.IsLocal(rel) {
+						t.Errorf("file written: %s (error was %v)", p, err)
+					}
+				}
+				_ = os.RemoveAll(out)
 			})
-			if len(outside) > 0 {
-				t.Errorf("files written: %v (error was %v)", outside, err)
-			}
-		})
+		}
 	}
 }
 
@@ -61,7 +67,7 @@ func TestWriteFolderRefusesTwoObjectsForOneFile(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	err := writeFolder(out, []render.Work{{Cluster: "member1", Objects: []*unstructured.Unstructured{
 		configMap("ConfigMap", "default", "a"), configMap("configmap", "default", "a"),
-	}}})
+	}}}, layoutObject)
 	if err == nil || !strings.Contains(err.Error(), "would both be written to member1/default/configmap.core_a.yaml") {
 		t.Fatalf("err = %v, want a collision", err)
 	}
@@ -89,7 +95,7 @@ func TestWriteFolderRefusesWhatItDidNotWrite(t *testing.T) {
 	}
 	works := []render.Work{{Cluster: "member1", Objects: []*unstructured.Unstructured{configMap("ConfigMap", "default", "a")}}}
 	for _, out := range []string{file, own, link} {
-		if err := writeFolder(out, works); err == nil || !strings.Contains(err.Error(), "refusing to write into") {
+		if err := writeFolder(out, works, layoutObject); err == nil || !strings.Contains(err.Error(), "refusing to write into") {
 			t.Errorf("writeFolder(%s) = %v, want a refusal", out, err)
 		}
 	}
@@ -103,7 +109,7 @@ func TestWriteFolderRefusesWhatItDidNotWrite(t *testing.T) {
 	// An earlier render is replaced, an empty folder filled.
 	fresh := filepath.Join(dir, "fresh")
 	for range 2 {
-		if err := writeFolder(fresh, works); err != nil {
+		if err := writeFolder(fresh, works, layoutObject); err != nil {
 			t.Fatalf("writeFolder over an earlier render: %v", err)
 		}
 	}

@@ -28,7 +28,7 @@ func TestWriteFolderReusesOnlyWhatItWrote(t *testing.T) {
 		objs = append(objs, configMap("ConfigMap", "default", name))
 	}
 	works := []render.Work{{Cluster: "member1", Objects: objs}}
-	if err := writeFolder(out, works); err != nil {
+	if err := writeFolder(out, works, layoutObject); err != nil {
 		t.Fatal(err)
 	}
 	file := func(name string) string {
@@ -70,7 +70,7 @@ func TestWriteFolderReusesOnlyWhatItWrote(t *testing.T) {
 	objs[5] = configMap("ConfigMap", "default", "changed")
 	objs[5].SetLabels(map[string]string{"new": "label"})
 
-	if err := writeFolder(out, works); err != nil {
+	if err := writeFolder(out, works, layoutObject); err != nil {
 		t.Fatal(err)
 	}
 	if after, err := os.Stat(file("same")); err != nil || !os.SameFile(before, after) {
@@ -106,12 +106,12 @@ func TestWriteFolderReusesOnlyWhatItWrote(t *testing.T) {
 func TestWriteFolderKeepsTheEarlierRenderOnFailure(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
-	if err := writeFolder(out, []render.Work{{Cluster: "member1", Objects: []*unstructured.Unstructured{configMap("ConfigMap", "default", "a")}}}); err != nil {
+	if err := writeFolder(out, []render.Work{{Cluster: "member1", Objects: []*unstructured.Unstructured{configMap("ConfigMap", "default", "a")}}}, layoutObject); err != nil {
 		t.Fatal(err)
 	}
 	err := writeFolder(out, []render.Work{{Cluster: "member1", Objects: []*unstructured.Unstructured{
 		configMap("ConfigMap", "default", "b"), configMap("configmap", "default", "b"),
-	}}})
+	}}}, layoutObject)
 	if err == nil {
 		t.Fatal("a render with two objects for one file succeeded")
 	}

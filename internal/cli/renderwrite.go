@@ -10,19 +10,34 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	yamlv2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/yaml"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/render"
 )
 
-// renderFile is one file of a render: its name in its folder and its object.
+// renderFile is one file of a render: its name in its folder and its
+// objects, one (layout object) or a cluster's, as one YAML stream (layout
+// cluster).
 type renderFile struct {
-	name string
-	obj  *unstructured.Unstructured
+	name   string
+	objs   []*unstructured.Unstructured
+	stream bool
 }
+
+// The layouts of render --out DIR.
+const (
+	layoutObject  = "object"
+	layoutCluster = "cluster"
+	// clusterFile is the file of a cluster in the cluster layout.
+	clusterFile = "all.yaml"
+)
+
+var renderLayouts = []string{layoutObject, layoutCluster}
 
 // renderDir is one folder of a render (relative to --out) and its files.
 type renderDir struct {
@@ -31,15 +46,15 @@ type renderDir struct {
 }
 
 // writeObjects writes every object of works to <cluster>/<key path> inside
-// root. Paths are checked, and two objects that would share one file are an
+// root, or (layout cluster) every cluster's objects to <cluster>/all.yaml. Paths are checked, and two objects that would share one file are an
 // error, before anything is written. The folders are then written in
 // parallel, each opened once, and each distinct object encoded once (render
 // shares an object between the clusters that receive it unchanged), so
 // identical objects get identical bytes. prev, when not nil, is the earlier
 // render being replaced: its files that hold the bytes due are linked, not
 // written.
-func writeObjects(root, prev *os.Root, works []render.Work) error {
-	dirs, err := planFiles(works)
+func writeObjects(root, prev *os.Root, works []render.Work, layout string) error {
+	dirs, err := planFiles(works, layout)
 	if err != nil {
 		return err
 	}
@@ -64,7 +79,7 @@ func writeDir(root, prev *os.Root, d renderDir, enc *yamlEncoder) error {
 	}
 	defer reuse.close()
 	for _, f := range d.files {
-		b, err := enc.encode(f.obj)
+		b, err := f.encode(enc)
 		if err != nil {
 			return err
 		}
@@ -95,10 +110,30 @@ func writeNew(dir *os.Root, name string, b []byte) error {
 	return f.Close()
 }
 
+// encode returns the bytes of f: its object's YAML, or the YAML stream of
+// its objects, each document headed by a comment naming its key's path.
+func (f renderFile) encode(enc *yamlEncoder) ([]byte, error) {
+	if !f.stream {
+		return enc.encode(f.objs[0])
+	}
+	var out []byte
+	for _, obj := range f.objs {
+		b, err := enc.encode(obj)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(append(append(out, "---\n# "...), workv1alpha1.KeyOf(obj).Path()...), '\n'), b...)
+	}
+	return out, nil
+}
+
 // planFiles returns the folders of a render with their files, sorted by
 // folder. A path that is not plain, or a second object for one file, is an
 // error, never an overwrite.
-func planFiles(works []render.Work) ([]renderDir, error) {
+func planFiles(works []render.Work, layout string) ([]renderDir, error) {
+	if layout == layoutCluster {
+		return planClusterFiles(works)
+	}
 	written := map[string]string{}
 	byDir := map[string]*renderDir{}
 	for _, work := range works {
@@ -119,7 +154,7 @@ func planFiles(works []render.Work) ([]renderDir, error) {
 				d = &renderDir{rel: dir}
 				byDir[dir] = d
 			}
-			d.files = append(d.files, renderFile{name: name, obj: obj})
+			d.files = append(d.files, renderFile{name: name, objs: []*unstructured.Unstructured{obj}})
 		}
 	}
 	out := make([]renderDir, 0, len(byDir))
@@ -130,9 +165,27 @@ func planFiles(works []render.Work) ([]renderDir, error) {
 	return out, nil
 }
 
+// planClusterFiles is planFiles for layout cluster: one folder per
+// cluster, holding all.yaml.
+func planClusterFiles(works []render.Work) ([]renderDir, error) {
+	out := make([]renderDir, 0, len(works))
+	for _, work := range works {
+		if !filepath.IsLocal(work.Cluster) || path.Clean(work.Cluster) != work.Cluster || strings.ContainsAny(work.Cluster, `/\`) {
+			return nil, fmt.Errorf("refusing to write cluster %q: its name is not a plain folder name inside --out", work.Cluster)
+		}
+		out = append(out, renderDir{rel: work.Cluster, files: []renderFile{{name: clusterFile, objs: work.Objects, stream: true}}})
+	}
+	slices.SortFunc(out, func(a, b renderDir) int { return strings.Compare(a.rel, b.rel) })
+	return out, nil
+}
+
 // yamlEncoder turns objects into the YAML render writes, each distinct
-// object once: from its Work encoding (workv1alpha1.Encoder), as yaml.Marshal
-// would (JSON, then YAML with sorted keys). Safe for concurrent use.
+// object once, with the bytes yaml.Marshal gives (JSON, then YAML with
+// sorted keys). Objects made only of strings, integers, booleans, nulls,
+// maps and lists (almost every manifest) are marshalled directly, which
+// gives the same bytes without parsing JSON back; any other value (a
+// float, whose JSON may come back as an integer) goes through JSON. Safe
+// for concurrent use.
 type yamlEncoder struct {
 	json *workv1alpha1.Encoder
 	mu   sync.Mutex
@@ -150,17 +203,58 @@ func (e *yamlEncoder) encode(obj *unstructured.Unstructured) ([]byte, error) {
 	if ok {
 		return b, nil
 	}
-	raw, err := e.json.Encode(obj)
+	b, err := toYAML(obj.Object, func() ([]byte, error) { return e.json.Encode(obj) })
 	if err != nil {
-		return nil, err
-	}
-	if b, err = yaml.JSONToYAML(raw); err != nil {
 		return nil, fmt.Errorf("failed to encode %s: %w", workv1alpha1.KeyOf(obj), err)
 	}
 	e.mu.Lock()
 	e.yaml[obj] = b
 	e.mu.Unlock()
 	return b, nil
+}
+
+// toYAML is yaml.JSONToYAML of v's JSON (raw, computed only when needed).
+func toYAML(v map[string]any, raw func() ([]byte, error)) ([]byte, error) {
+	if v != nil && plainJSON(v) {
+		return yamlv2.Marshal(v)
+	}
+	j, err := raw()
+	if err != nil {
+		return nil, err
+	}
+	return yaml.JSONToYAML(j)
+}
+
+// plainJSON reports whether v holds only values whose YAML is the same
+// marshalled directly or through JSON.
+func plainJSON(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return utf8.ValidString(v) // JSON replaces invalid bytes
+	case bool, nil, int64, int32, int:
+		return true
+	case map[string]any:
+		if v == nil {
+			return false // null in JSON, {} in YAML
+		}
+		for _, x := range v {
+			if !plainJSON(x) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		if v == nil {
+			return false
+		}
+		for _, x := range v {
+			if !plainJSON(x) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // swap puts the render written in tmp at out and then removes the earlier
