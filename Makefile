@@ -87,8 +87,10 @@ bench: test-assets bench-scale ## Benchmarks, with the peer they are compared wi
 	go test -run '^$$' -bench 'StoreAgents' -benchtime 1x -timeout 30m ./internal/works/
 
 .PHONY: bench-scale
-bench-scale: build ## Issue #18 figures: render --out vs kustomize overlays (1,000 × 100), render --summary wall and peak RSS (10,000 × 1,000)
+bench-scale: build ## Issue #18 figures: render --out vs kustomize overlays (1,000 × 100), the controller's steady state (10,000 × 100), render --summary wall and peak RSS (10,000 × 1,000)
 	go test -run '^$$' -bench 'RenderOutVsKustomize' -benchtime 1x -timeout 30m ./internal/cli/
+	# The controller's pass on 10,000 templates x 100 clusters: live heap between passes, a one-template commit
+	go test -run '^$$' -bench 'SteadyState' -benchtime 1x -timeout 30m ./internal/controller/
 	dir=$$(mktemp -d /tmp/propagit-scale.XXXXXX) && go run ./e2e/tools/fleetgen -templates 10000 -clusters 1000 -out $$dir/fleet && \
 	/usr/bin/time -f 'render --summary 10000 x 1000: %e s wall, %U s user, %S s system, %M KiB peak RSS' \
 		bin/propagit render --source $$dir/fleet/repo --summary | tail -1; rc=$$?; rm -rf $$dir; exit $$rc

@@ -38,6 +38,9 @@ type Controller struct {
 	// memo keeps each template's rendering: a commit renders only the
 	// templates whose inputs changed.
 	memo *render.Memo
+	// encoder keeps the JSON of the objects the last passes rendered, which
+	// the memo shares with the next: a commit encodes only what changed.
+	encoder *workv1alpha1.Encoder
 	// observer measures the members' state: probes and pull reports.
 	observer *observe.Observer
 	// renderErrs are the render errors of the last pass, each logged once.
@@ -99,7 +102,7 @@ func New(opts Options, src Fetcher, ws works.Store, ss works.StatusStore, creds 
 		FailureThreshold: opts.ClusterFailureThreshold, SuccessThreshold: opts.ClusterSuccessThreshold,
 		PullHeartbeatTimeout: opts.PullHeartbeatTimeout}, observe.CredentialProber{Credentials: creds, Clock: clk}, ss, log)
 	return &Controller{opts: opts, source: src, works: ws, status: ss, creds: creds, log: log,
-		clock: clk, trigger: make(chan struct{}, 1), files: load.NewCache(), memo: render.NewMemo(), members: map[string]*member{},
+		clock: clk, trigger: make(chan struct{}, 1), files: load.NewCache(), memo: render.NewMemo(), encoder: workv1alpha1.NewEncoder(), members: map[string]*member{},
 		observer: observer}
 }
 

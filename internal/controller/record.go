@@ -43,7 +43,11 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 	out := make([]*workv1alpha1.Work, 0, len(res.Clusters))
 	recorded := make([]render.Work, 0, len(res.Clusters))
 	problems := c.renderProblems(res)
-	enc := workv1alpha1.NewEncoder() // each object render shares between clusters is encoded once
+	// Each object render shares between clusters is encoded once, and one
+	// the memo carried over from the last pass is not encoded again.
+	enc := c.encoder
+	enc.Next()
+	keys := objectKeys{}
 	for _, cl := range res.Clusters {
 		objs := byCluster[cl.Name].Objects
 		w, err := toWork(cl, cur.revision, objs, enc)
@@ -51,7 +55,7 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 			return nil, nil, err
 		}
 		maps.Copy(w.Annotations, problems[cl.Name])
-		if held := c.guard(cur, rec, cl, objs); held != nil {
+		if held := c.guard(cur, rec, cl, objs, keys); held != nil {
 			w, objs = held, rec.objects[cl.Name]
 		}
 		out = append(out, w)
@@ -151,7 +155,7 @@ func (c *Controller) scheduleProblems(res *render.Result, seen map[string]bool) 
 // commit does not acknowledge it: the recorded Work again, with the reason
 // in an annotation. nil lets the new Work go ahead. A member that is not
 // Ready is not guarded: moving its applications away is failover.
-func (c *Controller) guard(cur *loaded, rec *recording, cl *clusterv1alpha1.Cluster, objs []*unstructured.Unstructured) *workv1alpha1.Work {
+func (c *Controller) guard(cur *loaded, rec *recording, cl *clusterv1alpha1.Cluster, objs []*unstructured.Unstructured, keys objectKeys) *workv1alpha1.Work {
 	prev := rec.work(cl.Name)
 	if prev == nil || !clusterReady(cl) {
 		c.opts.Metrics.PruneHeld(cl.Name, false)
@@ -159,11 +163,11 @@ func (c *Controller) guard(cur *loaded, rec *recording, cl *clusterv1alpha1.Clus
 	}
 	before := make([]workv1alpha1.ObjectKey, 0, len(rec.objects[cl.Name]))
 	for _, o := range rec.objects[cl.Name] {
-		before = append(before, workv1alpha1.KeyOf(o))
+		before = append(before, keys.of(o))
 	}
 	after := make([]workv1alpha1.ObjectKey, 0, len(objs))
 	for _, o := range objs {
-		after = append(after, workv1alpha1.KeyOf(o))
+		after = append(after, keys.of(o))
 	}
 	hold := guard.Check(before, after, c.opts.Guard)
 	if hold != nil && cur.allowPrune {
@@ -184,6 +188,19 @@ func (c *Controller) guard(cur *loaded, rec *recording, cl *clusterv1alpha1.Clus
 		c.event(cl.Name, corev1.EventTypeWarning, workv1alpha1.EventPruneHeld, held.Annotations[workv1alpha1.AnnotationPruneHeld])
 	}
 	return held
+}
+
+// objectKeys are the keys of objects, each read once: render shares an
+// object between the clusters that receive it unchanged.
+type objectKeys map[*unstructured.Unstructured]workv1alpha1.ObjectKey
+
+func (k objectKeys) of(o *unstructured.Unstructured) workv1alpha1.ObjectKey {
+	key, ok := k[o]
+	if !ok {
+		key = workv1alpha1.KeyOf(o)
+		k[o] = key
+	}
+	return key
 }
 
 // clusterReady reports whether the render saw cl Ready (a Cluster without

@@ -66,10 +66,21 @@ func (p *Previous) lookup(k workv1alpha1.ObjectKey) *PreviousTemplate {
 func PreviousFromWorks(works []Work) *Previous {
 	prev := &Previous{Templates: map[workv1alpha1.ObjectKey]*PreviousTemplate{},
 		Recorded: map[workv1alpha1.ObjectKey]map[string]*unstructured.Unstructured{}}
+	// Render shares an object between the clusters that receive it
+	// unchanged: its annotations are read once.
+	read := map[*unstructured.Unstructured]*stampRead{}
 	for _, w := range works {
 		for _, obj := range w.Objects {
-			addRecorded(prev, w.Cluster, obj)
-			addPrevious(prev, w.Cluster, obj)
+			st := read[obj]
+			if st == nil {
+				st = readStamp(obj)
+				read[obj] = st
+			}
+			if !st.ok {
+				continue
+			}
+			addRecorded(prev, w.Cluster, obj, st)
+			addPrevious(prev, w.Cluster, obj, st)
 		}
 	}
 	for _, t := range prev.Templates {
@@ -86,15 +97,42 @@ func PreviousFromWorks(works []Work) *Previous {
 	return prev
 }
 
-func addRecorded(prev *Previous, cluster string, obj *unstructured.Unstructured) {
-	key, err := workv1alpha1.ParseKey(obj.GetAnnotations()[workv1alpha1.AnnotationTemplate])
+// stampRead is what the annotations stamp writes say of an object.
+type stampRead struct {
+	// template is the object's template; ok is false when the annotation
+	// does not parse (the object is skipped).
+	template workv1alpha1.ObjectKey
+	ok       bool
+	// dependency: a dependency only (no policy claims it), not a
+	// template's own copy.
+	dependency bool
+	claim      *match.Claim
+	replicas   int32
+	affinity   string
+	// eviction is set on a kept old copy (its Cluster left empty).
+	eviction *Eviction
+}
+
+func readStamp(obj *unstructured.Unstructured) *stampRead {
+	ann := obj.GetAnnotations()
+	key, err := workv1alpha1.ParseKey(ann[workv1alpha1.AnnotationTemplate])
 	if err != nil {
-		return
+		return &stampRead{}
 	}
-	if prev.Recorded[key] == nil {
-		prev.Recorded[key] = map[string]*unstructured.Unstructured{}
+	replicas, _ := strconv.Atoi(ann[workv1alpha1.AnnotationScheduledReplicas])
+	st := &stampRead{template: key, ok: true, claim: claimOf(ann), replicas: int32(replicas), affinity: ann[workv1alpha1.AnnotationAffinityName],
+		dependency: ann[workv1alpha1.AnnotationDependencyOf] != "" && ann[workv1alpha1.AnnotationPPName] == "" && ann[workv1alpha1.AnnotationCPPName] == ""}
+	if e, ok := parseEviction("", ann, int32(replicas)); ok {
+		st.eviction = &e
 	}
-	prev.Recorded[key][cluster] = obj
+	return st
+}
+
+func addRecorded(prev *Previous, cluster string, obj *unstructured.Unstructured, st *stampRead) {
+	if prev.Recorded[st.template] == nil {
+		prev.Recorded[st.template] = map[string]*unstructured.Unstructured{}
+	}
+	prev.Recorded[st.template][cluster] = obj
 }
 
 // recorded returns the objects last recorded for key, by cluster, or nil.
@@ -105,31 +143,36 @@ func (p *Previous) recorded(k workv1alpha1.ObjectKey) map[string]*unstructured.U
 	return p.Recorded[k]
 }
 
-func addPrevious(prev *Previous, cluster string, obj *unstructured.Unstructured) {
-	ann := obj.GetAnnotations()
-	if ann[workv1alpha1.AnnotationDependencyOf] != "" && ann[workv1alpha1.AnnotationPPName] == "" && ann[workv1alpha1.AnnotationCPPName] == "" {
+func addPrevious(prev *Previous, cluster string, obj *unstructured.Unstructured, st *stampRead) {
+	if st.dependency {
 		return
 	}
-	key, err := workv1alpha1.ParseKey(ann[workv1alpha1.AnnotationTemplate])
-	if err != nil {
-		return
-	}
-	t := prev.Templates[key]
+	t := prev.Templates[st.template]
 	if t == nil {
-		t = &PreviousTemplate{Claim: claimOf(ann), Objects: map[string]*unstructured.Unstructured{}}
-		prev.Templates[key] = t
+		t = &PreviousTemplate{Claim: st.claimCopy(), Objects: map[string]*unstructured.Unstructured{}}
+		prev.Templates[st.template] = t
 	}
 	t.Objects[cluster] = obj
-	replicas, _ := strconv.Atoi(ann[workv1alpha1.AnnotationScheduledReplicas])
-	if e, ok := parseEviction(cluster, ann, int32(replicas)); ok {
+	if st.eviction != nil {
+		e := *st.eviction
+		e.Cluster = cluster
 		t.Evictions = append(t.Evictions, e)
 		return
 	}
 	// The placement's copies speak for the claim and the affinity term, not
 	// a frozen old copy.
-	t.Claim = claimOf(ann)
-	t.Placement.AffinityName = ann[workv1alpha1.AnnotationAffinityName]
-	t.Placement.Clusters = append(t.Placement.Clusters, schedule.TargetCluster{Name: cluster, Replicas: int32(replicas)})
+	t.Claim = st.claimCopy()
+	t.Placement.AffinityName = st.affinity
+	t.Placement.Clusters = append(t.Placement.Clusters, schedule.TargetCluster{Name: cluster, Replicas: st.replicas})
+}
+
+// claimCopy returns the claim, a copy of its own for each template.
+func (st *stampRead) claimCopy() *match.Claim {
+	if st.claim == nil {
+		return nil
+	}
+	c := *st.claim
+	return &c
 }
 
 // claimOf is the policy claim an object's annotations record, or nil.

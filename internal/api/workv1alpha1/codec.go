@@ -30,11 +30,23 @@ func EncodeManifests(objs []*unstructured.Unstructured) ([]runtime.RawExtension,
 type Encoder struct {
 	mu  sync.Mutex
 	raw map[*unstructured.Unstructured][]byte
+	// prev is what the encoder held before Next: objects a memo shares
+	// from one render to the next are not encoded again.
+	prev map[*unstructured.Unstructured][]byte
 }
 
 // NewEncoder returns an empty Encoder.
 func NewEncoder() *Encoder {
 	return &Encoder{raw: map[*unstructured.Unstructured][]byte{}}
+}
+
+// Next starts another render: objects encoded since the last Next are
+// still known, the older ones are forgotten, so an encoder kept across
+// renders holds what the last two used.
+func (e *Encoder) Next() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.prev, e.raw = e.raw, make(map[*unstructured.Unstructured][]byte, len(e.raw))
 }
 
 // Encode returns the JSON of o, shared with every caller that encodes the
@@ -43,6 +55,11 @@ func (e *Encoder) Encode(o *unstructured.Unstructured) ([]byte, error) {
 	if e != nil {
 		e.mu.Lock()
 		raw, ok := e.raw[o]
+		if !ok {
+			if raw, ok = e.prev[o]; ok {
+				e.raw[o] = raw
+			}
+		}
 		e.mu.Unlock()
 		if ok {
 			return raw, nil

@@ -47,3 +47,28 @@ func TestEncoderEncodesOnce(t *testing.T) {
 		t.Errorf("EncodeManifests = %s, %v; want %s", plain[0].Raw, err, want)
 	}
 }
+
+// TestEncoderNext: an encoder kept across renders reuses the bytes of an
+// object the last render used, and forgets one the last two did not.
+func TestEncoderNext(t *testing.T) {
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}}
+	enc := NewEncoder()
+	first, err := enc.Encode(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc.Next()
+	again, _ := enc.Encode(obj)
+	if &again[0] != &first[0] {
+		t.Error("the object the last render encoded was encoded again")
+	}
+	enc.Next()
+	enc.Next()
+	fresh, _ := enc.Encode(obj)
+	if &fresh[0] == &first[0] {
+		t.Error("an object two renders did not use is still remembered")
+	}
+	if string(fresh) != string(first) {
+		t.Errorf("encoded %s, then %s", first, fresh)
+	}
+}
