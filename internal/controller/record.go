@@ -61,6 +61,7 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 		out = append(out, w)
 		recorded = append(recorded, render.Work{Cluster: cl.Name, Objects: objs})
 	}
+	enc.Settle()
 	return out, newRecording(out, recorded), nil
 }
 

@@ -40,13 +40,20 @@ func NewEncoder() *Encoder {
 	return &Encoder{raw: map[*unstructured.Unstructured][]byte{}}
 }
 
-// Next starts another render: objects encoded since the last Next are
-// still known, the older ones are forgotten, so an encoder kept across
-// renders holds what the last two used.
+// Next starts another render: what the last one encoded is still known
+// until Settle.
 func (e *Encoder) Next() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.prev, e.raw = e.raw, make(map[*unstructured.Unstructured][]byte, len(e.raw))
+}
+
+// Settle ends a render: objects it did not encode are forgotten, so an
+// encoder kept between renders holds only what the last one used.
+func (e *Encoder) Settle() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.prev = nil
 }
 
 // Encode returns the JSON of o, shared with every caller that encodes the
