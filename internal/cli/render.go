@@ -190,6 +190,11 @@ func (o *renderOptions) run(stdout, stderr io.Writer) error {
 		}
 		return renderErrors(stderr, res, in.Previous != nil)
 	}
+	// A render that died while deleting the one it replaced left it in a
+	// trash folder beside out.
+	if err := removeStaleTrash(filepath.Dir(filepath.Clean(o.out)), time.Now()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(stderr, "warning: failed to remove what an earlier render left beside %s: %v\n", o.out, err)
+	}
 	if err := writeFolder(o.out, res.Works, o.layout); err != nil {
 		return err
 	}

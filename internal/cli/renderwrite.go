@@ -10,10 +10,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	yamlv2 "go.yaml.in/yaml/v2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
@@ -257,12 +258,46 @@ func plainJSON(v any) bool {
 	return false
 }
 
+// trashPrefix names the folders swap moves an earlier render into before
+// deleting it.
+const trashPrefix = ".propagit-render-old-"
+
+// staleTrashAge is how old a trash folder must be before another render
+// removes it: a render that is still deleting its own is left alone.
+const staleTrashAge = 10 * time.Minute
+
+// removeStaleTrash removes, from parent, the trash folders of renders that
+// died while deleting an earlier render. Only real folders named by swap
+// and untouched for staleTrashAge are removed; an error is not fatal to
+// the render and is returned for a warning.
+func removeStaleTrash(parent string, now time.Time) error {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), trashPrefix) {
+			continue // e.IsDir is false for a symlink
+		}
+		fi, err := e.Info()
+		if err != nil || now.Sub(fi.ModTime()) < staleTrashAge {
+			continue
+		}
+		trash := filepath.Join(parent, e.Name())
+		if err := os.RemoveAll(trash); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // swap puts the render written in tmp at out and then removes the earlier
 // one: out is missing only between two renames (not for as long as deleting
 // the earlier render takes), and if the second rename fails the earlier
 // render is put back.
 func swap(tmp, out string) error {
-	trash, err := os.MkdirTemp(filepath.Dir(tmp), ".propagit-render-old-*")
+	trash, err := os.MkdirTemp(filepath.Dir(tmp), trashPrefix+"*")
 	if err != nil {
 		return err
 	}

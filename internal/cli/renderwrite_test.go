@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
@@ -145,5 +146,41 @@ func TestToYAMLMatchesJSONToYAML(t *testing.T) {
 	}
 	if direct < len(values) {
 		t.Errorf("%d of %d example objects and the tricky values marshalled directly, want all", direct, len(values)+1)
+	}
+}
+
+// TestRenderRemovesStaleTrash: the trash folder of a render that died while
+// deleting the render it replaced is removed by a later render once it is
+// old, and left alone while it may still be another render's.
+func TestRenderRemovesStaleTrash(t *testing.T) {
+	parent := t.TempDir()
+	stale, fresh := filepath.Join(parent, trashPrefix+"1"), filepath.Join(parent, trashPrefix+"2")
+	mine := filepath.Join(parent, trashPrefix+"mine.txt") // a file of the user's with that prefix
+	for _, d := range []string{stale, fresh} {
+		if err := os.MkdirAll(filepath.Join(d, "render", "member1"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "render", "member1", "x.yaml"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(mine, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(mine, old, old); err != nil {
+		t.Fatal(err)
+	}
+	runCLI(t, 0, "render", "--source", "../../examples/quickstart/fleet", "--out", filepath.Join(parent, "out"))
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the stale trash folder is still there: %v", err)
+	}
+	for _, keep := range []string{fresh, mine, filepath.Join(parent, "out", renderMarker)} {
+		if _, err := os.Stat(keep); err != nil {
+			t.Errorf("%s: %v, want it kept", keep, err)
+		}
 	}
 }
