@@ -15,9 +15,9 @@ package render_test
 import (
 	"fmt"
 	"path"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"

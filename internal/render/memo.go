@@ -286,4 +286,3 @@ func (m *Memo) overridesDigest(os []load.Override) ([sha256.Size]byte, bool) {
 	h.Sum(sum[:0])
 	return sum, true
 }
-
