@@ -59,40 +59,29 @@ func BenchmarkRenderOutVsKustomize(b *testing.B) {
 		b.Fatal(err)
 	}
 	costs := map[string]benchCost{}
-	b.Run("render-out", func(b *testing.B) {
-		out := filepath.Join(dir, "rendered")
-		start := startCost()
-		for b.Loop() {
-			var stdout, stderr bytes.Buffer
-			cmd := NewRootCommand(&stdout, &stderr)
-			cmd.SetArgs([]string{"render", "--source", repo, "--out", out})
-			if err := cmd.Execute(); err != nil {
-				b.Fatalf("render: %v\n%s", err, stderr.String())
+	// renderOut runs render --out into dir/name with the layout, keeping its
+	// cost as costs[cost], and checks every cluster's files.
+	renderOut := func(name, layout, cost string) func(*testing.B) {
+		return func(b *testing.B) {
+			out := filepath.Join(dir, name)
+			start := startCost()
+			for b.Loop() {
+				var stdout, stderr bytes.Buffer
+				cmd := NewRootCommand(&stdout, &stderr)
+				cmd.SetArgs([]string{"render", "--source", repo, "--out", out, "--layout", layout})
+				if err := cmd.Execute(); err != nil {
+					b.Fatalf("render: %v\n%s", err, stderr.String())
+				}
+			}
+			costs[cost] = start.stop(b)
+			for c := range m.Clusters {
+				checkFiles(b, m, c, filepath.Join(out, m.Clusters[c].Name))
 			}
 		}
-		costs["render"] = start.stop(b)
-		for c := range m.Clusters {
-			checkFiles(b, m, c, filepath.Join(out, m.Clusters[c].Name))
-		}
-	})
-	b.Run("render-out-cluster", func(b *testing.B) {
-		// The same with --layout cluster: one file per cluster, as the
-		// overlays write.
-		out := filepath.Join(dir, "rendered-cluster")
-		start := startCost()
-		for b.Loop() {
-			var stdout, stderr bytes.Buffer
-			cmd := NewRootCommand(&stdout, &stderr)
-			cmd.SetArgs([]string{"render", "--source", repo, "--out", out, "--layout", "cluster"})
-			if err := cmd.Execute(); err != nil {
-				b.Fatalf("render: %v\n%s", err, stderr.String())
-			}
-		}
-		costs["render-cluster"] = start.stop(b)
-		for c := range m.Clusters {
-			checkFiles(b, m, c, filepath.Join(out, m.Clusters[c].Name))
-		}
-	})
+	}
+	b.Run("render-out", renderOut("rendered", layoutObject, "render"))
+	// The same with one file per cluster, as the overlays write.
+	b.Run("render-out-cluster", renderOut("rendered-cluster", layoutCluster, "render-cluster"))
 	b.Run("write-files", func(b *testing.B) {
 		// The floor under render-out on this disk: writing the files it
 		// wrote, bytes already in memory, fresh, on as many workers.
