@@ -95,9 +95,12 @@ func injectPreserved(b *Binding, prev *PreviousTemplate) {
 		labels := map[string]string{}
 		if prev != nil {
 			if old := prev.Objects[t.Cluster]; old != nil {
-				for _, k := range strings.Split(old.GetAnnotations()[workv1alpha1.AnnotationPreservedLabels], ",") {
-					if v, ok := old.GetLabels()[k]; ok && k != "" {
-						labels[k] = v
+				if kept := annotation(old, workv1alpha1.AnnotationPreservedLabels); kept != "" {
+					oldLabels := old.GetLabels()
+					for _, k := range strings.Split(kept, ",") {
+						if v, ok := oldLabels[k]; ok && k != "" {
+							labels[k] = v
+						}
 					}
 				}
 			}

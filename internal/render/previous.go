@@ -114,14 +114,14 @@ type stampRead struct {
 }
 
 func readStamp(obj *unstructured.Unstructured) *stampRead {
-	ann := obj.GetAnnotations()
-	key, err := workv1alpha1.ParseKey(ann[workv1alpha1.AnnotationTemplate])
+	ann := func(key string) string { return annotation(obj, key) }
+	key, err := workv1alpha1.ParseKey(ann(workv1alpha1.AnnotationTemplate))
 	if err != nil {
 		return &stampRead{}
 	}
-	replicas, _ := strconv.Atoi(ann[workv1alpha1.AnnotationScheduledReplicas])
-	st := &stampRead{template: key, ok: true, claim: claimOf(ann), replicas: int32(replicas), affinity: ann[workv1alpha1.AnnotationAffinityName],
-		dependency: ann[workv1alpha1.AnnotationDependencyOf] != "" && ann[workv1alpha1.AnnotationPPName] == "" && ann[workv1alpha1.AnnotationCPPName] == ""}
+	replicas, _ := strconv.Atoi(ann(workv1alpha1.AnnotationScheduledReplicas))
+	st := &stampRead{template: key, ok: true, claim: claimOf(ann), replicas: int32(replicas), affinity: ann(workv1alpha1.AnnotationAffinityName),
+		dependency: ann(workv1alpha1.AnnotationDependencyOf) != "" && ann(workv1alpha1.AnnotationPPName) == "" && ann(workv1alpha1.AnnotationCPPName) == ""}
 	if e, ok := parseEviction("", ann, int32(replicas)); ok {
 		st.eviction = &e
 	}
@@ -176,26 +176,36 @@ func (st *stampRead) claimCopy() *match.Claim {
 }
 
 // claimOf is the policy claim an object's annotations record, or nil.
-func claimOf(ann map[string]string) *match.Claim {
+func claimOf(ann func(string) string) *match.Claim {
 	switch {
-	case ann[workv1alpha1.AnnotationCPPName] != "":
-		return &match.Claim{ClusterScoped: true, Name: ann[workv1alpha1.AnnotationCPPName]}
-	case ann[workv1alpha1.AnnotationPPName] != "":
-		return &match.Claim{Namespace: ann[workv1alpha1.AnnotationPPNamespace], Name: ann[workv1alpha1.AnnotationPPName]}
+	case ann(workv1alpha1.AnnotationCPPName) != "":
+		return &match.Claim{ClusterScoped: true, Name: ann(workv1alpha1.AnnotationCPPName)}
+	case ann(workv1alpha1.AnnotationPPName) != "":
+		return &match.Claim{Namespace: ann(workv1alpha1.AnnotationPPNamespace), Name: ann(workv1alpha1.AnnotationPPName)}
 	}
 	return nil
 }
 
 // parseEviction reads the eviction annotations of a kept old copy.
-func parseEviction(cluster string, ann map[string]string, replicas int32) (Eviction, bool) {
-	since, err := time.Parse(time.RFC3339, ann[workv1alpha1.AnnotationEvictedAt])
+func parseEviction(cluster string, ann func(string) string, replicas int32) (Eviction, bool) {
+	since, err := time.Parse(time.RFC3339, ann(workv1alpha1.AnnotationEvictedAt))
 	if err != nil {
 		return Eviction{}, false
 	}
-	e := Eviction{Cluster: cluster, Since: since, PurgeMode: ann[workv1alpha1.AnnotationPurgeMode], Replicas: replicas}
-	if until, err := time.Parse(time.RFC3339, ann[workv1alpha1.AnnotationEvictedUntil]); err == nil {
+	e := Eviction{Cluster: cluster, Since: since, PurgeMode: ann(workv1alpha1.AnnotationPurgeMode), Replicas: replicas}
+	if until, err := time.Parse(time.RFC3339, ann(workv1alpha1.AnnotationEvictedUntil)); err == nil {
 		e.Until = until
 	}
-	e.Reason = ann[workv1alpha1.AnnotationEvictedReason]
+	e.Reason = ann(workv1alpha1.AnnotationEvictedReason)
 	return e, true
+}
+
+// annotation returns obj's annotation key, "" when it has none, without
+// copying every annotation as GetAnnotations does: the history of a render
+// reads a few annotations of every object it recorded.
+func annotation(obj *unstructured.Unstructured, key string) string {
+	md, _ := obj.Object["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	v, _ := ann[key].(string)
+	return v
 }
