@@ -41,6 +41,9 @@ type Controller struct {
 	// encoder keeps the JSON of the objects the last passes rendered, which
 	// the memo shares with the next: a commit encodes only what changed.
 	encoder *workv1alpha1.Encoder
+	// history builds each render's Previous from what the last one
+	// recorded, rebuilding only the templates whose objects changed.
+	history render.History
 	// observer measures the members' state: probes and pull reports.
 	observer *observe.Observer
 	// renderErrs are the render errors of the last pass, each logged once.

@@ -62,7 +62,7 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 		recorded = append(recorded, render.Work{Cluster: cl.Name, Objects: objs})
 	}
 	enc.Settle()
-	return out, newRecording(out, recorded), nil
+	return out, newRecording(out, recorded, &c.history), nil
 }
 
 // maxRenderErrorLines bounds the render errors one Work records.
@@ -273,5 +273,5 @@ func (c *Controller) previous(ctx context.Context) (*recording, error) {
 		}
 		rw = append(rw, render.Work{Cluster: w.Spec.Cluster, Objects: objs})
 	}
-	return newRecording(stored, rw), nil
+	return newRecording(stored, rw, &c.history), nil
 }

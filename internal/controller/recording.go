@@ -23,9 +23,16 @@ type recording struct {
 	objects  map[string][]*unstructured.Unstructured
 }
 
-// newRecording describes ws, whose objects rws holds decoded.
-func newRecording(ws []*workv1alpha1.Work, rws []render.Work) *recording {
-	rec := &recording{previous: render.PreviousFromWorks(rws), works: ws, objects: map[string][]*unstructured.Unstructured{}}
+// newRecording describes ws, whose objects rws holds decoded; its history
+// comes through h when not nil (what the last recording's had is reused).
+func newRecording(ws []*workv1alpha1.Work, rws []render.Work, h *render.History) *recording {
+	var previous *render.Previous
+	if h != nil {
+		previous = h.Next(rws)
+	} else {
+		previous = render.PreviousFromWorks(rws)
+	}
+	rec := &recording{previous: previous, works: ws, objects: map[string][]*unstructured.Unstructured{}}
 	for _, rw := range rws {
 		rec.objects[rw.Cluster] = rw.Objects
 	}

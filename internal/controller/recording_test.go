@@ -59,7 +59,7 @@ func TestHealthReadsOnlyTheRecordedWork(t *testing.T) {
 		}
 		ws = append(ws, w)
 	}
-	rec := newRecording(ws, rws)
+	rec := newRecording(ws, rws, nil)
 	status := func(digest string, health workv1alpha1.Health) *workv1alpha1.WorkStatus {
 		return &workv1alpha1.WorkStatus{AppliedDigest: digest, Objects: []workv1alpha1.ObjectResult{{
 			ObjectRef: workv1alpha1.ObjectRef{ObjectKey: workv1alpha1.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}, Version: "v1"},
@@ -85,7 +85,7 @@ func TestHealthReadsOnlyTheRecordedWork(t *testing.T) {
 	}
 
 	// Without a Gracefully eviction pending, no status is read at all.
-	calm := newRecording(ws[1:], rws[1:])
+	calm := newRecording(ws[1:], rws[1:], nil)
 	if got, unhealthy, _ := New(DefaultOptions(), nil, nil, nil, nil, logr.Discard()).health(context.Background(), calm, &load.Set{}, time.Time{}); got != nil || unhealthy != nil {
 		t.Errorf("health without a pending eviction or application failover = %v, %v; want nil", got, unhealthy)
 	}
@@ -99,7 +99,7 @@ func webOnM1(t *testing.T) (*workv1alpha1.Work, *recording) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return w, newRecording([]*workv1alpha1.Work{w}, rws)
+	return w, newRecording([]*workv1alpha1.Work{w}, rws, nil)
 }
 
 // TestUnhealthyClockStartsAndStops pins how long a template counts as
@@ -157,7 +157,7 @@ func TestRunRechecksWhileGracefulEvictionPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.recorded = newRecording([]*workv1alpha1.Work{w}, []render.Work{{Cluster: "m1", Objects: kept}})
+	c.recorded = newRecording([]*workv1alpha1.Work{w}, []render.Work{{Cluster: "m1", Objects: kept}}, nil)
 	wait, next := runOffline(t, c, passes)
 	wait("the first pass", next)
 	wait("the poll ticker, the recheck and the retry timers", func() bool { return clk.Waiters() == 3 })

@@ -46,7 +46,7 @@ func BenchmarkSteadyState(b *testing.B) {
 	}
 	for b.Loop() {
 		c := New(DefaultOptions(), nil, nil, nil, nil, logr.Discard())
-		c.recorded = newRecording(nil, nil) // an empty works store
+		c.recorded = newRecording(nil, nil, nil) // an empty works store
 		pass := func(revision string) []*workv1alpha1.Work {
 			set, err := c.files.Load(fs, "/repo")
 			if err != nil {

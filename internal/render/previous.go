@@ -1,7 +1,6 @@
 package render
 
 import (
-	"slices"
 	"strconv"
 	"time"
 
@@ -84,15 +83,7 @@ func PreviousFromWorks(works []Work) *Previous {
 		}
 	}
 	for _, t := range prev.Templates {
-		slices.SortFunc(t.Placement.Clusters, func(a, b schedule.TargetCluster) int {
-			if a.Name < b.Name {
-				return -1
-			}
-			if a.Name > b.Name {
-				return 1
-			}
-			return 0
-		})
+		sortPlacement(t)
 	}
 	return prev
 }
