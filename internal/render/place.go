@@ -70,7 +70,7 @@ func (pl *placer) place(i int, t *load.Template, key workv1alpha1.ObjectKey) *Bi
 		}
 	}
 	b.Choice = pr.choose(i, t, tsum, b.Key, in.Set.Propagations, claim)
-	if isNamespace(obj) {
+	if isNamespaceKey(key, obj) {
 		defer autoPropagate(b, in.Options, clusters)
 	}
 	if b.Choice.Winner == nil {
@@ -144,7 +144,7 @@ func suspended(s *policyv1alpha1.Suspension, cluster string) bool {
 func skipReason(key workv1alpha1.ObjectKey, obj *unstructured.Unstructured, skipped func(string) string) string {
 	// The key answers without reading the object (cold in a large fleet);
 	// the object is read only for the two core kinds that need its version.
-	namespace := key.Group == "" && key.Kind == "Namespace" && isNamespace(obj)
+	namespace := isNamespaceKey(key, obj)
 	ns := key.Namespace
 	if namespace {
 		ns = key.Name
@@ -179,6 +179,12 @@ func skippedNamespace(ns string, o Options) string {
 
 func isNamespace(obj *unstructured.Unstructured) bool {
 	return obj.GetAPIVersion() == "v1" && obj.GetKind() == "Namespace"
+}
+
+// isNamespaceKey is isNamespace for the object of key, which it reads only
+// when the key says Namespace: template objects are cold in a large fleet.
+func isNamespaceKey(key workv1alpha1.ObjectKey, obj *unstructured.Unstructured) bool {
+	return key.Group == "" && key.Kind == "Namespace" && isNamespace(obj)
 }
 
 // autoPropagate adds Karmada's namespace auto-propagation to the binding

@@ -149,7 +149,7 @@ func keepFailed(r *Result, b *Binding, recorded map[string]*unstructured.Unstruc
 // isUnclaimed reports whether b is a template in Git that ran under a
 // policy and that no policy claims now.
 func isUnclaimed(b *Binding, prev *Previous) bool {
-	if b.Skipped != "" || b.Choice.Winner != nil || len(b.DependencyOf) > 0 || isNamespace(b.Template.Object) {
+	if b.Skipped != "" || b.Choice.Winner != nil || len(b.DependencyOf) > 0 || isNamespaceKey(b.Key, b.Template.Object) {
 		return false
 	}
 	p := prev.lookup(b.Key)
