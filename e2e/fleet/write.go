@@ -39,7 +39,7 @@ func (m *Model) WriteRepo(fs filesys.FileSystem, root string) error {
 	w := &writer{fs: fs}
 	for i := range m.Templates {
 		t := &m.Templates[i]
-		if err := w.write(path.Join(root, "apps", t.Namespace, t.Name+".yaml"), t.Kind, t); err != nil {
+		if err := w.write(TemplateFile(root, *t), t.Kind, t); err != nil {
 			return err
 		}
 	}
@@ -164,4 +164,9 @@ func (m *Model) overlay(c int) map[string]any {
 		}
 	}
 	return map[string]any{"Resources": resources, "Replicas": reps}
+}
+
+// TemplateFile is the file of t in a repository WriteRepo wrote under root.
+func TemplateFile(root string, t Template) string {
+	return path.Join(root, "apps", t.Namespace, t.Name+".yaml")
 }

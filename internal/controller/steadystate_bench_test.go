@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"path"
 	"runtime"
 	"strings"
 	"testing"
@@ -39,7 +38,7 @@ func BenchmarkSteadyState(b *testing.B) {
 		b.Fatal(err)
 	}
 	t := m.Templates[0]
-	file := path.Join("/repo", "apps", t.Namespace, t.Name+".yaml")
+	file := fleet.TemplateFile("/repo", t)
 	original, err := fs.ReadFile(file)
 	if err != nil {
 		b.Fatal(err)

@@ -14,7 +14,6 @@ package render_test
 
 import (
 	"fmt"
-	"path"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -340,7 +339,7 @@ func BenchmarkRenderVsKustomize(b *testing.B) {
 func BenchmarkFleetOneChange(b *testing.B) {
 	fx := benchFixtures(b)
 	t := fx.model.Templates[0]
-	file := path.Join(benchRepoRoot, "apps", t.Namespace, t.Name+".yaml")
+	file := fleet.TemplateFile(benchRepoRoot, t)
 	original, err := fx.repo.ReadFile(file)
 	if err != nil {
 		b.Fatal(err)

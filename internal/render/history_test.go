@@ -2,7 +2,6 @@ package render_test
 
 import (
 	"fmt"
-	"path"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -31,7 +30,7 @@ func TestHistoryMatchesPreviousFromWorks(t *testing.T) {
 		t.Fatal(err)
 	}
 	tm := m.Templates[0]
-	file := path.Join("/repo", "apps", tm.Namespace, tm.Name+".yaml")
+	file := fleet.TemplateFile("/repo", tm)
 	original, err := fs.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
