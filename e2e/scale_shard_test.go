@@ -48,18 +48,18 @@ func (r *shardReplica) applied() map[string][]time.Time {
 }
 
 // TestScaleShardedControllers runs three real controller processes with
-// --shard against four real members (the machine runs at most four at
-// once; the six would not fit) and a real Git remote. Every member
-// is applied by exactly one replica, the one holding its Lease; one replica
-// is killed (SIGKILL, nothing released) and its members are taken over
-// once its Leases expire (within two lease durations), each by one replica, and a commit made after the
-// kill reaches every member, applied there by its new holder alone.
+// --shard against six real members (started three at a time) and a real
+// Git remote. Every member is applied by exactly one replica, the one
+// holding its Lease; one replica is killed (SIGKILL, nothing released) and
+// its members are taken over once its Leases expire (within two lease
+// durations), each by one replica, and a commit made after the kill
+// reaches every member, applied there by its new holder alone.
 func TestScaleShardedControllers(t *testing.T) {
 	bin, err := propagitBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := testenv.Start(t, testenv.Options{Members: 4})
+	env := testenv.Start(t, testenv.Options{Members: 6})
 	hub := env.Members[0] // member1 also holds the Leases
 	ctx := context.Background()
 	if _, err := hub.Client().CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "propagit-system"}}, metav1.CreateOptions{}); err != nil {

@@ -71,7 +71,7 @@ func Start(t testing.TB, opts Options) *Env {
 	return e
 }
 
-// New starts the members in parallel and returns once all are ready. The
+// New starts the members in parallel (startingAtOnce at a time) and returns once all are ready. The
 // caller must call Stop; a SIGINT or SIGTERM stops the Env too. On error
 // everything started so far is stopped and removed.
 func New(opts Options) (*Env, error) {
@@ -97,8 +97,13 @@ func New(opts Options) (*Env, error) {
 	return e, nil
 }
 
+// startingAtOnce is how many members start at the same time: a start
+// (etcd, then an apiserver building its caches) takes a core for seconds,
+// and this machine has two. More members start in waves.
+const startingAtOnce = 3
+
 // start writes the owner file, prepares every member, then starts them in
-// parallel.
+// parallel, startingAtOnce at a time.
 func (e *Env) start(opts Options) error {
 	pid := []byte(strconv.Itoa(os.Getpid()))
 	if err := os.WriteFile(filepath.Join(e.dir, ownerFile), pid, 0o600); err != nil {
@@ -121,12 +126,17 @@ func (e *Env) start(opts Options) error {
 	if stopping {
 		return errors.New("the environment was stopped while starting")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
 	errs := make([]error, len(members))
+	slots := make(chan struct{}, startingAtOnce)
 	var wg sync.WaitGroup
 	for i, m := range members {
-		wg.Go(func() { errs[i] = m.start(ctx) })
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+			defer cancel()
+			errs[i] = m.start(ctx)
+		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)
