@@ -3,6 +3,7 @@ package interpret
 import (
 	"crypto/sha256"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -26,6 +27,7 @@ type Customization struct {
 type Interpreter struct {
 	limits  Limits
 	targets map[string]*rules
+	sum     [sha256.Size]byte
 }
 
 // rules are the scripts of one target kind: per operation the script of
@@ -60,10 +62,24 @@ func New(limits Limits, customizations []Customization) *Interpreter {
 			hashes[key] = append(hashes[key], c.Name, string(s.Operation), s.Source)
 		}
 	}
-	for key, parts := range hashes {
-		in.targets[key].digest = sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	all := sha256.New()
+	for _, key := range slices.Sorted(maps.Keys(hashes)) {
+		r := in.targets[key]
+		r.digest = sha256.Sum256([]byte(strings.Join(hashes[key], "\x00")))
+		all.Write([]byte(key + "\x00"))
+		all.Write(r.digest[:])
 	}
+	all.Sum(in.sum[:0])
 	return in
+}
+
+// Sum identifies every script of every kind (what Digest tells apart for
+// all objects at once).
+func (in *Interpreter) Sum() [sha256.Size]byte {
+	if in == nil {
+		return [sha256.Size]byte{}
+	}
+	return in.sum
 }
 
 func (in *Interpreter) rules(obj *unstructured.Unstructured) *rules {

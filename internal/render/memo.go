@@ -40,8 +40,9 @@ type Memo struct {
 	settled map[workv1alpha1.ObjectKey]*settled
 	// policyDigests and templateKeys spare encoding what did not change
 	// (ptrdigest.go, sortedTemplates).
-	policyDigests policyDigests
-	templateKeys  templateKeys
+	policyDigests  policyDigests
+	templateKeys   templateKeys
+	clusterDigests clusterDigests
 	// Rendered and Reused count the templates the last Render built and
 	// took from the memo; Scheduled counts those it scheduled.
 	Rendered, Reused, Scheduled int

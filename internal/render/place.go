@@ -62,14 +62,14 @@ func (pl *placer) place(i int, t *load.Template, key workv1alpha1.ObjectKey) *Bi
 	if prev != nil {
 		claim = prev.Claim
 	}
-	var tsum [sha256.Size]byte
+	var st placeState
 	if pr != nil {
 		var ok bool
-		if tsum, ok = templateSum(t, key.Namespace); !ok {
+		if st, ok = pr.begin(i, key, t, prev); !ok {
 			pr = nil // a template that cannot be encoded is never remembered
 		}
 	}
-	b.Choice = pr.choose(i, t, tsum, b.Key, in.Set.Propagations, claim)
+	b.Choice = pr.choose(i, &st, t, b.Key, in.Set.Propagations, claim)
 	if isNamespaceKey(key, obj) {
 		defer autoPropagate(b, in.Options, clusters)
 	}
@@ -84,7 +84,7 @@ func (pl *placer) place(i int, t *load.Template, key workv1alpha1.ObjectKey) *Bi
 	b.Overwrite = p.Policy.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite
 	b.DriftMode = p.Policy.Annotations[workv1alpha1.AnnotationDrift]
 	b.Preserve = p.Policy.Spec.PreserveResourcesOnDeletion != nil && *p.Policy.Spec.PreserveResourcesOnDeletion
-	pr.schedule(i, b, p, tsum, prev, in, clusters, ip)
+	pr.schedule(i, &st, b, p, prev, in, clusters, ip)
 	return b
 }
 

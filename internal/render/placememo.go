@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/interpret"
@@ -68,6 +70,35 @@ type placedTarget struct {
 type placeEntry struct {
 	match    *matchEntry
 	schedule *scheduleEntry
+	// inputs are what the keys of match and schedule were computed from,
+	// and tsum the template's digest among them.
+	inputs placeInputs
+	tsum   [sha256.Size]byte
+}
+
+// placeInputs identify, without reading them, the inputs of a template's
+// placement keys: the template's object and document digest (a load.Cache
+// hands out the same read-only object while the file is unchanged), its
+// previous placement (never changed once built; History hands out the
+// same one while the template's recorded objects are unchanged) and the
+// digest of the render-wide inputs (epoch). While they are the very same,
+// so are the keys, which are then not computed again.
+type placeInputs struct {
+	obj    *unstructured.Unstructured
+	digest [sha256.Size]byte
+	prev   *PreviousTemplate
+	epoch  [sha256.Size]byte
+}
+
+// placeState is one template's placement memo while a worker places it.
+type placeState struct {
+	prior placeEntry
+	tsum  [sha256.Size]byte
+	// same is set when prior's keys hold (its inputs are this template's).
+	same bool
+	// content digests the template and its kind's scripts (zero until
+	// computed).
+	content [sha256.Size]byte
 }
 
 // placeRun is the placement memo during one Render: the render-wide
@@ -92,14 +123,18 @@ type placeRun struct {
 	tainted map[string]bool
 	// scheduled counts templates scheduled for real, per template index.
 	scheduled []bool
+	// epoch digests every render-wide input of the keys: policies,
+	// clusters and the interpreter's scripts.
+	epoch [sha256.Size]byte
 }
 
 // newPlaceRun digests the render-wide inputs of placement for n templates;
 // nil (no memo) when m is nil or an input cannot be encoded.
-func (m *Memo) newPlaceRun(set *load.Set, clusters []*clusterv1alpha1.Cluster, n int) *placeRun {
+func (m *Memo) newPlaceRun(in Input, clusters []*clusterv1alpha1.Cluster, ip *interpret.Interpreter, n int) *placeRun {
 	if m == nil {
 		return nil
 	}
+	set := in.Set
 	r := &placeRun{memo: m, prior: m.placements, fresh: make([]placeEntry, n), keys: make([]workv1alpha1.ObjectKey, n),
 		scheduled: make([]bool, n), policySums: make([][sha256.Size]byte, len(set.Propagations)),
 		policyAt: make(map[*load.Propagation]int, len(set.Propagations)), tainted: map[string]bool{}}
@@ -118,10 +153,19 @@ func (m *Memo) newPlaceRun(set *load.Set, clusters []*clusterv1alpha1.Cluster, n
 		all.Write(r.policySums[i][:])
 	}
 	all.Sum(r.policies[:0])
-	var ok, uncountedOK bool
-	r.clusters, ok = digestOf(clusters) // identity, labels, spec and live status: all that filters and estimates read
-	r.uncounted, uncountedOK = digestOf(withoutCapacity(clusters))
-	if !ok || !uncountedOK {
+	taints := sha256.New()
+	for _, tp := range set.TaintPolicies {
+		sum, ok := m.policyDigests.of(tp.Policy, tp.Policy)
+		if !ok {
+			return nil
+		}
+		taints.Write(sum[:])
+	}
+	var taintsSum [sha256.Size]byte
+	taints.Sum(taintsSum[:0])
+	var ok bool
+	// identity, labels, spec and live status: all that filters and estimates read
+	if r.clusters, r.uncounted, ok = m.clusterDigests.of(set, in.Status, clusters, taintsSum); !ok {
 		return nil
 	}
 	for _, c := range clusters {
@@ -129,22 +173,32 @@ func (m *Memo) newPlaceRun(set *load.Set, clusters []*clusterv1alpha1.Cluster, n
 			r.tainted[c.Name] = true
 		}
 	}
+	var buf keyBuffer
+	k := keyStr(buf[:0], "epoch")
+	k = keySum(k, r.policies)
+	k = keySum(k, r.clusters)
+	k = keySum(k, r.uncounted)
+	r.epoch = sha256.Sum256(keySum(k, ip.Sum()))
 	return r
 }
 
-// withoutCapacity returns copies of clusters without their resourceSummary.
-func withoutCapacity(clusters []*clusterv1alpha1.Cluster) []*clusterv1alpha1.Cluster {
-	out := make([]*clusterv1alpha1.Cluster, len(clusters))
-	for i, c := range clusters {
-		cp := *c
-		if c.Status != nil {
-			st := *c.Status
-			st.ResourceSummary = nil
-			cp.Status = &st
+// begin starts placing the i-th template, of key t and previous placement
+// prev: it finds the template's entry of the last Render and its digest;
+// false when the template cannot be encoded.
+func (r *placeRun) begin(i int, key workv1alpha1.ObjectKey, t *load.Template, prev *PreviousTemplate) (placeState, bool) {
+	r.keys[i] = key
+	st := placeState{prior: r.prior[key]}
+	in := placeInputs{obj: t.Object, digest: t.Digest, prev: prev, epoch: r.epoch}
+	if in.digest != ([sha256.Size]byte{}) && st.prior.inputs == in {
+		st.tsum, st.same = st.prior.tsum, true
+	} else {
+		var ok bool
+		if st.tsum, ok = templateSum(t, key.Namespace); !ok {
+			return st, false
 		}
-		out[i] = &cp
 	}
-	return out
+	r.fresh[i].inputs, r.fresh[i].tsum = in, st.tsum
+	return st, true
 }
 
 // finish keeps only this Render's entries in the memo.
@@ -200,14 +254,17 @@ func templateSum(t *load.Template, namespace string) ([sha256.Size]byte, bool) {
 }
 
 // choose is match.Policies through the memo; i is the template's index.
-func (r *placeRun) choose(i int, t *load.Template, tsum [sha256.Size]byte, key workv1alpha1.ObjectKey, policies []load.Propagation, claim *match.Claim) match.Choice {
+func (r *placeRun) choose(i int, st *placeState, t *load.Template, key workv1alpha1.ObjectKey, policies []load.Propagation, claim *match.Claim) match.Choice {
 	if r == nil {
 		return match.Policies(t.Object, t.Object.GetNamespace() != "", policies, claim)
 	}
-	r.keys[i] = key
+	if e := st.prior.match; e != nil && st.same {
+		r.fresh[i].match = e
+		return e.choice(policies)
+	}
 	var buf keyBuffer
 	k := keyStr(buf[:0], "match")
-	k = keySum(k, tsum)
+	k = keySum(k, st.tsum)
 	k = keySum(k, r.policies)
 	k = keyBool(k, claim != nil)
 	if claim != nil {
@@ -216,7 +273,7 @@ func (r *placeRun) choose(i int, t *load.Template, tsum [sha256.Size]byte, key w
 		k = keyStr(k, claim.Name)
 	}
 	sum := sha256.Sum256(k)
-	if e := r.prior[key].match; e != nil && e.sum == sum {
+	if e := st.prior.match; e != nil && e.sum == sum {
 		r.fresh[i].match = e
 		return e.choice(policies)
 	}
@@ -246,8 +303,8 @@ func (e *matchEntry) choice(policies []load.Propagation) match.Choice {
 }
 
 // schedule is schedulePolicy through the memo; i is the template's index
-// and tsum its templateSum.
-func (r *placeRun) schedule(i int, b *Binding, p *load.Propagation, tsum [sha256.Size]byte, prev *PreviousTemplate, in Input,
+// and st its placement state.
+func (r *placeRun) schedule(i int, st *placeState, b *Binding, p *load.Propagation, prev *PreviousTemplate, in Input,
 	clusters []*clusterv1alpha1.Cluster, ip *interpret.Interpreter) {
 	unhealthy := in.Unhealthy.of(b.Key)
 	if r == nil {
@@ -255,12 +312,14 @@ func (r *placeRun) schedule(i int, b *Binding, p *load.Propagation, tsum [sha256
 		return
 	}
 	remember := clockFree(p, prev, unhealthy, r.tainted)
-	var buf keyBuffer
-	content := sha256.Sum256(keySum(keySum(keyStr(buf[:0], "content"), tsum), ip.Digest(b.Template.Object)))
-	prior := r.prior[b.Key].schedule
+	prior := st.prior.schedule
 	var sum [sha256.Size]byte
 	if remember {
-		sum = r.scheduleKey(p, content, prior == nil || prior.workload, prev)
+		if prior != nil && st.same {
+			sum = prior.sum
+		} else {
+			sum = r.scheduleKey(p, st.contentSum(b, ip), prior == nil || prior.workload, prev)
+		}
 		if e := prior; e != nil && e.sum == sum {
 			if s := r.memo.settled[b.Key]; s != nil && s.scheduleSum == sum {
 				e.share(b, s)
@@ -277,7 +336,7 @@ func (r *placeRun) schedule(i int, b *Binding, p *load.Propagation, tsum [sha256
 	if !remember || b.ScriptFailed || len(b.Evictions) > 0 {
 		return // a script error is typed, and evictions hold copies and times: both are made afresh
 	}
-	sum = r.scheduleKey(p, content, b.Decision.Workload, prev)
+	sum = r.scheduleKey(p, st.contentSum(b, ip), b.Decision.Workload, prev)
 	e := &scheduleEntry{sum: sum, workload: b.Decision.Workload, decision: b.Decision, scheduleError: b.ScheduleError,
 		keptPrevious: b.KeptPrevious, affinityName: b.AffinityName, targets: make([]placedTarget, len(b.Targets))}
 	for j, t := range b.Targets {
@@ -285,6 +344,15 @@ func (r *placeRun) schedule(i int, b *Binding, p *load.Propagation, tsum [sha256
 	}
 	r.fresh[i].schedule = e
 	b.scheduleSum = sum
+}
+
+// contentSum digests the template and its kind's scripts, once.
+func (st *placeState) contentSum(b *Binding, ip *interpret.Interpreter) [sha256.Size]byte {
+	if st.content == ([sha256.Size]byte{}) {
+		var buf keyBuffer
+		st.content = sha256.Sum256(keySum(keySum(keyStr(buf[:0], "content"), st.tsum), ip.Digest(b.Template.Object)))
+	}
+	return st.content
 }
 
 // scheduleKey digests what scheduling reads: the template and its kind's

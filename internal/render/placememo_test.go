@@ -168,6 +168,18 @@ func TestMemoNeverServesAStaleSchedule(t *testing.T) {
 			w.files["clusters.yaml"] = strings.Replace(w.files["clusters.yaml"], "{name: m2, labels: {tier: gold}}\nspec: {syncMode: Push}",
 				"{name: m2, labels: {tier: gold}}\nspec: {syncMode: Push, taints: [{key: dedicated, value: db, effect: NoSchedule}]}", 1)
 		}},
+		{name: "a ClusterTaintPolicy", change: func(t *testing.T, w *memoWorld) {
+			w.files["taint.yaml"] = `apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterTaintPolicy
+metadata: {name: drain-m1}
+spec:
+  targetClusters: {clusterNames: [m1]}
+  addOnConditions:
+  - {conditionType: Ready, operator: In, statusValues: ["True"]}
+  taints:
+  - {key: draining, effect: NoSchedule}
+`
+		}},
 		{name: "a cluster turning NotReady (live status)", change: func(t *testing.T, w *memoWorld) {
 			liveStatus(t, w, "m1", setReady("False", t0))
 		}},

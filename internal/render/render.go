@@ -217,10 +217,10 @@ func Render(in Input) *Result {
 		in.Memo.policyDigests.next()
 		tk = &in.Memo.templateKeys
 	}
-	var digests sync.WaitGroup
-	digests.Go(func() { pr = in.Memo.newPlaceRun(in.Set, clusters, len(in.Set.Templates)) }) // meanwhile, sort
-	templates, keys := sortedTemplates(in.Set.Templates, tk)
 	ip := in.Set.Interpreter()
+	var digests sync.WaitGroup
+	digests.Go(func() { pr = in.Memo.newPlaceRun(in, clusters, ip, len(in.Set.Templates)) }) // meanwhile, sort
+	templates, keys := sortedTemplates(in.Set.Templates, tk)
 	r.Bindings = make([]*Binding, len(templates))
 	digests.Wait()
 	parallel(len(templates), func() func(int) {

@@ -1,0 +1,77 @@
+package render
+
+import (
+	"crypto/sha256"
+
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/load"
+)
+
+// clusterDigests remembers the digests of each effective cluster by what it
+// is made of: the declared Cluster (read-only, the same object from one
+// load.Cache Load to the next while its file is unchanged), the live status
+// given for it (a new object whenever the caller observes again) and the
+// taint policies. A revision that changes no cluster then encodes none.
+// Not safe for concurrent use.
+type clusterDigests struct {
+	prev map[string]clusterDigest
+}
+
+type clusterDigest struct {
+	declared *clusterv1alpha1.Cluster
+	status   *clusterv1alpha1.ClusterStatus
+	taints   [sha256.Size]byte
+	// full covers all the effective cluster (what filters and the
+	// estimator read); uncounted leaves out its resourceSummary.
+	full, uncounted [sha256.Size]byte
+}
+
+// of returns the digests of clusters, the effective clusters of set under
+// status, all of them (full) and without their capacity (uncounted); false
+// when one cannot be encoded.
+func (d *clusterDigests) of(set *load.Set, status map[string]*clusterv1alpha1.ClusterStatus, clusters []*clusterv1alpha1.Cluster,
+	taints [sha256.Size]byte) (full, uncounted [sha256.Size]byte, ok bool) {
+	declared := make(map[string]*clusterv1alpha1.Cluster, len(set.Clusters))
+	for _, c := range set.Clusters {
+		declared[c.Cluster.Name] = c.Cluster
+	}
+	remember := len(declared) == len(set.Clusters) // names are unique (load checks): else only the digests below count
+	cur := make(map[string]clusterDigest, len(clusters))
+	all, allUncounted := sha256.New(), sha256.New()
+	for _, c := range clusters {
+		key := clusterDigest{declared: declared[c.Name], status: status[c.Name], taints: taints}
+		e, hit := d.prev[c.Name]
+		if !hit || !remember || e.declared != key.declared || e.status != key.status || e.taints != key.taints {
+			e = key
+			var fullOK, uncountedOK bool
+			e.full, fullOK = digestOf(c)
+			e.uncounted, uncountedOK = digestOf(withoutCapacity(c))
+			if !fullOK || !uncountedOK {
+				d.prev = nil
+				return full, uncounted, false
+			}
+		}
+		cur[c.Name] = e
+		all.Write(e.full[:])
+		allUncounted.Write(e.uncounted[:])
+	}
+	if remember {
+		d.prev = cur
+	} else {
+		d.prev = nil
+	}
+	all.Sum(full[:0])
+	allUncounted.Sum(uncounted[:0])
+	return full, uncounted, true
+}
+
+// withoutCapacity returns a copy of c without its resourceSummary.
+func withoutCapacity(c *clusterv1alpha1.Cluster) *clusterv1alpha1.Cluster {
+	cp := *c
+	if c.Status != nil {
+		st := *c.Status
+		st.ResourceSummary = nil
+		cp.Status = &st
+	}
+	return &cp
+}
