@@ -16,7 +16,7 @@ import (
 // follow it to its clusters. A dependency with its own policy keeps its own
 // placement and gains the referrers' clusters; one without becomes an
 // attached binding placed on the union of its referrers' clusters.
-func addDependencies(bindings []*Binding, byKey map[workv1alpha1.ObjectKey]*Binding, ip *interpret.Interpreter) {
+func addDependencies(bindings []*Binding, byKey *bindingIndex, ip *interpret.Interpreter) {
 	for _, b := range bindings {
 		if b.Choice.Winner == nil || !b.Choice.Winner.Policy.Policy.Spec.PropagateDeps || b.Key.Namespace == "" {
 			continue
@@ -30,7 +30,7 @@ func addDependencies(bindings []*Binding, byKey map[workv1alpha1.ObjectKey]*Bind
 			keys = dependencies(b.Template.Object)
 		}
 		for _, dk := range keys {
-			dep := byKey[dk]
+			dep := byKey.get(dk)
 			if dep == nil || dep.Skipped != "" {
 				continue // missing dependencies are skipped, as in Karmada
 			}
@@ -68,7 +68,7 @@ func attach(dep, referrer *Binding, spec policyv1alpha1.PropagationSpec) {
 // detachDependencies drops the dependency targets no referrer targets any
 // more: the dependencies of an old copy whose eviction ended go with it.
 // Targets of a dependency's own placement stay.
-func detachDependencies(bindings []*Binding, byKey map[workv1alpha1.ObjectKey]*Binding) {
+func detachDependencies(bindings []*Binding, byKey *bindingIndex) {
 	for _, dep := range bindings {
 		if len(dep.DependencyOf) == 0 {
 			continue
@@ -80,10 +80,10 @@ func detachDependencies(bindings []*Binding, byKey map[workv1alpha1.ObjectKey]*B
 }
 
 // referred reports whether some referrer of dep targets cluster.
-func referred(dep *Binding, cluster string, byKey map[workv1alpha1.ObjectKey]*Binding) bool {
+func referred(dep *Binding, cluster string, byKey *bindingIndex) bool {
 	for _, name := range dep.DependencyOf {
 		k, err := workv1alpha1.ParseKey(name)
-		if r := byKey[k]; err == nil && r != nil && slices.ContainsFunc(r.Targets, func(t *Target) bool { return t.Cluster == cluster }) {
+		if r := byKey.get(k); err == nil && r != nil && slices.ContainsFunc(r.Targets, func(t *Target) bool { return t.Cluster == cluster }) {
 			return true
 		}
 	}

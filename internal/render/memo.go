@@ -29,15 +29,15 @@ import (
 // A Memo is for one Render at a time; Results that shared targets must not
 // be changed by their callers.
 type Memo struct {
-	entries map[workv1alpha1.ObjectKey]memoEntry
+	entries byPosition[memoEntry]
 	// placements remembers matching and scheduling (placememo.go).
-	placements map[workv1alpha1.ObjectKey]placeEntry
+	placements byPosition[placeEntry]
 	// verdicts remembers the restriction policy's answer per rendered
 	// object (restrict.go).
 	verdicts map[*unstructured.Unstructured]verdict
 	// settled are the bindings whose targets the next Render may share
 	// (settle.go).
-	settled map[workv1alpha1.ObjectKey]*settled
+	settled byPosition[*settled]
 	// policyDigests and templateKeys spare encoding what did not change
 	// (ptrdigest.go, sortedTemplates).
 	policyDigests  policyDigests
@@ -50,7 +50,7 @@ type Memo struct {
 
 // NewMemo returns an empty Memo.
 func NewMemo() *Memo {
-	return &Memo{entries: map[workv1alpha1.ObjectKey]memoEntry{}, placements: map[workv1alpha1.ObjectKey]placeEntry{}}
+	return &Memo{}
 }
 
 type memoEntry struct {
@@ -142,10 +142,10 @@ func (m *Memo) digest(b *Binding, overrides, clusters [sha256.Size]byte, ip *int
 	return sum, true
 }
 
-// restore fills the targets of b from the memo when its digest is sum.
-func (m *Memo) restore(b *Binding, sum [sha256.Size]byte) bool {
-	e, ok := m.entries[b.Key]
-	if !ok || e.sum != sum {
+// restore fills the targets of b from e, the memo's entry of its template,
+// when its digest is sum.
+func restore(b *Binding, e memoEntry, sum [sha256.Size]byte) bool {
+	if e.targets == nil || e.sum != sum {
 		return false
 	}
 	for _, t := range b.Targets {
@@ -161,18 +161,19 @@ func (m *Memo) restore(b *Binding, sum [sha256.Size]byte) bool {
 	return true
 }
 
-// keep records what b rendered to under sum.
-func (m *Memo) keep(b *Binding, sum [sha256.Size]byte, seen map[workv1alpha1.ObjectKey]memoEntry) {
+// entryOf is what b rendered to under sum.
+func entryOf(b *Binding, sum [sha256.Size]byte) memoEntry {
 	e := memoEntry{sum: sum, targets: make(map[string]memoTarget, len(b.Targets))}
 	for _, t := range b.Targets {
 		e.targets[t.Cluster] = memoTarget{object: t.Object, overrides: t.Overrides, err: t.Error, failure: t.Failure}
 	}
-	seen[b.Key] = e
+	return e
 }
 
-// renderAll renders the targets of every binding, through the memo when m
-// is not nil, and keeps only this Render's templates in it.
-func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override, ip *interpret.Interpreter) {
+// renderAll renders the targets of every binding, one per key of keys,
+// through the memo when m is not nil, and keeps only this Render's
+// templates in it.
+func (m *Memo) renderAll(bindings []*Binding, keys []workv1alpha1.ObjectKey, clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override, ip *interpret.Interpreter) {
 	for _, b := range bindings {
 		overrides(b.Key.Namespace) // fills its cache before the workers read it
 	}
@@ -188,11 +189,12 @@ func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluste
 		ok  bool
 	}
 	overrideSums := map[string]nsSum{}
-	seen := make(map[workv1alpha1.ObjectKey]memoEntry, len(bindings))
-	var todo []*Binding
+	m.entries.prepare(keys)
+	seen := make([]memoEntry, len(bindings))
+	var todo []int
 	var sums [][sha256.Size]byte
 	var keep []bool
-	for _, b := range bindings {
+	for i, b := range bindings {
 		ns := b.Key.Namespace
 		osum, known := overrideSums[ns]
 		if !known {
@@ -206,29 +208,34 @@ func (m *Memo) renderAll(bindings []*Binding, clusters []*clusterv1alpha1.Cluste
 		}
 		sum, ok := m.digest(b, osum.sum, clusterSum, ip)
 		ok = ok && osum.ok && (clustersOK || b.scheduleSum != ([sha256.Size]byte{}))
+		e := m.entries.get(i, b.Key)
 		if b.shared != nil {
-			if e, hit := m.entries[b.Key]; ok && hit && e.sum == sum {
+			if ok && e.targets != nil && e.sum == sum {
 				m.Reused++
-				seen[b.Key] = e
+				seen[i] = e
 				continue // its targets are rendered already
 			}
 			b.unshare()
 		}
-		if ok && m.restore(b, sum) {
+		if ok && restore(b, e, sum) {
 			m.Reused++
-			seen[b.Key] = m.entries[b.Key]
+			seen[i] = e
 			continue
 		}
-		todo, sums, keep = append(todo, b), append(sums, sum), append(keep, ok)
+		todo, sums, keep = append(todo, i), append(sums, sum), append(keep, ok)
 	}
-	renderParallel(todo, clusters, overrides, ip)
+	rendered := make([]*Binding, len(todo))
+	for j, i := range todo {
+		rendered[j] = bindings[i]
+	}
+	renderParallel(rendered, clusters, overrides, ip)
 	m.Rendered = len(todo)
-	for i, b := range todo {
-		if keep[i] {
-			m.keep(b, sums[i], seen)
+	for j, i := range todo {
+		if keep[j] {
+			seen[i] = entryOf(bindings[i], sums[j])
 		}
 	}
-	m.entries = seen
+	m.entries.keep(keys, seen)
 }
 
 // renderParallel renders the targets of bindings, each by one worker with

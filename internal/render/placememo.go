@@ -106,9 +106,8 @@ type placeState struct {
 // those of this one (each written by the worker of its template).
 type placeRun struct {
 	memo  *Memo
-	prior map[workv1alpha1.ObjectKey]placeEntry
+	prior byPosition[placeEntry]
 	fresh []placeEntry
-	keys  []workv1alpha1.ObjectKey
 	// policies digests every propagation policy in order; policySums
 	// digests each one, by index.
 	policies   [sha256.Size]byte
@@ -135,7 +134,7 @@ func (m *Memo) newPlaceRun(in Input, clusters []*clusterv1alpha1.Cluster, ip *in
 		return nil
 	}
 	set := in.Set
-	r := &placeRun{memo: m, prior: m.placements, fresh: make([]placeEntry, n), keys: make([]workv1alpha1.ObjectKey, n),
+	r := &placeRun{memo: m, prior: m.placements, fresh: make([]placeEntry, n),
 		scheduled: make([]bool, n), policySums: make([][sha256.Size]byte, len(set.Propagations)),
 		policyAt: make(map[*load.Propagation]int, len(set.Propagations)), tainted: map[string]bool{}}
 	all := sha256.New()
@@ -186,8 +185,7 @@ func (m *Memo) newPlaceRun(in Input, clusters []*clusterv1alpha1.Cluster, ip *in
 // prev: it finds the template's entry of the last Render and its digest;
 // false when the template cannot be encoded.
 func (r *placeRun) begin(i int, key workv1alpha1.ObjectKey, t *load.Template, prev *PreviousTemplate) (placeState, bool) {
-	r.keys[i] = key
-	st := placeState{prior: r.prior[key]}
+	st := placeState{prior: r.prior.get(i, key)}
 	in := placeInputs{obj: t.Object, digest: t.Digest, prev: prev, epoch: r.epoch}
 	if in.digest != ([sha256.Size]byte{}) && st.prior.inputs == in {
 		st.tsum, st.same = st.prior.tsum, true
@@ -201,22 +199,28 @@ func (r *placeRun) begin(i int, key workv1alpha1.ObjectKey, t *load.Template, pr
 	return st, true
 }
 
-// finish keeps only this Render's entries in the memo.
-func (r *placeRun) finish() {
+// prepare readies the memo's entries for the templates of keys, in order.
+func (r *placeRun) prepare(keys []workv1alpha1.ObjectKey) {
 	if r == nil {
 		return
 	}
-	out := make(map[workv1alpha1.ObjectKey]placeEntry, len(r.fresh))
+	r.prior.prepare(keys)
+	r.memo.settled.prepare(keys)
+}
+
+// finish keeps only this Render's entries, of the templates of keys, in
+// the memo.
+func (r *placeRun) finish(keys []workv1alpha1.ObjectKey) {
+	if r == nil {
+		return
+	}
 	r.memo.Scheduled = 0
-	for i, e := range r.fresh {
-		if e.match != nil || e.schedule != nil {
-			out[r.keys[i]] = e
-		}
-		if r.scheduled[i] {
+	for _, s := range r.scheduled {
+		if s {
 			r.memo.Scheduled++
 		}
 	}
-	r.memo.placements = out
+	r.memo.placements.keep(keys, r.fresh)
 }
 
 // Memo keys are length-prefixed parts appended to a buffer, hashed once;
@@ -321,7 +325,7 @@ func (r *placeRun) schedule(i int, st *placeState, b *Binding, p *load.Propagati
 			sum = r.scheduleKey(p, st.contentSum(b, ip), prior == nil || prior.workload, prev)
 		}
 		if e := prior; e != nil && e.sum == sum {
-			if s := r.memo.settled[b.Key]; s != nil && s.scheduleSum == sum {
+			if s := r.memo.settled.get(i, b.Key); s != nil && s.scheduleSum == sum {
 				e.share(b, s)
 			} else {
 				e.restore(b)

@@ -210,7 +210,6 @@ type Target struct {
 func Render(in Input) *Result {
 	clusters := effectiveClusters(in.Set.Clusters, in.Status, in.Set.TaintPolicies)
 	r := &Result{Clusters: clusters}
-	byKey := map[workv1alpha1.ObjectKey]*Binding{}
 	var pr *placeRun
 	var tk *templateKeys // the memo's, only for sortedTemplates while newPlaceRun runs
 	if in.Memo != nil {
@@ -223,16 +222,15 @@ func Render(in Input) *Result {
 	templates, keys := sortedTemplates(in.Set.Templates, tk)
 	r.Bindings = make([]*Binding, len(templates))
 	digests.Wait()
+	pr.prepare(keys)
 	parallel(len(templates), func() func(int) {
 		pl := &placer{in: in, clusters: clusters, ip: ip, memo: pr, skipped: map[string]string{}}
 		return func(i int) { r.Bindings[i] = pl.place(i, &templates[i], keys[i]) }
 	})
-	pr.finish()
-	for _, b := range r.Bindings {
-		byKey[b.Key] = b
-	}
+	pr.finish(keys)
+	byKey := &bindingIndex{bindings: r.Bindings}
 	addDependencies(r.Bindings, byKey, ip)
-	in.Memo.renderAll(r.Bindings, clusters, overridesByNamespace(in.Set.Overrides), ip)
+	in.Memo.renderAll(r.Bindings, keys, clusters, overridesByNamespace(in.Set.Overrides), ip)
 	for _, b := range r.Bindings {
 		injectPreserved(b, in.Previous.lookup(b.Key))
 	}
@@ -243,70 +241,9 @@ func Render(in Input) *Result {
 	keepRecorded(r, in.Previous, byKey)
 	r.Works = group(r.Bindings, clusters)
 	if in.Memo != nil {
-		in.Memo.settle(r.Bindings, restrictions, restrictionsOK)
+		in.Memo.settle(r.Bindings, keys, restrictions, restrictionsOK)
 	}
 	return r
-}
-
-// sortedTemplates returns the templates sorted by key (stable), with their
-// keys, each key computed once; through tk (nil: none) when a Memo is used.
-func sortedTemplates(ts []load.Template, tk *templateKeys) ([]load.Template, []workv1alpha1.ObjectKey) {
-	keys := make([]workv1alpha1.ObjectKey, len(ts))
-	for i, t := range ts {
-		keys[i] = tk.keyOf(t.Object)
-	}
-	order := tk.order(keys)
-	templates, sorted := make([]load.Template, len(ts)), make([]workv1alpha1.ObjectKey, len(ts))
-	for i, j := range order {
-		templates[i], sorted[i] = ts[j], keys[j]
-	}
-	return templates, sorted
-}
-
-// templateKeys remembers each template's key by object (read-only, and the
-// same object from one Load to the next while its file is unchanged), and
-// the order of the last Render's keys, so that an unchanged fleet is
-// neither keyed nor sorted again. A nil *templateKeys remembers nothing.
-type templateKeys struct {
-	prev, cur map[*unstructured.Unstructured]workv1alpha1.ObjectKey
-	lastKeys  []workv1alpha1.ObjectKey
-	lastOrder []int
-}
-
-func (tk *templateKeys) keyOf(obj *unstructured.Unstructured) workv1alpha1.ObjectKey {
-	if tk == nil {
-		return workv1alpha1.KeyOf(obj)
-	}
-	if tk.cur == nil {
-		tk.cur = make(map[*unstructured.Unstructured]workv1alpha1.ObjectKey, len(tk.prev))
-	}
-	k, ok := tk.prev[obj]
-	if !ok {
-		k = workv1alpha1.KeyOf(obj)
-	}
-	tk.cur[obj] = k
-	return k
-}
-
-// order returns the indexes of keys in stable key order, and starts the
-// next Render.
-func (tk *templateKeys) order(keys []workv1alpha1.ObjectKey) []int {
-	if tk != nil && slices.Equal(keys, tk.lastKeys) {
-		tk.prev, tk.cur = tk.cur, nil
-		return tk.lastOrder
-	}
-	order := make([]int, len(keys))
-	for i := range order {
-		order[i] = i
-	}
-	byKey := func(a, b int) int { return keys[a].Compare(keys[b]) }
-	if !slices.IsSortedFunc(order, byKey) {
-		slices.SortStableFunc(order, byKey)
-	}
-	if tk != nil {
-		tk.prev, tk.cur, tk.lastKeys, tk.lastOrder = tk.cur, nil, keys, order
-	}
-	return order
 }
 
 // overridesByNamespace returns, per namespace, the override policies that

@@ -106,7 +106,7 @@ func (r *Result) OrphansOn(cluster string) []Orphan {
 // and unclaimed templates take their last recorded objects, and the
 // objects of templates removed from Git are listed as orphans or left out
 // (deleted). It fills r.Errors, r.Unclaimed and r.Orphans.
-func keepRecorded(r *Result, prev *Previous, byKey map[workv1alpha1.ObjectKey]*Binding) {
+func keepRecorded(r *Result, prev *Previous, byKey *bindingIndex) {
 	declared := map[string]bool{}
 	for _, c := range r.Clusters {
 		declared[c.Name] = true
@@ -170,7 +170,7 @@ func keepUnclaimed(b *Binding, recorded map[string]*unstructured.Unstructured, d
 // keepUnclaimedDependencies keeps a dependency on each cluster where it was
 // recorded as the dependency of a template that is now unclaimed and kept
 // there: Karmada keeps the attached bindings with their referrer's.
-func keepUnclaimedDependencies(dep *Binding, recorded map[string]*unstructured.Unstructured, byKey map[workv1alpha1.ObjectKey]*Binding, declared map[string]bool) {
+func keepUnclaimedDependencies(dep *Binding, recorded map[string]*unstructured.Unstructured, byKey *bindingIndex, declared map[string]bool) {
 	if dep.Skipped != "" {
 		return
 	}
@@ -191,10 +191,10 @@ func keepUnclaimedDependencies(dep *Binding, recorded map[string]*unstructured.U
 
 // keptReferrer reports whether one of the comma-separated referrers is
 // unclaimed and kept on cluster.
-func keptReferrer(referrers, cluster string, byKey map[workv1alpha1.ObjectKey]*Binding) bool {
+func keptReferrer(referrers, cluster string, byKey *bindingIndex) bool {
 	for name := range strings.SplitSeq(referrers, ",") {
 		k, err := workv1alpha1.ParseKey(name)
-		if r := byKey[k]; err == nil && r != nil && r.Unclaimed &&
+		if r := byKey.get(k); err == nil && r != nil && r.Unclaimed &&
 			slices.ContainsFunc(r.Targets, func(t *Target) bool { return t.Cluster == cluster }) {
 			return true
 		}
@@ -223,13 +223,13 @@ func unclaimedOf(b *Binding, prev *Previous) Unclaimed {
 
 // orphans lists the recorded objects of templates no longer in Git that
 // stay on their members.
-func orphans(prev *Previous, byKey map[workv1alpha1.ObjectKey]*Binding) []Orphan {
+func orphans(prev *Previous, byKey *bindingIndex) []Orphan {
 	if prev == nil {
 		return nil
 	}
 	var out []Orphan
 	for key, recorded := range prev.Recorded {
-		if byKey[key] != nil {
+		if byKey.get(key) != nil {
 			continue
 		}
 		for cluster, obj := range recorded {

@@ -63,12 +63,13 @@ func (b *Binding) unshare() {
 	b.shared = nil
 }
 
-// settle keeps the settled bindings of this Render for the next one;
-// restrictions is the digest of the restriction policy (ok false: none
-// settles).
-func (m *Memo) settle(bindings []*Binding, restrictions [sha256.Size]byte, ok bool) {
-	out := make(map[workv1alpha1.ObjectKey]*settled, len(m.settled))
-	for _, b := range bindings {
+// settle keeps the settled bindings of this Render, of the templates of
+// keys, for the next one; restrictions is the digest of the restriction
+// policy (ok false: none settles).
+func (m *Memo) settle(bindings []*Binding, keys []workv1alpha1.ObjectKey, restrictions [sha256.Size]byte, ok bool) {
+	out := make([]*settled, len(bindings))
+	defer func() { m.settled.keep(keys, out) }()
+	for i, b := range bindings {
 		if !ok {
 			break
 		}
@@ -76,19 +77,18 @@ func (m *Memo) settle(bindings []*Binding, restrictions [sha256.Size]byte, ok bo
 			if s.settled.restrictions != restrictions || s.settled.source != b.Template.Source.Path || s.settled.sent != b.sent {
 				cp := *s.settled
 				cp.restrictions, cp.source, cp.sent = restrictions, b.Template.Source.Path, b.sent
-				out[b.Key] = &cp
+				out[i] = &cp
 			} else {
-				out[b.Key] = s.settled
+				out[i] = s.settled
 			}
 			continue
 		}
 		if !settles(b) {
 			continue
 		}
-		out[b.Key] = &settled{scheduleSum: b.scheduleSum, restrictions: restrictions, source: b.Template.Source.Path,
+		out[i] = &settled{scheduleSum: b.scheduleSum, restrictions: restrictions, source: b.Template.Source.Path,
 			sameKey: b.sameKey, sent: b.sent, targets: b.Targets[:len(b.Targets):len(b.Targets)]} // an append copies
 	}
-	m.settled = out
 }
 
 // settles reports whether b's targets are exactly what its placement and

@@ -1,0 +1,159 @@
+package render
+
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/load"
+)
+
+// templateKeys remembers the last Render's templates, in the Set's order,
+// with their keys, and their order by key. A load.Cache hands out the same
+// read-only object for a template while its file is unchanged, so an
+// unchanged fleet is neither keyed nor sorted again, and a commit that
+// changes templates without adding, removing or renaming one gives the
+// very keys in the very order: the memo then finds each template's state
+// at its position (byPosition). A nil *templateKeys remembers nothing.
+type templateKeys struct {
+	objs []*unstructured.Unstructured
+	keys []workv1alpha1.ObjectKey
+	// order indexes objs by key; sorted are the keys in that order.
+	order  []int
+	sorted []workv1alpha1.ObjectKey
+}
+
+// sortedTemplates returns the templates sorted by key (stable), with their
+// keys, each key computed once. When those are the keys of the last Render
+// through tk, in the same order, the keys returned are the very slice it
+// returned then (byPosition).
+func sortedTemplates(ts []load.Template, tk *templateKeys) ([]load.Template, []workv1alpha1.ObjectKey) {
+	keys := tk.keysOf(ts)
+	var order []int
+	var sorted []workv1alpha1.ObjectKey
+	if tk != nil && slices.Equal(keys, tk.keys) {
+		order, sorted = tk.order, tk.sorted
+	} else {
+		order = make([]int, len(keys))
+		for i := range order {
+			order[i] = i
+		}
+		byKey := func(a, b int) int { return keys[a].Compare(keys[b]) }
+		if !slices.IsSortedFunc(order, byKey) {
+			slices.SortStableFunc(order, byKey)
+		}
+		sorted = make([]workv1alpha1.ObjectKey, len(keys))
+		for i, j := range order {
+			sorted[i] = keys[j]
+		}
+		if tk != nil && slices.Equal(sorted, tk.sorted) {
+			sorted = tk.sorted
+		}
+	}
+	templates := make([]load.Template, len(ts))
+	for i, j := range order {
+		templates[i] = ts[j]
+	}
+	if tk != nil {
+		tk.objs = make([]*unstructured.Unstructured, len(ts))
+		for i, t := range ts {
+			tk.objs[i] = t.Object
+		}
+		tk.keys, tk.order, tk.sorted = keys, order, sorted
+	}
+	return templates, sorted
+}
+
+// keysOf returns the key of each template: the last Render's where the
+// same object is at the same position, or was anywhere.
+func (tk *templateKeys) keysOf(ts []load.Template) []workv1alpha1.ObjectKey {
+	keys := make([]workv1alpha1.ObjectKey, len(ts))
+	var byObj map[*unstructured.Unstructured]workv1alpha1.ObjectKey // built when a template moved
+	for i, t := range ts {
+		if tk == nil {
+			keys[i] = workv1alpha1.KeyOf(t.Object)
+			continue
+		}
+		if i < len(tk.objs) && tk.objs[i] == t.Object {
+			keys[i] = tk.keys[i]
+			continue
+		}
+		if byObj == nil {
+			byObj = make(map[*unstructured.Unstructured]workv1alpha1.ObjectKey, len(tk.objs))
+			for j, obj := range tk.objs {
+				byObj[obj] = tk.keys[j]
+			}
+		}
+		k, ok := byObj[t.Object]
+		if !ok {
+			k = workv1alpha1.KeyOf(t.Object)
+		}
+		keys[i] = k
+	}
+	return keys
+}
+
+// byPosition holds one value per template of a Render, in key order. The
+// next Render finds its i-th template's value at i when its keys are the
+// very slice the values were kept with (sortedTemplates returns it again
+// when the templates have the same keys in the same order: a commit that
+// changes templates without adding, removing or renaming one), else by key
+// through an index. Callers compare a value with what it was computed from
+// before using it, as they would a value found by key.
+type byPosition[T any] struct {
+	keys  []workv1alpha1.ObjectKey
+	vals  []T
+	same  bool
+	index map[workv1alpha1.ObjectKey]int
+}
+
+// keep makes vals, one per key, the values of the next Render.
+func (p *byPosition[T]) keep(keys []workv1alpha1.ObjectKey, vals []T) {
+	*p = byPosition[T]{keys: keys, vals: vals}
+}
+
+// prepare readies p for a Render of the templates of keys. It must be
+// called before get, which is then safe for concurrent use.
+func (p *byPosition[T]) prepare(keys []workv1alpha1.ObjectKey) {
+	p.same = len(keys) == len(p.keys) && (len(keys) == 0 || &keys[0] == &p.keys[0])
+	if p.same || p.index != nil {
+		return
+	}
+	p.index = make(map[workv1alpha1.ObjectKey]int, len(p.keys))
+	for i, k := range p.keys {
+		p.index[k] = i // the last of duplicates, as a map keyed by template would hold
+	}
+}
+
+// get returns the value of the i-th template, of key key.
+func (p *byPosition[T]) get(i int, key workv1alpha1.ObjectKey) (v T) {
+	if p.same {
+		if i < len(p.vals) {
+			return p.vals[i]
+		}
+		return v
+	}
+	if j, ok := p.index[key]; ok {
+		return p.vals[j]
+	}
+	return v
+}
+
+// bindingIndex finds a Render's bindings by key, through a map built on
+// first use: most Renders never look one up.
+type bindingIndex struct {
+	bindings []*Binding
+	byKey    map[workv1alpha1.ObjectKey]*Binding
+}
+
+// get returns the binding of key (the last of duplicates), nil if none.
+func (x *bindingIndex) get(key workv1alpha1.ObjectKey) *Binding {
+	if x.byKey == nil {
+		x.byKey = make(map[workv1alpha1.ObjectKey]*Binding, len(x.bindings))
+		for _, b := range x.bindings {
+			x.byKey[b.Key] = b
+		}
+	}
+	return x.byKey[key]
+}
