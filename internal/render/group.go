@@ -12,11 +12,13 @@ import (
 )
 
 // group collects rendered objects per cluster, each cluster's sorted by
-// key (ties in binding order).
-func group(bindings []*Binding, clusters []*clusterv1alpha1.Cluster) []Work {
-	if works, ok := groupInOrder(bindings, clusters); ok {
+// key (ties in binding order); bindings are those of keys. gm, when not
+// nil, is the memo's last grouping, updated.
+func group(bindings []*Binding, keys []workv1alpha1.ObjectKey, clusters []*clusterv1alpha1.Cluster, gm *groupMemo) []Work {
+	if works, ok := groupInOrder(bindings, keys, clusters, gm); ok {
 		return works
 	}
+	gm.forget()
 	return groupRanked(bindings)
 }
 
@@ -26,7 +28,7 @@ func group(bindings []*Binding, clusters []*clusterv1alpha1.Cluster) []Work {
 // sorted already, with no key compared and no map consulted. What each
 // binding sends is worked out once and kept with it (a settled binding
 // brings it along).
-func groupInOrder(bindings []*Binding, clusters []*clusterv1alpha1.Cluster) ([]Work, bool) {
+func groupInOrder(bindings []*Binding, keys []workv1alpha1.ObjectKey, clusters []*clusterv1alpha1.Cluster, gm *groupMemo) ([]Work, bool) {
 	inOrder := true
 	seen := map[*unstructured.Unstructured]bool{} // reused per binding: objects are shared between its clusters
 	for i, b := range bindings {
@@ -40,11 +42,67 @@ func groupInOrder(bindings []*Binding, clusters []*clusterv1alpha1.Cluster) ([]W
 	if !inOrder {
 		return nil, false
 	}
-	counts := make([]int, len(clusters))
 	for _, b := range bindings {
 		if b.sent == nil && !b.send(clusters) {
 			return nil, false
 		}
+	}
+	var objects [][]*unstructured.Unstructured
+	if gm.matches(keys, clusters) {
+		objects = gm.update(bindings)
+	} else {
+		objects = gm.build(bindings, keys, clusters)
+	}
+	works := make([]Work, 0, len(clusters))
+	for ci, objs := range objects {
+		if len(objs) > 0 {
+			works = append(works, Work{Cluster: clusters[ci].Name, Objects: objs[:len(objs):len(objs)]})
+		}
+	}
+	return works, true
+}
+
+// groupMemo is the last grouping in order: the bindings' keys (the very
+// slice, as byPosition), the clusters, what each binding sent and, per
+// cluster, its objects with the position of the binding of each. When the
+// next Render has the same templates in the same order on the same
+// clusters, each cluster's objects are the last ones with those of the
+// bindings that send something else (a settled binding sends the very
+// same sent) put in their place: a copy, not a walk over every binding.
+// The zero groupMemo has nothing; a nil one keeps nothing.
+type groupMemo struct {
+	keys     []workv1alpha1.ObjectKey
+	clusters []string
+	sent     []*sent
+	objects  [][]*unstructured.Unstructured
+	from     [][]int32
+}
+
+// matches reports whether gm's last grouping was of keys on clusters.
+func (gm *groupMemo) matches(keys []workv1alpha1.ObjectKey, clusters []*clusterv1alpha1.Cluster) bool {
+	if gm == nil || gm.objects == nil || len(keys) != len(gm.keys) || len(keys) == 0 || &keys[0] != &gm.keys[0] ||
+		len(clusters) != len(gm.clusters) {
+		return false
+	}
+	for i, c := range clusters {
+		if c.Name != gm.clusters[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (gm *groupMemo) forget() {
+	if gm != nil {
+		*gm = groupMemo{}
+	}
+}
+
+// build groups bindings, the bindings of keys, afresh (and keeps them
+// when gm is not nil).
+func (gm *groupMemo) build(bindings []*Binding, keys []workv1alpha1.ObjectKey, clusters []*clusterv1alpha1.Cluster) [][]*unstructured.Unstructured {
+	counts := make([]int, len(clusters))
+	for _, b := range bindings {
 		for _, ci := range b.sent.clusters {
 			counts[ci]++
 		}
@@ -58,13 +116,78 @@ func groupInOrder(bindings []*Binding, clusters []*clusterv1alpha1.Cluster) ([]W
 			objects[ci] = append(objects[ci], b.sent.objects[k])
 		}
 	}
-	works := make([]Work, 0, len(clusters))
-	for ci, objs := range objects {
-		if len(objs) > 0 {
-			works = append(works, Work{Cluster: clusters[ci].Name, Objects: objs})
+	if gm == nil {
+		return objects
+	}
+	from := make([][]int32, len(clusters))
+	for ci, n := range counts {
+		from[ci] = make([]int32, 0, n)
+	}
+	for i, b := range bindings {
+		for _, ci := range b.sent.clusters {
+			from[ci] = append(from[ci], int32(i))
 		}
 	}
-	return works, true
+	names := make([]string, len(clusters))
+	for i, c := range clusters {
+		names[i] = c.Name
+	}
+	gm.keep(bindings, keys, names, objects, from)
+	return objects
+}
+
+// update groups bindings from the last grouping, of the same keys on the
+// same clusters: only bindings that send something else are looked at.
+func (gm *groupMemo) update(bindings []*Binding) [][]*unstructured.Unstructured {
+	var changed []int32
+	for i, b := range bindings {
+		if b.sent != gm.sent[i] {
+			changed = append(changed, int32(i))
+		}
+	}
+	if len(changed) == 0 {
+		gm.keep(bindings, gm.keys, gm.clusters, gm.objects, gm.from)
+		return gm.objects
+	}
+	// sends[j][ci] is what the j-th changed binding sends cluster ci.
+	sends := make([][]*unstructured.Unstructured, len(changed))
+	for j, i := range changed {
+		sends[j] = make([]*unstructured.Unstructured, len(gm.clusters))
+		s := bindings[i].sent
+		for k, ci := range s.clusters {
+			sends[j][ci] = s.objects[k]
+		}
+	}
+	objects, from := make([][]*unstructured.Unstructured, len(gm.clusters)), make([][]int32, len(gm.clusters))
+	for ci := range gm.clusters {
+		oldObjs, oldFrom := gm.objects[ci], gm.from[ci]
+		objs, fr := make([]*unstructured.Unstructured, 0, len(oldObjs)+len(changed)), make([]int32, 0, len(oldFrom)+len(changed))
+		pos := 0
+		for j, i := range changed {
+			n, _ := slices.BinarySearch(oldFrom[pos:], i)
+			end := pos + n
+			objs, fr = append(objs, oldObjs[pos:end]...), append(fr, oldFrom[pos:end]...)
+			pos = end
+			if pos < len(oldFrom) && oldFrom[pos] == i {
+				pos++ // what it sent before
+			}
+			if obj := sends[j][ci]; obj != nil {
+				objs, fr = append(objs, obj), append(fr, i)
+			}
+		}
+		objects[ci], from[ci] = append(objs, oldObjs[pos:]...), append(fr, oldFrom[pos:]...)
+	}
+	gm.keep(bindings, gm.keys, gm.clusters, objects, from)
+	return objects
+}
+
+// keep records a grouping for the next Render.
+func (gm *groupMemo) keep(bindings []*Binding, keys []workv1alpha1.ObjectKey, clusters []string, objects [][]*unstructured.Unstructured, from [][]int32) {
+	sent := make([]*sent, len(bindings))
+	for i, b := range bindings {
+		sent[i] = b.sent
+	}
+	*gm = groupMemo{keys: keys, clusters: clusters, sent: sent, objects: objects, from: from}
 }
 
 // sent is what a binding sends: each object with the index of its cluster

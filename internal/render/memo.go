@@ -26,8 +26,9 @@ import (
 // included (placememo.go), and a template whose targets came through
 // every stage unchanged shares them with the next Render (settle.go), so
 // that an unchanged template costs a few digests, not work per cluster.
-// A Memo is for one Render at a time; Results that shared targets must not
-// be changed by their callers.
+// A Memo is for one Render at a time. The Results of Renders through it
+// share targets, objects and Works' object lists with it and with each
+// other: callers must not change them.
 type Memo struct {
 	entries byPosition[memoEntry]
 	// placements remembers matching and scheduling (placememo.go).
@@ -43,6 +44,8 @@ type Memo struct {
 	policyDigests  policyDigests
 	templateKeys   templateKeys
 	clusterDigests clusterDigests
+	// group is the last grouping of objects into Works (group.go).
+	group groupMemo
 	// Rendered and Reused count the templates the last Render built and
 	// took from the memo; Scheduled counts those it scheduled.
 	Rendered, Reused, Scheduled int

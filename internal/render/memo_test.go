@@ -66,6 +66,70 @@ spec:
 	}
 }
 
+// TestMemoGroupsLikeAFreshRender renders a sequence of revisions through
+// one Memo, each checked against a render without it. Between revisions
+// with the same templates on the same clusters, the memo groups the Works
+// from the last ones, replacing what the changed templates send: the steps
+// change where templates go (fewer clusters, more, none), change several
+// at once at both ends of the key order, and add or remove a template or a
+// cluster (grouped afresh).
+func TestMemoGroupsLikeAFreshRender(t *testing.T) {
+	policy := func(name, spread, clusters string) string {
+		return fmt.Sprintf(`---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: %s, namespace: demo}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, labelSelector: {matchLabels: {spread: %s}}}]
+  placement: {clusterAffinity: {clusterNames: [%s]}}
+`, name, spread, clusters)
+	}
+	files := map[string]string{"clusters.yaml": clusters("m1", "m2", "m3"),
+		"policy.yaml": policy("all", "all", "m1, m2, m3") + policy("one", "one", "m2") + policy("two", "two", "m1, m3")}
+	cm := func(i int, spread, value string) {
+		files[fmt.Sprintf("cm%d.yaml", i)] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm%d, namespace: demo, labels: {spread: %s}}\ndata: {v: %q}\n", i, spread, value)
+	}
+	for i := range 6 {
+		cm(i, "all", "1")
+	}
+	memo, cache := render.NewMemo(), load.NewCache()
+	for _, step := range []struct {
+		name   string
+		change func()
+	}{
+		{"first render", func() {}},
+		{"nothing changed", func() {}},
+		{"one template changed", func() { cm(2, "all", "2") }},
+		{"one template to fewer clusters", func() { cm(2, "one", "2") }},
+		{"the same template to other clusters", func() { cm(2, "two", "2") }},
+		{"one template to none", func() { cm(3, "none", "1") }},
+		{"the first and the last templates changed", func() { cm(0, "one", "3"); cm(5, "two", "3") }},
+		{"back to more clusters", func() { cm(3, "all", "4"); cm(2, "all", "4") }},
+		{"a template added", func() { cm(6, "two", "1") }},
+		{"a template changed after that", func() { cm(6, "all", "1") }},
+		{"a template removed", func() { delete(files, "cm4.yaml") }},
+		{"a template changed after that", func() { cm(1, "one", "5") }},
+		{"a cluster added", func() {
+			files["clusters.yaml"] = clusters("m1", "m2", "m3", "m4")
+			files["policy.yaml"] = policy("all", "all", "m1, m2, m3, m4") + policy("one", "one", "m2") + policy("two", "two", "m1, m3")
+		}},
+		{"every template changed", func() {
+			for i := range 7 {
+				if i != 4 {
+					cm(i, "two", "6")
+				}
+			}
+		}},
+	} {
+		step.change()
+		fresh := render.Render(render.Input{Set: loadFiles(t, files, nil), Options: render.DefaultOptions()})
+		got := render.Render(render.Input{Set: loadFiles(t, files, cache), Options: render.DefaultOptions(), Memo: memo})
+		if a, b := worksJSON(t, fresh), worksJSON(t, got); a != b {
+			t.Fatalf("%s: the memo changed the Works:\nwithout: %s\nwith:    %s", step.name, a, b)
+		}
+	}
+}
+
 // loadFiles loads files, through cache when it is not nil.
 func loadFiles(t *testing.T, files map[string]string, cache *load.Cache) *load.Set {
 	t.Helper()

@@ -239,7 +239,11 @@ func Render(in Input) *Result {
 		detachDependencies(r.Bindings, byKey)
 	}
 	keepRecorded(r, in.Previous, byKey)
-	r.Works = group(r.Bindings, clusters)
+	var gm *groupMemo
+	if in.Memo != nil {
+		gm = &in.Memo.group
+	}
+	r.Works = group(r.Bindings, keys, clusters, gm)
 	if in.Memo != nil {
 		in.Memo.settle(r.Bindings, keys, restrictions, restrictionsOK)
 	}
