@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -59,6 +60,17 @@ func NewMemo() *Memo {
 type memoEntry struct {
 	sum     [sha256.Size]byte
 	targets map[string]memoTarget
+	// inputs are what sum was computed from when the binding's placement
+	// has a key: while they are the same, so is sum.
+	inputs memoKeyInputs
+	deps   []string
+}
+
+// memoKeyInputs are the parts of a render memo key besides the
+// dependencies.
+type memoKeyInputs struct {
+	placement, overrides [sha256.Size]byte
+	overwrite            bool
 }
 
 // memoTarget is the rendering of a template for one cluster. Objects are
@@ -164,9 +176,10 @@ func restore(b *Binding, e memoEntry, sum [sha256.Size]byte) bool {
 	return true
 }
 
-// entryOf is what b rendered to under sum.
-func entryOf(b *Binding, sum [sha256.Size]byte) memoEntry {
-	e := memoEntry{sum: sum, targets: make(map[string]memoTarget, len(b.Targets))}
+// entryOf is what b rendered to under sum, computed from overrides and b.
+func entryOf(b *Binding, sum, overrides [sha256.Size]byte) memoEntry {
+	e := memoEntry{sum: sum, targets: make(map[string]memoTarget, len(b.Targets)),
+		inputs: memoKeyInputs{placement: b.scheduleSum, overrides: overrides, overwrite: b.Overwrite}, deps: b.DependencyOf}
 	for _, t := range b.Targets {
 		e.targets[t.Cluster] = memoTarget{object: t.Object, overrides: t.Overrides, err: t.Error, failure: t.Failure}
 	}
@@ -177,9 +190,6 @@ func entryOf(b *Binding, sum [sha256.Size]byte) memoEntry {
 // through the memo when m is not nil, and keeps only this Render's
 // templates in it.
 func (m *Memo) renderAll(bindings []*Binding, keys []workv1alpha1.ObjectKey, clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override, ip *interpret.Interpreter) {
-	for _, b := range bindings {
-		overrides(b.Key.Namespace) // fills its cache before the workers read it
-	}
 	if m == nil {
 		renderParallel(bindings, clusters, overrides, ip)
 		return
@@ -195,7 +205,7 @@ func (m *Memo) renderAll(bindings []*Binding, keys []workv1alpha1.ObjectKey, clu
 	m.entries.prepare(keys)
 	seen := make([]memoEntry, len(bindings))
 	var todo []int
-	var sums [][sha256.Size]byte
+	var sums, osums [][sha256.Size]byte
 	var keep []bool
 	for i, b := range bindings {
 		ns := b.Key.Namespace
@@ -209,9 +219,17 @@ func (m *Memo) renderAll(bindings []*Binding, keys []workv1alpha1.ObjectKey, clu
 			clusterSum, clustersOK = digestOf(clusterInputs(clusters))
 			clustersDone = true
 		}
-		sum, ok := m.digest(b, osum.sum, clusterSum, ip)
-		ok = ok && osum.ok && (clustersOK || b.scheduleSum != ([sha256.Size]byte{}))
 		e := m.entries.get(i, b.Key)
+		var sum [sha256.Size]byte
+		ok := osum.ok
+		if e.targets != nil && b.scheduleSum != ([sha256.Size]byte{}) &&
+			e.inputs == (memoKeyInputs{placement: b.scheduleSum, overrides: osum.sum, overwrite: b.Overwrite}) && slices.Equal(e.deps, b.DependencyOf) {
+			sum = e.sum // the very inputs of its key
+		} else {
+			var digested bool
+			sum, digested = m.digest(b, osum.sum, clusterSum, ip)
+			ok = ok && digested && (clustersOK || b.scheduleSum != ([sha256.Size]byte{}))
+		}
 		if b.shared != nil {
 			if ok && e.targets != nil && e.sum == sum {
 				m.Reused++
@@ -225,7 +243,7 @@ func (m *Memo) renderAll(bindings []*Binding, keys []workv1alpha1.ObjectKey, clu
 			seen[i] = e
 			continue
 		}
-		todo, sums, keep = append(todo, i), append(sums, sum), append(keep, ok)
+		todo, sums, osums, keep = append(todo, i), append(sums, sum), append(osums, osum.sum), append(keep, ok)
 	}
 	rendered := make([]*Binding, len(todo))
 	for j, i := range todo {
@@ -235,7 +253,7 @@ func (m *Memo) renderAll(bindings []*Binding, keys []workv1alpha1.ObjectKey, clu
 	m.Rendered = len(todo)
 	for j, i := range todo {
 		if keep[j] {
-			seen[i] = entryOf(bindings[i], sums[j])
+			seen[i] = entryOf(bindings[i], sums[j], osums[j])
 		}
 	}
 	m.entries.keep(keys, seen)

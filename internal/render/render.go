@@ -254,7 +254,7 @@ func Render(in Input) *Result {
 // can apply there: every ClusterOverridePolicy plus that namespace's
 // OverridePolicies (cluster-scoped templates get the former only). Override
 // matching then looks at a handful of policies, not all of them, for each
-// template and cluster.
+// template and cluster. The function is safe for concurrent use.
 func overridesByNamespace(all []load.Override) func(string) []load.Override {
 	var cluster []load.Override
 	byNS := map[string][]load.Override{}
@@ -265,14 +265,14 @@ func overridesByNamespace(all []load.Override) func(string) []load.Override {
 			byNS[o.Policy.Namespace] = append(byNS[o.Policy.Namespace], o)
 		}
 	}
-	cache := map[string][]load.Override{}
+	for ns, os := range byNS {
+		byNS[ns] = append(slices.Clone(cluster), os...)
+	}
 	return func(ns string) []load.Override {
-		if got, ok := cache[ns]; ok {
+		if got, ok := byNS[ns]; ok {
 			return got
 		}
-		got := append(slices.Clone(cluster), byNS[ns]...)
-		cache[ns] = got
-		return got
+		return cluster
 	}
 }
 
