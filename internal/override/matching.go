@@ -56,7 +56,12 @@ func appendRules(out []RuleRef, i int, p load.Override) []RuleRef {
 
 // TargetsCluster reports whether rule r of policies targets cluster.
 func TargetsCluster(r RuleRef, policies []load.Override, cluster *clusterv1alpha1.Cluster) bool {
-	return match.Cluster(rules(policies[r.Policy].Policy.Spec)[r.Rule].targetCluster, cluster)
+	spec := policies[r.Policy].Policy.Spec
+	target := spec.TargetCluster // the deprecated form: one rule
+	if len(spec.OverrideRules) > 0 {
+		target = spec.OverrideRules[r.Rule].TargetCluster
+	}
+	return match.Cluster(target, cluster)
 }
 
 // Matching returns the candidate rules of obj (Candidates) that target

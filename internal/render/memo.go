@@ -207,12 +207,16 @@ func (m *Memo) renderAll(bindings []*Binding, keys []workv1alpha1.ObjectKey, clu
 	var todo []int
 	var sums, osums [][sha256.Size]byte
 	var keep []bool
+	var lastNS string // bindings come in key order, namespace first
+	var osum nsSum
 	for i, b := range bindings {
-		ns := b.Key.Namespace
-		osum, known := overrideSums[ns]
-		if !known {
-			osum.sum, osum.ok = m.overridesDigest(overrides(ns))
-			overrideSums[ns] = osum
+		if ns := b.Key.Namespace; i == 0 || ns != lastNS {
+			var known bool
+			if osum, known = overrideSums[ns]; !known {
+				osum.sum, osum.ok = m.overridesDigest(overrides(ns))
+				overrideSums[ns] = osum
+			}
+			lastNS = ns
 		}
 		if b.scheduleSum == ([sha256.Size]byte{}) && !clustersDone {
 			// Only keys without a placement digest read the clusters.

@@ -34,16 +34,23 @@ type placer struct {
 	// memo is the placement memo; nil without one.
 	memo *placeRun
 	// skipped caches skippedNamespace: its patterns are regular
-	// expressions, and templates share few namespaces.
-	skipped map[string]string
+	// expressions, and templates share few namespaces. Templates come in
+	// key order, namespace first: the last answer is kept at hand.
+	skipped            map[string]string
+	lastNS, lastReason string
+	asked              bool
 }
 
 func (pl *placer) skippedNamespace(ns string) string {
+	if pl.asked && ns == pl.lastNS {
+		return pl.lastReason
+	}
 	r, ok := pl.skipped[ns]
 	if !ok {
 		r = skippedNamespace(ns, pl.in.Options)
 		pl.skipped[ns] = r
 	}
+	pl.lastNS, pl.lastReason, pl.asked = ns, r, true
 	return r
 }
 
