@@ -158,27 +158,72 @@ func (gm *groupMemo) update(bindings []*Binding) [][]*unstructured.Unstructured 
 			sends[j][ci] = s.objects[k]
 		}
 	}
+	// Where every changed binding sends to the clusters it sent to before
+	// (new content: the usual commit), each new object takes the place of
+	// the old one and the positions stay.
+	samePlaces := true
+	for _, i := range changed {
+		if old := gm.sent[i]; old == nil || !slices.Equal(old.clusters, bindings[i].sent.clusters) {
+			samePlaces = false
+			break
+		}
+	}
 	objects, from := make([][]*unstructured.Unstructured, len(gm.clusters)), make([][]int32, len(gm.clusters))
-	for ci := range gm.clusters {
-		oldObjs, oldFrom := gm.objects[ci], gm.from[ci]
-		objs, fr := make([]*unstructured.Unstructured, 0, len(oldObjs)+len(changed)), make([]int32, 0, len(oldFrom)+len(changed))
-		pos := 0
-		for j, i := range changed {
-			n, _ := slices.BinarySearch(oldFrom[pos:], i)
-			end := pos + n
-			objs, fr = append(objs, oldObjs[pos:end]...), append(fr, oldFrom[pos:end]...)
-			pos = end
-			if pos < len(oldFrom) && oldFrom[pos] == i {
-				pos++ // what it sent before
-			}
-			if obj := sends[j][ci]; obj != nil {
-				objs, fr = append(objs, obj), append(fr, i)
+	parallel(len(gm.clusters), func() func(int) {
+		return func(ci int) {
+			if samePlaces {
+				objects[ci], from[ci] = gm.replaced(ci, changed, sends), gm.from[ci]
+			} else {
+				objects[ci], from[ci] = gm.merged(ci, changed, sends)
 			}
 		}
-		objects[ci], from[ci] = append(objs, oldObjs[pos:]...), append(fr, oldFrom[pos:]...)
-	}
+	})
 	gm.keep(bindings, gm.keys, gm.clusters, objects, from)
 	return objects
+}
+
+// replaced returns the objects of cluster ci with those the changed
+// bindings send it now in place of those they sent before (each sends the
+// same clusters as before); the last list itself when none sends it any.
+func (gm *groupMemo) replaced(ci int, changed []int32, sends [][]*unstructured.Unstructured) []*unstructured.Unstructured {
+	var objs []*unstructured.Unstructured
+	for j, i := range changed {
+		obj := sends[j][ci]
+		if obj == nil {
+			continue
+		}
+		if objs == nil {
+			objs = slices.Clone(gm.objects[ci])
+		}
+		k, _ := slices.BinarySearch(gm.from[ci], i)
+		objs[k] = obj
+	}
+	if objs == nil {
+		return gm.objects[ci]
+	}
+	return objs
+}
+
+// merged returns the objects of cluster ci, and the binding of each, with
+// what the changed bindings sent it before taken out and what they send it
+// now put in.
+func (gm *groupMemo) merged(ci int, changed []int32, sends [][]*unstructured.Unstructured) ([]*unstructured.Unstructured, []int32) {
+	oldObjs, oldFrom := gm.objects[ci], gm.from[ci]
+	objs, fr := make([]*unstructured.Unstructured, 0, len(oldObjs)+len(changed)), make([]int32, 0, len(oldFrom)+len(changed))
+	pos := 0
+	for j, i := range changed {
+		n, _ := slices.BinarySearch(oldFrom[pos:], i)
+		end := pos + n
+		objs, fr = append(objs, oldObjs[pos:end]...), append(fr, oldFrom[pos:end]...)
+		pos = end
+		if pos < len(oldFrom) && oldFrom[pos] == i {
+			pos++ // what it sent before
+		}
+		if obj := sends[j][ci]; obj != nil {
+			objs, fr = append(objs, obj), append(fr, i)
+		}
+	}
+	return append(objs, oldObjs[pos:]...), append(fr, oldFrom[pos:]...)
 }
 
 // keep records a grouping for the next Render.
