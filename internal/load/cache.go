@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
@@ -20,6 +21,11 @@ type Cache struct {
 	Parsed int
 	// Options are the limits of every Load; zero fields take defaults.
 	Options Options
+	// last holds the policy and cluster lists of the last Load (reuse),
+	// and defaulted its templates given a namespace (withNamespace), by
+	// the cached object they copy.
+	last      Set
+	defaulted map[*unstructured.Unstructured]*unstructured.Unstructured
 }
 
 // parsedFile is what one file yielded. Load hands out its template objects
@@ -80,6 +86,38 @@ func (c *Cache) file(col *collector, rel string, data []byte, seen map[string]bo
 // content: same file, same templates.
 func templateDigest(file [sha256.Size]byte, i int) [sha256.Size]byte {
 	return sha256.Sum256(fmt.Appendf(file[:], "/%d", i))
+}
+
+// reuse gives set the lists of the last Load it equals element for
+// element, so that a revision that changes no policy hands out the very
+// Propagations, Overrides, Clusters and TaintPolicies (a renderer may keep
+// what it worked out of them by position). Lists are read-only, as the
+// objects they point to are.
+func (c *Cache) reuse(set *Set) {
+	same(&set.Propagations, c.last.Propagations)
+	same(&set.Overrides, c.last.Overrides)
+	same(&set.Clusters, c.last.Clusters)
+	same(&set.TaintPolicies, c.last.TaintPolicies)
+	c.last = Set{Propagations: set.Propagations, Overrides: set.Overrides, Clusters: set.Clusters, TaintPolicies: set.TaintPolicies}
+}
+
+func same[T comparable](list *[]T, last []T) {
+	if len(*list) > 0 && slices.Equal(*list, last) {
+		*list = last
+	}
+}
+
+// withNamespace is withNamespace, handing out the copy made for the last
+// Load while the cached object and the namespace are the same, so that a
+// template given a namespace is the same object from one Load to the next
+// like any other.
+func (c *Cache) withNamespace(obj *unstructured.Unstructured, ns string, next map[*unstructured.Unstructured]*unstructured.Unstructured) *unstructured.Unstructured {
+	out := c.defaulted[obj]
+	if out == nil || out.GetNamespace() != ns {
+		out = withNamespace(obj, ns)
+	}
+	next[obj] = out
+	return out
 }
 
 // forget drops the files the last Load did not see.

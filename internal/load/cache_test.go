@@ -99,3 +99,74 @@ func widgetNamespace(set *Set) string {
 	}
 	return "<no Widget>"
 }
+
+// TestCacheHandsOutTheSameObjectsAndLists loads revisions through a Cache
+// and checks what stays the very same: the object of an unchanged
+// template, also one the loader gave the default namespace, and the
+// policy and cluster lists while no policy or cluster changed. A renderer
+// keeps what it worked out by those pointers.
+func TestCacheHandsOutTheSameObjectsAndLists(t *testing.T) {
+	fs := filesys.MakeFsInMemory()
+	write := func(name, content string) {
+		t.Helper()
+		if err := fs.WriteFile("/repo/"+name, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\ndata: {k: v}\n") // no namespace: "default"
+	write("other.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other, namespace: team}\ndata: {k: v}\n")
+	policy := "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: p, namespace: default}\n" +
+		"spec:\n  resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]\n  placement: {clusterAffinity: {clusterNames: [%s]}}\n"
+	write("policy.yaml", fmt.Sprintf(policy, "m1"))
+	write("cluster.yaml", "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: m1}\nspec: {syncMode: Push}\n")
+	cache := NewCache()
+	load := func() *Set {
+		t.Helper()
+		set, err := cache.Load(fs, "/repo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return set
+	}
+	objects := func(set *Set) map[string]*Template {
+		out := map[string]*Template{}
+		for i := range set.Templates {
+			out[set.Templates[i].Object.GetName()] = &set.Templates[i]
+		}
+		return out
+	}
+	first := load()
+	if ns := objects(first)["plain"].Object.GetNamespace(); ns != "default" {
+		t.Fatalf("namespace %q, want default", ns)
+	}
+	second := load()
+	for name, tm := range objects(second) {
+		if tm.Object != objects(first)[name].Object {
+			t.Errorf("%s: unchanged, yet a new object", name)
+		}
+	}
+	if &second.Propagations[0] != &first.Propagations[0] || &second.Clusters[0] != &first.Clusters[0] {
+		t.Error("no policy or cluster changed, yet new lists")
+	}
+
+	write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\ndata: {k: changed}\n")
+	third := load()
+	if objects(third)["plain"].Object == objects(second)["plain"].Object || objects(third)["other"].Object != objects(second)["other"].Object {
+		t.Error("want a new object for the changed template only")
+	}
+	if &third.Propagations[0] != &first.Propagations[0] {
+		t.Error("no policy changed, yet a new Propagations list")
+	}
+
+	write("policy.yaml", fmt.Sprintf(policy, "m1, m2"))
+	fourth := load()
+	if &fourth.Propagations[0] == &third.Propagations[0] {
+		t.Fatal("the policy changed, yet the last Propagations list")
+	}
+	if got := fourth.Propagations[0].Policy.Spec.Placement.ClusterAffinity.ClusterNames; len(got) != 2 {
+		t.Errorf("clusterNames %v, want the new policy's", got)
+	}
+	if &fourth.Clusters[0] != &first.Clusters[0] {
+		t.Error("no cluster changed, yet a new Clusters list")
+	}
+}

@@ -82,7 +82,11 @@ func load(fsys filesys.FileSystem, root string, cache *Cache, opts Options) (*Se
 	}
 	c.problems = append(c.problems, l.problems...)
 	c.set.Findings = append(c.set.Findings, l.findings...)
-	return c.finish()
+	set, err := c.finish(cache)
+	if err == nil && cache != nil {
+		cache.reuse(set)
+	}
+	return set, err
 }
 
 // unit is one file to read, or one kustomization folder to build.
@@ -171,8 +175,13 @@ func relOrDot(rel string) string {
 
 // finish defaults template namespaces, finds duplicate definitions and
 // returns the set, or every problem found.
-func (c *collector) finish() (*Set, error) {
+func (c *collector) finish(cache *Cache) (*Set, error) {
 	sc := scopesOf(c.set.Templates)
+	var defaulted map[*unstructured.Unstructured]*unstructured.Unstructured
+	if cache != nil {
+		defaulted = map[*unstructured.Unstructured]*unstructured.Unstructured{}
+		defer func() { cache.defaulted = defaulted }()
+	}
 	for i, t := range c.set.Templates {
 		ns := t.Object.GetNamespace()
 		switch {
@@ -181,7 +190,11 @@ func (c *collector) finish() (*Set, error) {
 		case ns == "":
 			ns = "default"
 		}
-		if ns != t.Object.GetNamespace() {
+		switch {
+		case ns == t.Object.GetNamespace():
+		case cache != nil:
+			c.set.Templates[i].Object = cache.withNamespace(t.Object, ns, defaulted)
+		default:
 			c.set.Templates[i].Object = withNamespace(t.Object, ns)
 		}
 	}

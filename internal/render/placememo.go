@@ -35,6 +35,11 @@ type matchEntry struct {
 	candidates []matchCandidate
 	winner     bool
 	reason     string
+	// built is the Choice last built, on the policies whose first element
+	// is builtOn: a load.Cache hands out the very list while no policy
+	// changed, and the Choice (read-only) is shared then.
+	built   match.Choice
+	builtOn *load.Propagation
 }
 
 type matchCandidate struct {
@@ -282,7 +287,7 @@ func (r *placeRun) choose(i int, st *placeState, t *load.Template, key workv1alp
 		return e.choice(policies)
 	}
 	c := match.Policies(t.Object, t.Object.GetNamespace() != "", policies, claim)
-	e := &matchEntry{sum: sum, winner: c.Winner != nil, reason: c.Reason}
+	e := &matchEntry{sum: sum, winner: c.Winner != nil, reason: c.Reason, built: c, builtOn: first(policies)}
 	for _, cand := range c.Candidates {
 		e.candidates = append(e.candidates, matchCandidate{index: r.policyAt[cand.Policy], explicit: cand.Explicit, implicit: cand.Implicit})
 	}
@@ -290,8 +295,13 @@ func (r *placeRun) choose(i int, st *placeState, t *load.Template, key workv1alp
 	return c
 }
 
-// choice rebuilds the Choice on this Render's policies.
+// choice rebuilds the Choice on this Render's policies, unless it was
+// built on the very same list. The entry is its template's: only the
+// worker placing that template calls it.
 func (e *matchEntry) choice(policies []load.Propagation) match.Choice {
+	if on := first(policies); on == e.builtOn && on != nil {
+		return e.built
+	}
 	c := match.Choice{Reason: e.reason}
 	if len(e.candidates) == 0 {
 		return c
@@ -303,7 +313,16 @@ func (e *matchEntry) choice(policies []load.Propagation) match.Choice {
 	if e.winner {
 		c.Winner = &c.Candidates[0]
 	}
+	e.built, e.builtOn = c, first(policies)
 	return c
+}
+
+// first returns the first of policies, nil if none.
+func first(policies []load.Propagation) *load.Propagation {
+	if len(policies) == 0 {
+		return nil
+	}
+	return &policies[0]
 }
 
 // schedule is schedulePolicy through the memo; i is the template's index
