@@ -264,8 +264,18 @@ func (m *Memo) renderAll(bindings []*Binding, keys []workv1alpha1.ObjectKey, clu
 }
 
 // renderParallel renders the targets of bindings, each by one worker with
-// its own renderer, so the result does not depend on the schedule.
+// its own renderer, so the result does not depend on the schedule. With
+// fewer bindings than workers (a commit that changed one template), the
+// variants of each binding are spread over the workers instead.
 func renderParallel(bindings []*Binding, clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override, ip *interpret.Interpreter) {
+	if len(bindings) < runtime.GOMAXPROCS(0) {
+		r := newRenderer(clusters, overrides, ip)
+		r.spread = true
+		for _, b := range bindings {
+			r.renderTargets(b)
+		}
+		return
+	}
 	parallel(len(bindings), func() func(int) {
 		r := newRenderer(clusters, overrides, ip)
 		return func(i int) { r.renderTargets(bindings[i]) }

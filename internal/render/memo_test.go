@@ -3,6 +3,8 @@ package render_test
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -218,5 +220,94 @@ spec:
 				b.ReportMetric(float64(memo.Rendered), "templates-rendered/op")
 			}
 		})
+	}
+}
+
+// TestMemoSpreadsOneTemplateLikeAFreshRender changes one template, so the
+// memo renders it alone, its variants spread over the workers. The
+// template has six variants on eight clusters: two fail (an override
+// replaces a missing field on the gold clusters), one of them on two
+// clusters. The render must equal a fresh one: the same Works, one failure
+// per failing cluster, and one object shared by the clusters of a variant.
+func TestMemoSpreadsOneTemplateLikeAFreshRender(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	var cs strings.Builder
+	for i, labels := range []string{"{tier: gold, region: east}", "{tier: silver, region: east}", "{tier: gold, region: west}",
+		"{tier: silver, region: west}", "{tier: gold}", "{tier: silver}", "{tier: gold}", "{tier: silver}"} {
+		fmt.Fprintf(&cs, "---\napiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: m%d, labels: %s}\nspec: {syncMode: Push}\n", i+1, labels)
+	}
+	files := map[string]string{"clusters.yaml": cs.String(), "policy.yaml": `apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: all, namespace: demo}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]
+  placement: {clusterAffinity: {clusterNames: [m1, m2, m3, m4, m5, m6, m7, m8]}}
+`, "override.yaml": `apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: variants, namespace: demo}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]
+  overrideRules:
+  - targetCluster: {labelSelector: {matchLabels: {tier: gold}}}
+    overriders:
+      plaintext: [{path: /data/nope, operator: replace, value: x}]
+  - targetCluster: {labelSelector: {matchLabels: {region: east}}}
+    overriders:
+      labelsOverrider: [{operator: add, value: {region: east}}]
+  - targetCluster: {labelSelector: {matchLabels: {region: west}}}
+    overriders:
+      annotationsOverrider: [{operator: add, value: {region: west}}]
+`}
+	cm := func(name, value string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: demo}\ndata: {v: %q}\n", name, value)
+	}
+	files["a.yaml"], files["b.yaml"] = cm("a", "1"), cm("b", "1")
+	memo, cache := render.NewMemo(), load.NewCache()
+	render.Render(render.Input{Set: loadFiles(t, files, cache), Options: render.DefaultOptions(), Memo: memo})
+	files["a.yaml"] = cm("a", "2")
+	got := render.Render(render.Input{Set: loadFiles(t, files, cache), Options: render.DefaultOptions(), Memo: memo})
+	if memo.Rendered != 1 {
+		t.Fatalf("%d templates rendered, want the changed one alone", memo.Rendered)
+	}
+	fresh := render.Render(render.Input{Set: loadFiles(t, files, nil), Options: render.DefaultOptions()})
+	if a, b := worksJSON(t, fresh), worksJSON(t, got); a != b {
+		t.Fatalf("the memo changed the Works:\nwithout: %s\nwith:    %s", a, b)
+	}
+	wantErrors := []string{}
+	for _, c := range []string{"m1", "m3", "m5", "m7"} {
+		for _, tmpl := range []string{"a", "b"} {
+			wantErrors = append(wantErrors, "ConfigMap.core/demo/"+tmpl+" "+c)
+		}
+	}
+	slices.Sort(wantErrors)
+	var gotErrors []string
+	for _, e := range got.Errors {
+		gotErrors = append(gotErrors, e.Template.String()+" "+e.Cluster)
+	}
+	slices.Sort(gotErrors)
+	if !slices.Equal(gotErrors, wantErrors) {
+		t.Errorf("errors %v, want %v", gotErrors, wantErrors)
+	}
+	if a, b := errorSummary(fresh), errorSummary(got); !slices.Equal(a, b) {
+		t.Errorf("errors differ from a fresh render:\nwithout: %v\nwith:    %v", a, b)
+	}
+	objectOf := func(cluster string) any {
+		for _, w := range got.Works {
+			if w.Cluster == cluster {
+				for _, o := range w.Objects {
+					if o.GetName() == "a" {
+						return o
+					}
+				}
+			}
+		}
+		t.Fatalf("%s has no a", cluster)
+		return nil
+	}
+	if objectOf("m6") != objectOf("m8") {
+		t.Error("m6 and m8 get the same variant, yet two objects")
+	}
+	if objectOf("m2") == objectOf("m4") || objectOf("m2") == objectOf("m6") {
+		t.Error("different variants share an object")
 	}
 }

@@ -28,17 +28,14 @@ type renderer struct {
 	// each cluster (ruleColumn.known).
 	targets map[ruleOf][]int8
 	key     []byte
+	// spread renders the variants of a binding in parallel: set when
+	// there are fewer bindings to render than workers.
+	spread bool
 }
 
 type ruleOf struct {
 	namespace string
 	rule      override.RuleRef
-}
-
-// variant is one rendering shared by several clusters.
-type variant struct {
-	object    *unstructured.Unstructured
-	overrides *override.Result
 }
 
 func newRenderer(clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override, ip *interpret.Interpreter) *renderer {
@@ -67,7 +64,11 @@ func (r *renderer) renderTargets(b *Binding) {
 	}
 	workload := b.Decision != nil && b.Decision.Workload
 	completions := splitCompletions(b, workload)
-	variants := map[string]variant{}
+	// Each variant is rendered once, for the first of its targets; the
+	// others share its object. Should that one fail (its cluster named in
+	// the failure), the next renders for itself, and so on.
+	var variants []*variantOf
+	index := map[string]int{}
 	for _, t := range b.Targets {
 		ci, ok := r.index[t.Cluster]
 		if !ok {
@@ -78,16 +79,56 @@ func (r *renderer) renderTargets(b *Binding) {
 			continue // frozen, or failed before rendering (interpret.go)
 		}
 		n, split := completions[t.Cluster]
+		p := pendingTarget{target: t, cluster: ci, completions: n, split: split}
 		key := r.variantKey(columns, ci, workload && t.Scheduled, t.Replicas, n, split)
-		if v, ok := variants[string(key)]; ok {
-			t.Object, t.Overrides = v.object, v.overrides
+		if k, ok := index[string(key)]; ok {
+			variants[k].targets = append(variants[k].targets, p)
 			continue
 		}
-		renderTarget(b, t, r.clusters[ci], overrides, r.ip, workload, n, split)
-		if t.Object != nil {
-			variants[string(key)] = variant{object: t.Object, overrides: t.Overrides}
+		index[string(key)] = len(variants)
+		variants = append(variants, &variantOf{targets: []pendingTarget{p}})
+	}
+	render := func(p pendingTarget) {
+		renderTarget(b, p.target, r.clusters[p.cluster], overrides, r.ip, workload, p.completions, p.split)
+	}
+	r.each(len(variants), func(k int) { render(variants[k].targets[0]) })
+	for _, v := range variants {
+		first := v.targets[0].target
+		for _, p := range v.targets[1:] {
+			if first.Object == nil {
+				render(p)
+				first = p.target
+				continue
+			}
+			p.target.Object, p.target.Overrides = first.Object, first.Overrides
 		}
 	}
+}
+
+// variantOf is the targets of one variant, in order.
+type variantOf struct {
+	targets []pendingTarget
+}
+
+// pendingTarget is a target to render, with what it is rendered with
+// besides the binding.
+type pendingTarget struct {
+	target      *Target
+	cluster     int
+	completions int32
+	split       bool
+}
+
+// each calls f(k) for every k in [0, n): in parallel when the renderer
+// spreads one binding over the workers, else in order.
+func (r *renderer) each(n int, f func(int)) {
+	if !r.spread || n < 2 {
+		for k := range n {
+			f(k)
+		}
+		return
+	}
+	parallel(n, func() func(int) { return f })
 }
 
 // variantKey encodes everything the object of one target depends on
