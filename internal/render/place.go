@@ -59,26 +59,30 @@ func (pl *placer) skippedNamespace(ns string) string {
 func (pl *placer) place(i int, t *load.Template, key workv1alpha1.ObjectKey) *Binding {
 	in, clusters, ip, pr := pl.in, pl.clusters, pl.ip, pl.memo
 	obj := t.Object
-	b := &Binding{Key: key, Template: t}
-	if reason := skipReason(key, obj, pl.skippedNamespace); reason != "" {
-		b.Skipped = reason
-		return b
-	}
-	prev := in.Previous.lookup(b.Key)
-	var claim *match.Claim
-	if prev != nil {
-		claim = prev.Claim
-	}
+	prev := in.Previous.lookup(key)
 	var st placeState
 	if pr != nil {
 		var ok bool
 		if st, ok = pr.begin(i, key, t, prev); !ok {
 			pr = nil // a template that cannot be encoded is never remembered
+		} else if b := pr.placed(i, &st, t, key, prev, in); b != nil {
+			return b
 		}
+	}
+	b := &Binding{Key: key, Template: t}
+	if reason := skipReason(key, obj, pl.skippedNamespace); reason != "" {
+		b.Skipped = reason
+		return b
+	}
+	var claim *match.Claim
+	if prev != nil {
+		claim = prev.Claim
 	}
 	b.Choice = pr.choose(i, &st, t, b.Key, in.Set.Propagations, claim)
 	if isNamespaceKey(key, obj) {
 		defer autoPropagate(b, in.Options, clusters)
+	} else {
+		defer pr.keepPlaced(i, b, in.Set.Propagations)
 	}
 	if b.Choice.Winner == nil {
 		return b

@@ -79,6 +79,10 @@ type placeEntry struct {
 	// and tsum the template's digest among them.
 	inputs placeInputs
 	tsum   [sha256.Size]byte
+	// placed is what place returned, when it shared a settled binding's
+	// targets, on the policies whose first element is placedOn (placed).
+	placed   *Binding
+	placedOn *load.Propagation
 }
 
 // placeInputs identify, without reading them, the inputs of a template's
@@ -127,8 +131,8 @@ type placeRun struct {
 	tainted map[string]bool
 	// scheduled counts templates scheduled for real, per template index.
 	scheduled []bool
-	// epoch digests every render-wide input of the keys: policies,
-	// clusters and the interpreter's scripts.
+	// epoch digests every render-wide input of the keys and of skipping:
+	// options, policies, clusters and the interpreter's scripts.
 	epoch [sha256.Size]byte
 }
 
@@ -179,6 +183,11 @@ func (m *Memo) newPlaceRun(in Input, clusters []*clusterv1alpha1.Cluster, ip *in
 	}
 	var buf keyBuffer
 	k := keyStr(buf[:0], "epoch")
+	k = keyBool(k, in.Options.NamespaceAutoPropagation) // what skipping reads besides the key
+	k = keyInt(k, int64(len(in.Options.SkippedNamespaces)))
+	for _, re := range in.Options.SkippedNamespaces {
+		k = keyStr(k, re.String())
+	}
 	k = keySum(k, r.policies)
 	k = keySum(k, r.clusters)
 	k = keySum(k, r.uncounted)
@@ -260,6 +269,41 @@ func templateSum(t *load.Template, namespace string) ([sha256.Size]byte, bool) {
 		return sha256.Sum256(k), true
 	}
 	return digestOf(t.Object.Object)
+}
+
+// placed returns the i-th template's binding as the last Render's place
+// returned it, when that shared a settled binding's targets and nothing it
+// read changed: the template and its previous placement are the very same
+// and so are the render-wide inputs (st.same), the policies are the very
+// list (the Choice points into it), the settled binding is the one the last
+// Render left, and scheduling still does not depend on the clock. Placing
+// the template again would give the same: matching and scheduling from the
+// memo, the settled targets shared. A fleet commit that changes one
+// template then costs a copy per other template, not a placement.
+func (r *placeRun) placed(i int, st *placeState, t *load.Template, key workv1alpha1.ObjectKey, prev *PreviousTemplate, in Input) *Binding {
+	snap := st.prior.placed
+	if snap == nil || !st.same || st.prior.placedOn != first(in.Set.Propagations) || snap.shared == nil ||
+		r.memo.settled.get(i, key) != snap.shared.settled {
+		return nil
+	}
+	if !clockFree(snap.Choice.Winner.Policy, prev, in.Unhealthy.of(key), r.tainted) {
+		return nil
+	}
+	b := new(Binding)
+	*b = *snap
+	b.Key, b.Template = key, t
+	r.fresh[i] = st.prior
+	return b
+}
+
+// keepPlaced remembers b, as place returns it for the i-th template, when
+// it shares a settled binding's targets (see placed).
+func (r *placeRun) keepPlaced(i int, b *Binding, policies []load.Propagation) {
+	if r == nil || b.shared == nil {
+		return
+	}
+	snap := *b
+	r.fresh[i].placed, r.fresh[i].placedOn = &snap, first(policies)
 }
 
 // choose is match.Policies through the memo; i is the template's index.
