@@ -30,9 +30,10 @@ func group(bindings []*Binding, keys []workv1alpha1.ObjectKey, clusters []*clust
 // brings it along).
 func groupInOrder(bindings []*Binding, keys []workv1alpha1.ObjectKey, clusters []*clusterv1alpha1.Cluster, gm *groupMemo) ([]Work, bool) {
 	inOrder := true
+	ordered := gm.ordered(keys) // else compared below
 	seen := map[*unstructured.Unstructured]bool{} // reused per binding: objects are shared between its clusters
 	for i, b := range bindings {
-		if i > 0 && bindings[i-1].Key.Compare(b.Key) >= 0 {
+		if !ordered && i > 0 && bindings[i-1].Key.Compare(b.Key) >= 0 {
 			inOrder = false
 		}
 		if !keepsKey(b, seen) {
@@ -90,6 +91,12 @@ func (gm *groupMemo) matches(keys []workv1alpha1.ObjectKey, clusters []*clusterv
 		}
 	}
 	return true
+}
+
+// ordered reports whether keys are the very keys gm grouped in order last
+// (so distinct and ascending).
+func (gm *groupMemo) ordered(keys []workv1alpha1.ObjectKey) bool {
+	return gm != nil && gm.objects != nil && len(keys) == len(gm.keys) && len(keys) > 0 && &keys[0] == &gm.keys[0]
 }
 
 func (gm *groupMemo) forget() {
@@ -246,7 +253,9 @@ type sent struct {
 // b's key (a settled binding's answer is known).
 func keepsKey(b *Binding, seen map[*unstructured.Unstructured]bool) bool {
 	if b.shared != nil {
-		b.sameKey, b.sent = b.shared.settled.sameKey, b.shared.settled.sent
+		if b.sent == nil { // not brought by a placed binding (placememo.go)
+			b.sameKey, b.sent = b.shared.settled.sameKey, b.shared.settled.sent
+		}
 		return b.sameKey
 	}
 	clear(seen)

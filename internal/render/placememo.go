@@ -286,8 +286,8 @@ func (r *placeRun) placed(i int, st *placeState, t *load.Template, key workv1alp
 		r.memo.settled.get(i, key) != snap.shared.settled {
 		return nil
 	}
-	if !clockFree(snap.Choice.Winner.Policy, prev, in.Unhealthy.of(key), r.tainted) {
-		return nil
+	if prev != nil && !clockFree(snap.Choice.Winner.Policy, prev, in.Unhealthy.of(key), r.tainted) {
+		return nil // (without a previous placement, scheduling never reads the clock)
 	}
 	b := new(Binding)
 	*b = *snap

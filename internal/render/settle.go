@@ -44,6 +44,7 @@ func (b *Binding) own() {
 	if b.shared == nil {
 		return
 	}
+	b.sent, b.sameKey = nil, false // worked out again from the targets
 	slab := make([]Target, len(b.Targets))
 	targets := make([]*Target, len(b.Targets))
 	for i, t := range b.Targets {
@@ -60,7 +61,7 @@ func (b *Binding) unshare() {
 		return
 	}
 	b.shared.placement.restore(b)
-	b.shared = nil
+	b.shared, b.sent, b.sameKey = nil, nil, false
 }
 
 // settle keeps the settled bindings of this Render, of the templates of
@@ -81,6 +82,7 @@ func (m *Memo) settle(bindings []*Binding, keys []workv1alpha1.ObjectKey, restri
 			} else {
 				out[i] = s.settled
 			}
+			m.carryPlaced(i, keys, out[i], b)
 			continue
 		}
 		if !settles(b) {
@@ -88,6 +90,19 @@ func (m *Memo) settle(bindings []*Binding, keys []workv1alpha1.ObjectKey, restri
 		}
 		out[i] = &settled{scheduleSum: b.scheduleSum, restrictions: restrictions, source: b.Template.Source.Path,
 			sameKey: b.sameKey, sent: b.sent, targets: b.Targets[:len(b.Targets):len(b.Targets)]} // an append copies
+	}
+}
+
+// carryPlaced gives the i-th template's placed binding (placememo.go), when
+// it shares s, what group worked out of s for b, so that the next Render
+// does not read s for it.
+func (m *Memo) carryPlaced(i int, keys []workv1alpha1.ObjectKey, s *settled, b *Binding) {
+	p := &m.placements
+	if len(keys) == 0 || len(p.keys) != len(keys) || &p.keys[0] != &keys[0] {
+		return
+	}
+	if snap := p.vals[i].placed; snap != nil && snap.shared != nil && snap.shared.settled == s {
+		snap.sent, snap.sameKey = b.sent, b.sameKey
 	}
 }
 

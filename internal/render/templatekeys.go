@@ -19,6 +19,10 @@ import (
 type templateKeys struct {
 	objs []*unstructured.Unstructured
 	keys []workv1alpha1.ObjectKey
+	// names interns the groups, kinds and namespaces of keys: the many
+	// templates of a namespace share one string, read (and compared) at
+	// one place in memory rather than in each template's object.
+	names map[string]string
 	// order indexes objs by key; sorted are the keys in that order.
 	order  []int
 	sorted []workv1alpha1.ObjectKey
@@ -70,6 +74,9 @@ func sortedTemplates(ts []load.Template, tk *templateKeys) ([]load.Template, []w
 func (tk *templateKeys) keysOf(ts []load.Template) []workv1alpha1.ObjectKey {
 	keys := make([]workv1alpha1.ObjectKey, len(ts))
 	var byObj map[*unstructured.Unstructured]workv1alpha1.ObjectKey // built when a template moved
+	if tk != nil && len(tk.names) > 3*len(ts)+64 {
+		tk.names = nil // names of templates long gone: start again
+	}
 	for i, t := range ts {
 		if tk == nil {
 			keys[i] = workv1alpha1.KeyOf(t.Object)
@@ -87,11 +94,26 @@ func (tk *templateKeys) keysOf(ts []load.Template) []workv1alpha1.ObjectKey {
 		}
 		k, ok := byObj[t.Object]
 		if !ok {
-			k = workv1alpha1.KeyOf(t.Object)
+			k = tk.intern(workv1alpha1.KeyOf(t.Object))
 		}
 		keys[i] = k
 	}
 	return keys
+}
+
+// intern returns k with its group, kind and namespace interned.
+func (tk *templateKeys) intern(k workv1alpha1.ObjectKey) workv1alpha1.ObjectKey {
+	if tk.names == nil {
+		tk.names = map[string]string{}
+	}
+	for _, s := range []*string{&k.Group, &k.Kind, &k.Namespace} {
+		if v, ok := tk.names[*s]; ok {
+			*s = v
+		} else {
+			tk.names[*s] = *s
+		}
+	}
+	return k
 }
 
 // byPosition holds one value per template of a Render, in key order. The
