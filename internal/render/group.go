@@ -30,7 +30,7 @@ func group(bindings []*Binding, keys []workv1alpha1.ObjectKey, clusters []*clust
 // brings it along).
 func groupInOrder(bindings []*Binding, keys []workv1alpha1.ObjectKey, clusters []*clusterv1alpha1.Cluster, gm *groupMemo) ([]Work, bool) {
 	inOrder := true
-	ordered := gm.ordered(keys) // else compared below
+	ordered := gm.ordered(keys)                   // else compared below
 	seen := map[*unstructured.Unstructured]bool{} // reused per binding: objects are shared between its clusters
 	for i, b := range bindings {
 		if !ordered && i > 0 && bindings[i-1].Key.Compare(b.Key) >= 0 {
