@@ -326,22 +326,27 @@ func TestMemoReusesRestrictionVerdictsOnlyWhileValid(t *testing.T) {
 		step.change()
 		opts := render.DefaultOptions()
 		opts.Restrictions = step.policy
-		fresh := render.Render(render.Input{Set: loadFiles(t, files, nil), Options: opts})
-		got := render.Render(render.Input{Set: loadFiles(t, files, cache), Options: opts, Memo: memo})
-		if len(fresh.Errors) != step.errors {
-			t.Fatalf("%s: %d errors without the memo, want %d", step.name, len(fresh.Errors), step.errors)
-		}
-		if a, b := placementJSON(t, fresh), placementJSON(t, got); a != b {
-			t.Errorf("%s: the memo changed the output:\nwithout: %s\nwith:    %s", step.name, a, b)
+		for pass := range 2 { // the second finds the templates placed and settled as the first left them
+			fresh := render.Render(render.Input{Set: loadFiles(t, files, nil), Options: opts})
+			got := render.Render(render.Input{Set: loadFiles(t, files, cache), Options: opts, Memo: memo})
+			if len(fresh.Errors) != step.errors {
+				t.Fatalf("%s: %d errors without the memo, want %d", step.name, len(fresh.Errors), step.errors)
+			}
+			if a, b := placementJSON(t, fresh), placementJSON(t, got); a != b {
+				t.Errorf("%s (render %d): the memo changed the output:\nwithout: %s\nwith:    %s", step.name, pass+1, a, b)
+			}
 		}
 	}
 }
 
 // TestMemoSharedTargetsFollowEveryStage renders, controller-like (each
-// render's Works are the next one's history), a sequence of revisions that
-// make later stages change templates the memo had settled: a dependency
-// attached to one, restriction refusals, namespace auto-propagation, a
-// policy removed, preserved labels coming and going. Each render through
+// render's Works are the next one's history, through a render.History for
+// the memo's renders), a sequence of revisions that make later stages
+// change templates the memo had settled: a dependency attached to one,
+// restriction refusals, namespace auto-propagation, a policy removed,
+// preserved labels coming and going, an override changing what a settled
+// template renders to. Each revision is rendered twice, so that the next
+// finds its templates placed and settled as they were. Each render through
 // the memo must equal the render without it.
 func TestMemoSharedTargetsFollowEveryStage(t *testing.T) {
 	env := `apiVersion: v1
@@ -374,62 +379,86 @@ spec:
 		w.files["web.yaml"] = strings.Replace(memoWeb, "        resources:", "        envFrom: [{configMapRef: {name: web-env}}]\n        resources:", 1)
 		w.files["policy.yaml"] = strings.Replace(w.files["policy.yaml"], "spec:\n", "spec:\n  propagateDeps: true\n", 1)
 	}
-	var last, plain *render.Result
+	override := func(label string) string {
+		return `apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: label, namespace: demo}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  overrideRules:
+  - targetCluster: {clusterNames: [m1]}
+    overriders: {labelsOverrider: [{operator: add, value: {` + label + `: "yes"}}]}
+`
+	}
+	var last, lastGot, plain, plainGot *render.Result
+	var hist render.History
+	var memoPrev *render.Previous
+	keepHistory := true
 	preserved := func() {
-		works := make([]render.Work, len(last.Works))
-		for i, wk := range last.Works {
-			works[i] = render.Work{Cluster: wk.Cluster, Objects: slices.Clone(wk.Objects)}
-			for j, o := range wk.Objects {
-				if o.GetKind() == "Deployment" && wk.Cluster == "m1" {
-					cp := o.DeepCopy()
-					cp.SetLabels(map[string]string{"keep": "yes"})
-					cp.SetAnnotations(map[string]string{workv1alpha1.AnnotationTemplate: webKey.String(),
-						workv1alpha1.AnnotationPPNamespace: "demo", workv1alpha1.AnnotationPPName: "web",
-						workv1alpha1.AnnotationScheduledReplicas: "3", workv1alpha1.AnnotationPreservedLabels: "keep"})
-					works[i].Objects[j] = cp
-				}
-			}
-		}
-		w.prev = render.PreviousFromWorks(works)
+		w.prev, memoPrev = render.PreviousFromWorks(withPreservedLabel(last.Works)), hist.Next(withPreservedLabel(lastGot.Works))
+		keepHistory = false
 	}
 	for _, step := range []struct {
 		name   string
 		change func()
 	}{
 		{"first render", func() {}},
-		{"nothing changed", func() {}},
 		{"web now depends on the settled web-env", withEnv},
-		{"nothing changed after the attach", func() {}},
 		{"the dependency dropped", func() {
 			w.files["web.yaml"], w.files["policy.yaml"] = memoWeb, strings.Replace(w.files["policy.yaml"], "  propagateDeps: true\n", "", 1)
 		}},
 		{"the namespace refused", func() { opts.Restrictions = &restrict.Policy{Namespaces: []string{"other"}} }},
 		{"the namespace allowed again", func() { opts.Restrictions = nil }},
 		{"no namespace auto-propagation", func() { opts.NamespaceAutoPropagation = false }},
-		{"nothing changed without auto-propagation", func() {}},
 		{"namespace auto-propagation back", func() { opts.NamespaceAutoPropagation = true }},
-		{"nothing changed before the preserved label", func() { plain = last }},
+		{"an override on m1", func() { w.files["override.yaml"] = override("one") }},
+		{"the override changed", func() { w.files["override.yaml"] = override("two") }},
+		{"the override removed", func() { delete(w.files, "override.yaml"); plain, plainGot = last, lastGot }},
 		{"a preserved label recorded on m1", preserved},
-		{"the preserved label kept", func() {}},
-		{"the preserved label gone from the history", func() { w.prev = render.PreviousFromWorks(plain.Works) }},
+		{"the preserved label gone from the history", func() {
+			w.prev, memoPrev = render.PreviousFromWorks(plain.Works), hist.Next(plainGot.Works)
+			keepHistory = true
+		}},
 		{"web-env's policy removed", func() { delete(w.files, "env-policy.yaml") }},
 		{"web-env claimed again", func() { w.files["env-policy.yaml"] = envPolicy }},
 	} {
 		step.change()
-		in := w.input(loadFiles(t, w.files, nil), nil)
-		in.Options = opts
-		fresh := render.Render(in)
-		in = w.input(loadFiles(t, w.files, cache), memo)
-		in.Options = opts
-		got := render.Render(in)
-		if a, b := placementJSON(t, fresh), placementJSON(t, got); a != b {
-			t.Fatalf("%s: the memo changed the output:\nwithout: %s\nwith:    %s", step.name, a, b)
-		}
-		last = fresh
-		if step.name != "a preserved label recorded on m1" {
-			w.prev = render.PreviousFromWorks(fresh.Works)
+		for pass := range 2 {
+			in := w.input(loadFiles(t, w.files, nil), nil)
+			in.Options = opts
+			fresh := render.Render(in)
+			in = w.input(loadFiles(t, w.files, cache), memo)
+			in.Options, in.Previous = opts, memoPrev
+			got := render.Render(in)
+			if a, b := placementJSON(t, fresh), placementJSON(t, got); a != b {
+				t.Fatalf("%s (render %d): the memo changed the output:\nwithout: %s\nwith:    %s", step.name, pass+1, a, b)
+			}
+			last, lastGot = fresh, got
+			if keepHistory {
+				w.prev, memoPrev = render.PreviousFromWorks(fresh.Works), hist.Next(got.Works)
+			}
 		}
 	}
+}
+
+// withPreservedLabel returns works with web's copy on m1 carrying a label
+// recorded as preserved (a member-side label propagit keeps).
+func withPreservedLabel(in []render.Work) []render.Work {
+	works := make([]render.Work, len(in))
+	for i, wk := range in {
+		works[i] = render.Work{Cluster: wk.Cluster, Objects: slices.Clone(wk.Objects)}
+		for j, o := range wk.Objects {
+			if o.GetKind() == "Deployment" && wk.Cluster == "m1" {
+				cp := o.DeepCopy()
+				cp.SetLabels(map[string]string{"keep": "yes"})
+				cp.SetAnnotations(map[string]string{workv1alpha1.AnnotationTemplate: webKey.String(),
+					workv1alpha1.AnnotationPPNamespace: "demo", workv1alpha1.AnnotationPPName: "web",
+					workv1alpha1.AnnotationScheduledReplicas: "3", workv1alpha1.AnnotationPreservedLabels: "keep"})
+				works[i].Objects[j] = cp
+			}
+		}
+	}
+	return works
 }
 
 // TestMemoCapacityReschedulesOnlyWorkloads: only the estimator reads a
