@@ -7,6 +7,45 @@ import (
 	"github.com/propagit/propagit/internal/load"
 )
 
+// effectiveClusters is effectiveClusters through the memo: while the
+// declared clusters and the taint policies are the very lists of the last
+// Render (a load.Cache hands them out again while unchanged) and each
+// cluster's live status is the very object, the clusters are the last
+// Render's, and so are their digests. The clusters are read-only.
+func (m *Memo) effectiveClusters(in Input) []*clusterv1alpha1.Cluster {
+	if m == nil {
+		return effectiveClusters(in.Set.Clusters, in.Status, in.Set.TaintPolicies)
+	}
+	e := &m.effective
+	same := e.clusters != nil && sameList(in.Set.Clusters, e.declared) && sameList(in.Set.TaintPolicies, e.taints) && len(e.status) == len(e.clusters)
+	for i := 0; same && i < len(e.clusters); i++ {
+		same = in.Status[e.clusters[i].Name] == e.status[i]
+	}
+	if same {
+		return e.clusters
+	}
+	clusters := effectiveClusters(in.Set.Clusters, in.Status, in.Set.TaintPolicies)
+	status := make([]*clusterv1alpha1.ClusterStatus, len(clusters))
+	for i, c := range clusters {
+		status[i] = in.Status[c.Name]
+	}
+	*e = effectiveMemo{declared: in.Set.Clusters, taints: in.Set.TaintPolicies, status: status, clusters: clusters}
+	return clusters
+}
+
+// effectiveMemo is what the last effective clusters were made of.
+type effectiveMemo struct {
+	declared []load.Cluster
+	taints   []load.TaintPolicy
+	status   []*clusterv1alpha1.ClusterStatus // by cluster, as given
+	clusters []*clusterv1alpha1.Cluster
+}
+
+// sameList reports whether a and b are the very same list.
+func sameList[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
 // clusterDigests remembers the digests of each effective cluster by what it
 // is made of: the declared Cluster (read-only, the same object from one
 // load.Cache Load to the next while its file is unchanged), the live status
@@ -15,6 +54,10 @@ import (
 // Not safe for concurrent use.
 type clusterDigests struct {
 	prev map[string]clusterDigest
+	// last are the clusters digested last, and full and uncounted their
+	// digests: the very same clusters (Memo.effectiveClusters) need no look.
+	last            []*clusterv1alpha1.Cluster
+	full, uncounted [sha256.Size]byte
 }
 
 type clusterDigest struct {
@@ -31,6 +74,15 @@ type clusterDigest struct {
 // when one cannot be encoded.
 func (d *clusterDigests) of(set *load.Set, status map[string]*clusterv1alpha1.ClusterStatus, clusters []*clusterv1alpha1.Cluster,
 	taints [sha256.Size]byte) (full, uncounted [sha256.Size]byte, ok bool) {
+	if d.last != nil && sameList(clusters, d.last) {
+		return d.full, d.uncounted, true
+	}
+	d.last = nil
+	defer func() {
+		if ok {
+			d.last, d.full, d.uncounted = clusters, full, uncounted
+		}
+	}()
 	declared := make(map[string]*clusterv1alpha1.Cluster, len(set.Clusters))
 	for _, c := range set.Clusters {
 		declared[c.Cluster.Name] = c.Cluster

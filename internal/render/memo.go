@@ -45,6 +45,7 @@ type Memo struct {
 	policyDigests  policyDigests
 	templateKeys   templateKeys
 	clusterDigests clusterDigests
+	effective      effectiveMemo
 	// group is the last grouping of objects into Works (group.go).
 	group groupMemo
 	// Rendered and Reused count the templates the last Render built and

@@ -23,6 +23,7 @@ type Input struct {
 	Set *load.Set
 	// Status replaces, per cluster name, the status declared in Git (the
 	// controller's live probes). Clusters absent from the map keep Git's.
+	// A status is read-only once given: a Memo knows it by its pointer.
 	Status map[string]*clusterv1alpha1.ClusterStatus
 	// Previous is the placement of the previous render; nil for a first one.
 	Previous *Previous
@@ -208,7 +209,7 @@ type Target struct {
 // Render runs match → schedule → override for every template and groups the
 // results into Works.
 func Render(in Input) *Result {
-	clusters := effectiveClusters(in.Set.Clusters, in.Status, in.Set.TaintPolicies)
+	clusters := in.Memo.effectiveClusters(in)
 	r := &Result{Clusters: clusters}
 	var pr *placeRun
 	var tk *templateKeys // the memo's, only for sortedTemplates while newPlaceRun runs
@@ -219,13 +220,13 @@ func Render(in Input) *Result {
 	ip := in.Set.Interpreter()
 	var digests sync.WaitGroup
 	digests.Go(func() { pr = in.Memo.newPlaceRun(in, clusters, ip, len(in.Set.Templates)) }) // meanwhile, sort
-	templates, keys := sortedTemplates(in.Set.Templates, tk)
-	r.Bindings = make([]*Binding, len(templates))
+	order, keys := sortedTemplates(in.Set.Templates, tk)
+	r.Bindings = make([]*Binding, len(order))
 	digests.Wait()
 	pr.prepare(keys)
-	parallel(len(templates), func() func(int) {
+	parallel(len(order), func() func(int) {
 		pl := &placer{in: in, clusters: clusters, ip: ip, memo: pr, skipped: map[string]string{}}
-		return func(i int) { r.Bindings[i] = pl.place(i, &templates[i], keys[i]) }
+		return func(i int) { r.Bindings[i] = pl.place(i, &in.Set.Templates[order[i]], keys[i]) }
 	})
 	pr.finish(keys)
 	byKey := &bindingIndex{bindings: r.Bindings}

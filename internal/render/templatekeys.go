@@ -28,11 +28,12 @@ type templateKeys struct {
 	sorted []workv1alpha1.ObjectKey
 }
 
-// sortedTemplates returns the templates sorted by key (stable), with their
-// keys, each key computed once. When those are the keys of the last Render
-// through tk, in the same order, the keys returned are the very slice it
-// returned then (byPosition).
-func sortedTemplates(ts []load.Template, tk *templateKeys) ([]load.Template, []workv1alpha1.ObjectKey) {
+// sortedTemplates returns the order of the templates by key (stable: the
+// index in ts of each), with their keys in that order, each computed once.
+// When those are the keys of the last Render through tk, in the same
+// order, the keys returned are the very slice it returned then
+// (byPosition).
+func sortedTemplates(ts []load.Template, tk *templateKeys) ([]int, []workv1alpha1.ObjectKey) {
 	keys := tk.keysOf(ts)
 	var order []int
 	var sorted []workv1alpha1.ObjectKey
@@ -55,10 +56,6 @@ func sortedTemplates(ts []load.Template, tk *templateKeys) ([]load.Template, []w
 			sorted = tk.sorted
 		}
 	}
-	templates := make([]load.Template, len(ts))
-	for i, j := range order {
-		templates[i] = ts[j]
-	}
 	if tk != nil {
 		tk.objs = make([]*unstructured.Unstructured, len(ts))
 		for i, t := range ts {
@@ -66,7 +63,7 @@ func sortedTemplates(ts []load.Template, tk *templateKeys) ([]load.Template, []w
 		}
 		tk.keys, tk.order, tk.sorted = keys, order, sorted
 	}
-	return templates, sorted
+	return order, sorted
 }
 
 // keysOf returns the key of each template: the last Render's where the

@@ -91,8 +91,9 @@ func clampInt32(n int64) int32 {
 
 func podSpec(obj map[string]any, path []string) *corev1.PodSpec {
 	spec := &corev1.PodSpec{}
-	raw, found, err := unstructured.NestedMap(obj, path...)
-	if err != nil || !found {
+	field, found, err := unstructured.NestedFieldNoCopy(obj, path...) // read, not changed: no copy
+	raw, isMap := field.(map[string]any)
+	if err != nil || !found || !isMap {
 		return spec
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, spec); err != nil {
