@@ -34,6 +34,9 @@ type templateKeys struct {
 // order, the keys returned are the very slice it returned then
 // (byPosition).
 func sortedTemplates(ts []load.Template, tk *templateKeys) ([]int, []workv1alpha1.ObjectKey) {
+	if tk.unchanged(ts) {
+		return tk.order, tk.sorted
+	}
 	keys := tk.keysOf(ts)
 	var order []int
 	var sorted []workv1alpha1.ObjectKey
@@ -64,6 +67,29 @@ func sortedTemplates(ts []load.Template, tk *templateKeys) ([]int, []workv1alpha
 		tk.keys, tk.order, tk.sorted = keys, order, sorted
 	}
 	return order, sorted
+}
+
+// unchanged reports whether ts have the keys of the last Render's
+// templates, position by position, and then keeps ts's objects: the usual
+// commit changes some templates' objects, not their keys, and costs no
+// key compared and nothing allocated.
+func (tk *templateKeys) unchanged(ts []load.Template) bool {
+	if tk == nil || len(ts) != len(tk.objs) {
+		return false
+	}
+	var moved []int
+	for i, t := range ts {
+		if t.Object != tk.objs[i] {
+			if workv1alpha1.KeyOf(t.Object) != tk.keys[i] {
+				return false
+			}
+			moved = append(moved, i)
+		}
+	}
+	for _, i := range moved {
+		tk.objs[i] = ts[i].Object
+	}
+	return true
 }
 
 // keysOf returns the key of each template: the last Render's where the
