@@ -162,6 +162,10 @@ func (c *Controller) guard(cur *loaded, rec *recording, cl *clusterv1alpha1.Clus
 		c.opts.Metrics.PruneHeld(cl.Name, false)
 		return nil
 	}
+	if keys.same(rec.objects[cl.Name], objs) {
+		c.opts.Metrics.PruneHeld(cl.Name, false) // nothing removed
+		return nil
+	}
 	before := make([]workv1alpha1.ObjectKey, 0, len(rec.objects[cl.Name]))
 	for _, o := range rec.objects[cl.Name] {
 		before = append(before, keys.of(o))
@@ -202,6 +206,22 @@ func (k objectKeys) of(o *unstructured.Unstructured) workv1alpha1.ObjectKey {
 		k[o] = key
 	}
 	return key
+}
+
+// same reports whether before and after hold objects of the same keys at
+// the same positions: the usual commit, which changes objects but removes
+// none. Objects carried over unchanged are the very same pointers, so only
+// changed ones are keyed.
+func (k objectKeys) same(before, after []*unstructured.Unstructured) bool {
+	if len(before) != len(after) {
+		return false
+	}
+	for i, o := range before {
+		if o != after[i] && k.of(o) != k.of(after[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // clusterReady reports whether the render saw cl Ready (a Cluster without

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
@@ -48,5 +49,33 @@ func TestClusterAnnotations(t *testing.T) {
 				t.Errorf("annotations (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestObjectKeysSame: the prune guard skips its count only when the new
+// objects have the recorded keys at the recorded positions; a removed,
+// renamed or moved object sends it to the count.
+func TestObjectKeysSame(t *testing.T) {
+	cm := func(name, value string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": name, "namespace": "demo"}, "data": map[string]any{"v": value}}}
+	}
+	a, b, c := cm("a", "1"), cm("b", "1"), cm("c", "1")
+	recorded := []*unstructured.Unstructured{a, b, c}
+	for _, tc := range []struct {
+		name  string
+		after []*unstructured.Unstructured
+		want  bool
+	}{
+		{"the very objects", []*unstructured.Unstructured{a, b, c}, true},
+		{"one changed, same key", []*unstructured.Unstructured{a, cm("b", "2"), c}, true},
+		{"one removed", []*unstructured.Unstructured{a, c}, false},
+		{"one renamed", []*unstructured.Unstructured{a, cm("x", "1"), c}, false},
+		{"one added", []*unstructured.Unstructured{a, b, c, cm("d", "1")}, false},
+		{"two swapped", []*unstructured.Unstructured{b, a, c}, false},
+	} {
+		if got := (objectKeys{}).same(recorded, tc.after); got != tc.want {
+			t.Errorf("%s: same = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -77,7 +77,7 @@ func injectPreserved(b *Binding, prev *PreviousTemplate) {
 			}
 		}
 	}
-	if len(fresh) == 0 && prev == nil {
+	if len(fresh) == 0 && (prev == nil || !prev.preserved) {
 		return // nothing to preserve
 	}
 	var before map[string]bool

@@ -32,6 +32,9 @@ type PreviousTemplate struct {
 	// template is evicted from keeps its copy frozen, and a copy that is
 	// rendered again unchanged keeps the health its cluster reported.
 	Objects map[string]*unstructured.Unstructured `json:"-"`
+	// preserved is set when one of Objects carries labels statePreservation
+	// kept (workv1alpha1.AnnotationPreservedLabels).
+	preserved bool
 }
 
 // PendingGraceful reports whether some template has a Gracefully eviction
@@ -102,6 +105,8 @@ type stampRead struct {
 	affinity   string
 	// eviction is set on a kept old copy (its Cluster left empty).
 	eviction *Eviction
+	// preserved: the copy carries labels statePreservation kept.
+	preserved bool
 }
 
 func readStamp(obj *unstructured.Unstructured) *stampRead {
@@ -112,7 +117,8 @@ func readStamp(obj *unstructured.Unstructured) *stampRead {
 	}
 	replicas, _ := strconv.Atoi(ann(workv1alpha1.AnnotationScheduledReplicas))
 	st := &stampRead{template: key, ok: true, claim: claimOf(ann), replicas: int32(replicas), affinity: ann(workv1alpha1.AnnotationAffinityName),
-		dependency: ann(workv1alpha1.AnnotationDependencyOf) != "" && ann(workv1alpha1.AnnotationPPName) == "" && ann(workv1alpha1.AnnotationCPPName) == ""}
+		dependency: ann(workv1alpha1.AnnotationDependencyOf) != "" && ann(workv1alpha1.AnnotationPPName) == "" && ann(workv1alpha1.AnnotationCPPName) == "",
+		preserved:  ann(workv1alpha1.AnnotationPreservedLabels) != ""}
 	if e, ok := parseEviction("", ann, int32(replicas)); ok {
 		st.eviction = &e
 	}
@@ -144,6 +150,7 @@ func addPrevious(prev *Previous, cluster string, obj *unstructured.Unstructured,
 		prev.Templates[st.template] = t
 	}
 	t.Objects[cluster] = obj
+	t.preserved = t.preserved || st.preserved
 	if st.eviction != nil {
 		e := *st.eviction
 		e.Cluster = cluster

@@ -111,13 +111,18 @@ func keepRecorded(r *Result, prev *Previous, byKey *bindingIndex) {
 	for _, c := range r.Clusters {
 		declared[c.Name] = true
 	}
+	unclaimed := false
 	for _, b := range r.Bindings {
 		keepFailed(r, b, prev.recorded(b.Key))
 		if isUnclaimed(b, prev) {
 			keepUnclaimed(b, prev.recorded(b.Key), declared)
+			unclaimed = true
 		}
 	}
 	for _, b := range r.Bindings {
+		if !unclaimed {
+			break // a dependency is kept only beside an unclaimed referrer
+		}
 		keepUnclaimedDependencies(b, prev.recorded(b.Key), byKey, declared)
 	}
 	for _, b := range r.Bindings {
