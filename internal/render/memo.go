@@ -25,11 +25,15 @@ import (
 // changes one template renders one template. Matching and scheduling are
 // remembered too, keyed by everything they read, live cluster state
 // included (placememo.go), and a template whose targets came through
-// every stage unchanged shares them with the next Render (settle.go), so
-// that an unchanged template costs a few digests, not work per cluster.
+// every stage unchanged shares them with the next Render (settle.go).
+// Inputs that are the very objects a key was computed from (the loader's
+// cache hands out the same ones while their files are unchanged) are not
+// digested again, and per-template state is found by position while the
+// templates keep their keys (keys.go), so that an unchanged template costs
+// a copy of its last binding, not work per cluster.
 // A Memo is for one Render at a time. The Results of Renders through it
-// share targets, objects and Works' object lists with it and with each
-// other: callers must not change them.
+// share targets, objects, clusters and Works' object lists with it and
+// with each other: callers must not change them.
 type Memo struct {
 	entries byPosition[memoEntry]
 	// placements remembers matching and scheduling (placememo.go).
@@ -40,8 +44,9 @@ type Memo struct {
 	// settled are the bindings whose targets the next Render may share
 	// (settle.go).
 	settled byPosition[*settled]
-	// policyDigests and templateKeys spare encoding what did not change
-	// (ptrdigest.go, sortedTemplates).
+	// policyDigests, templateKeys, clusterDigests and effective spare
+	// encoding and sorting what did not change (ptrdigest.go, keys.go,
+	// clustermemo.go).
 	policyDigests  policyDigests
 	templateKeys   templateKeys
 	clusterDigests clusterDigests
