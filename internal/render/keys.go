@@ -38,26 +38,20 @@ func sortedTemplates(ts []load.Template, tk *templateKeys) ([]int, []workv1alpha
 		return tk.order, tk.sorted
 	}
 	keys := tk.keysOf(ts)
-	var order []int
-	var sorted []workv1alpha1.ObjectKey
-	if tk != nil && slices.Equal(keys, tk.keys) {
-		order, sorted = tk.order, tk.sorted
-	} else {
-		order = make([]int, len(keys))
-		for i := range order {
-			order[i] = i
-		}
-		byKey := func(a, b int) int { return keys[a].Compare(keys[b]) }
-		if !slices.IsSortedFunc(order, byKey) {
-			slices.SortStableFunc(order, byKey)
-		}
-		sorted = make([]workv1alpha1.ObjectKey, len(keys))
-		for i, j := range order {
-			sorted[i] = keys[j]
-		}
-		if tk != nil && slices.Equal(sorted, tk.sorted) {
-			sorted = tk.sorted
-		}
+	order := make([]int, len(keys))
+	for i := range order {
+		order[i] = i
+	}
+	byKey := func(a, b int) int { return keys[a].Compare(keys[b]) }
+	if !slices.IsSortedFunc(order, byKey) {
+		slices.SortStableFunc(order, byKey)
+	}
+	sorted := make([]workv1alpha1.ObjectKey, len(keys))
+	for i, j := range order {
+		sorted[i] = keys[j]
+	}
+	if tk != nil && slices.Equal(sorted, tk.sorted) {
+		sorted = tk.sorted // the same keys, moved in the Set: state is still found by position
 	}
 	if tk != nil {
 		tk.objs = make([]*unstructured.Unstructured, len(ts))

@@ -46,6 +46,10 @@ spec:
 		{"first render", func() {}, 5},
 		{"nothing changed", func() {}, 0},
 		{"one template changed", func() { files["cm3.yaml"] = strings.Replace(files["cm3.yaml"], `"1"`, `"2"`, 1) }, 1},
+		{"a file renamed: the same keys in another order", func() {
+			files["z-cm0.yaml"] = files["cm0.yaml"]
+			delete(files, "cm0.yaml")
+		}, 0},
 		{"an override policy added to the namespace", func() { files["override.yaml"] = override }, 5},
 		{"the override now targets m2", func() {
 			files["override.yaml"] = strings.Replace(override, "{labelSelector: {matchLabels: {tier: gold}}}", "{clusterNames: [m2]}", 1)
