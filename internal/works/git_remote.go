@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/go-git/go-git/v5"
@@ -45,11 +46,17 @@ func (g *GitStore) fetch(ctx context.Context, ep *endpoint, s storage.Storer, sr
 	if depth > 0 && !ep.noShallow.Load() {
 		opts.Depth = depth
 	}
-	err := ep.remote(s).FetchContext(ctx, opts)
-	if opts.Depth > 0 && isShallowUnsupported(err) {
-		ep.noShallow.Store(true)
-		opts.Depth = 0
+	var err error
+	for attempt := 1; ; attempt++ {
 		err = ep.remote(s).FetchContext(ctx, opts)
+		if opts.Depth > 0 && isShallowUnsupported(err) {
+			ep.noShallow.Store(true)
+			opts.Depth = 0
+			err = ep.remote(s).FetchContext(ctx, opts)
+		}
+		if !refMoved(err) || attempt == fetchAttempts || ctx.Err() != nil {
+			break
+		}
 	}
 	switch {
 	case err == nil || errors.Is(err, git.NoErrAlreadyUpToDate):
@@ -69,6 +76,19 @@ func (g *GitStore) fetch(ctx context.Context, ep *endpoint, s storage.Storer, sr
 		return plumbing.ZeroHash, fmt.Errorf("failed to read %s: %w", dst, err)
 	}
 	return ref.Hash(), nil
+}
+
+// fetchAttempts bounds how often fetch asks again after refMoved.
+const fetchAttempts = 3
+
+// refMoved reports whether a fetch failed because the ref's tip changed
+// between the server's ref advertisement and the pack request: over smart
+// HTTP they are two requests, and a ref that is force-pushed (a heartbeat)
+// leaves the advertised commit unreachable, which git upload-pack refuses
+// as "not our ref". A new fetch sees the new tip. go-git reports this as
+// text only.
+func refMoved(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "not our ref")
 }
 
 // keepTip compacts *s to tip (see compact) when tip moved since *last.

@@ -2,9 +2,14 @@ package works
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -229,5 +234,56 @@ func TestStatusURLKeepsStatusRefsApart(t *testing.T) {
 	}
 	if statuses.history(t, worksBranch) != nil {
 		t.Errorf("the work branch is in the status repository")
+	}
+}
+
+// TestHeartbeatReadWhileItMoves: over smart HTTP a fetch is two requests,
+// the ref advertisement and the pack request. An agent force-pushing its
+// heartbeat between the two leaves the advertised commit unreachable, and
+// git upload-pack refuses it ("not our ref"). The reader asks again and
+// gets the newer heartbeat instead of failing.
+func TestHeartbeatReadWhileItMoves(t *testing.T) {
+	r := httpRemote(t)
+	ctx := ctxT(t)
+	agent := r.store(t, func(o *GitOptions) { o.HeartbeatInterval = time.Second })
+	first := testStatus("rev1", metav1.ConditionTrue, t0)
+	first.Cluster = &clusterv1alpha1.ClusterStatus{}
+	if err := agent.PutStatus(ctx, "m", first); err != nil {
+		t.Fatal(err)
+	}
+	if err := agent.putHeartbeat(ctx, "m", t0); err != nil {
+		t.Fatal(err)
+	}
+	target, err := url.Parse(r.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first pack request reads the status ref; the next two, the
+	// heartbeat's, each meet a move (twice, so that one retry is not
+	// enough).
+	var packRequests atomic.Int32
+	backend := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/git-upload-pack") {
+			if n := packRequests.Add(1); n == 2 || n == 3 {
+				if err := agent.putHeartbeat(req.Context(), "m", t0.Add(time.Duration(n-1)*time.Minute)); err != nil {
+					t.Errorf("moving the heartbeat: %v", err)
+				}
+			}
+		}
+		backend.ServeHTTP(w, req)
+	}))
+	t.Cleanup(proxy.Close)
+
+	reader := (&remote{url: proxy.URL + "/works.git", auth: r.auth}).store(t)
+	st, err := reader.GetStatus(ctx, "m")
+	if err != nil {
+		t.Fatalf("GetStatus while the heartbeat moves: %v", err)
+	}
+	if want := t0.Add(2 * time.Minute); st.Heartbeat == nil || !st.Heartbeat.Time.Equal(want) {
+		t.Errorf("heartbeat = %v, want the newest, %s", st.Heartbeat, want)
+	}
+	if n := packRequests.Load(); n != 4 {
+		t.Errorf("pack requests = %d, want 4: the status, then the heartbeat three times", n)
 	}
 }
