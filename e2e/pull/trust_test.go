@@ -257,7 +257,9 @@ func lsRemote(url string, auth transport.AuthMethod) error {
 // receives the next revision.
 func TestTrustPullGitStoreIsolation(t *testing.T) {
 	const (
-		heartbeatTimeout = 3 * time.Second
+		// Five one-second heartbeats: a git http-backend slowed by a busy
+		// machine must not make B look dead.
+		heartbeatTimeout = 5 * time.Second
 		tolerate         = time.Second
 	)
 	env := testenv.Start(t, testenv.Options{Members: 2})
