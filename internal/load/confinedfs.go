@@ -31,6 +31,16 @@ type confinedFS struct {
 	budget *budget
 	// vetted remembers the YAML files already parsed for the budget.
 	vetted map[string]bool
+	// resolved remembers resolve's answers: a Load asks about each file
+	// several times (check, then its relative path), and resolving is a
+	// walk of the tree each time. One Load sees one view of the tree.
+	resolved map[string]resolution
+}
+
+// resolution is what resolve returned for a path.
+type resolution struct {
+	full   string
+	inside bool
 }
 
 // errOverBudget is returned for a read refused by the budget.
@@ -54,17 +64,29 @@ func newConfinedFS(fs filesys.FileSystem, root string) (*confinedFS, error) {
 // lies inside root. A path that does not exist is judged by its nearest
 // existing ancestor, after lexical cleaning.
 func (c *confinedFS) resolve(path string) (string, bool) {
+	if r, ok := c.resolved[path]; ok {
+		return r.full, r.inside
+	}
+	r := c.resolveUncached(path)
+	if c.resolved == nil {
+		c.resolved = map[string]resolution{}
+	}
+	c.resolved[path] = r
+	return r.full, r.inside
+}
+
+func (c *confinedFS) resolveUncached(path string) resolution {
 	p := filepath.Clean(path)
 	suffix := ""
 	for {
 		d, f, err := c.fs.CleanedAbs(p)
 		if err == nil {
 			full := filepath.Join(string(d), f, suffix)
-			return full, within(c.root, full)
+			return resolution{full, within(c.root, full)}
 		}
 		parent := filepath.Dir(p)
 		if parent == p {
-			return p, false
+			return resolution{p, false}
 		}
 		suffix = filepath.Join(filepath.Base(p), suffix)
 		p = parent

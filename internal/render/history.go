@@ -20,9 +20,29 @@ import (
 // may be changed (render never changes a Previous). Not safe for
 // concurrent use; the zero History is ready.
 type History struct {
-	stamps  map[*unstructured.Unstructured]*stampRead
-	entries map[workv1alpha1.ObjectKey]*[]historyEntry
-	last    *Previous
+	// objects are the objects the last call recorded.
+	objects map[*unstructured.Unstructured]*historyObject
+	// templates are the templates the last call recorded objects of.
+	templates map[workv1alpha1.ObjectKey]*historyTemplate
+	last      *Previous
+	call      uint64
+}
+
+// historyObject is what History knows of one recorded object: its stamps
+// and its template's entry, found once while the object stays recorded, so
+// that a call hashes no template key for it.
+type historyObject struct {
+	st       *stampRead
+	template *historyTemplate
+}
+
+// historyTemplate holds one template's recorded objects.
+type historyTemplate struct {
+	key workv1alpha1.ObjectKey
+	// entries are the last call's; next, the current call's (when call is
+	// the current call's number).
+	entries, next []historyEntry
+	call          uint64
 }
 
 // historyEntry is one recorded object of a template.
@@ -34,57 +54,72 @@ type historyEntry struct {
 
 // Next returns the Previous of works, equal to PreviousFromWorks(works).
 func (h *History) Next(works []Work) *Previous {
-	stamps := make(map[*unstructured.Unstructured]*stampRead, len(h.stamps))
-	entries := make(map[workv1alpha1.ObjectKey]*[]historyEntry, len(h.entries))
+	h.call++
+	objects := make(map[*unstructured.Unstructured]*historyObject, len(h.objects))
+	var touched []*historyTemplate
 	for _, w := range works {
 		for _, obj := range w.Objects {
-			st := stamps[obj]
-			if st == nil {
-				if st = h.stamps[obj]; st == nil {
-					st = readStamp(obj)
+			o := objects[obj]
+			if o == nil {
+				if o = h.objects[obj]; o == nil {
+					o = &historyObject{st: readStamp(obj)}
+					if o.st.ok {
+						o.template = h.template(o.st.template)
+					}
 				}
-				stamps[obj] = st
+				objects[obj] = o
 			}
-			if !st.ok {
-				continue
+			t := o.template
+			if t == nil {
+				continue // no template stamp: skipped
 			}
-			list := entries[st.template]
-			if list == nil {
-				l := make([]historyEntry, 0, h.sizeOf(st.template))
-				list = &l
-				entries[st.template] = list
+			if t.call != h.call {
+				t.call, t.next = h.call, make([]historyEntry, 0, len(t.entries))
+				touched = append(touched, t)
 			}
-			*list = append(*list, historyEntry{cluster: w.Cluster, obj: obj, st: st})
+			t.next = append(t.next, historyEntry{cluster: w.Cluster, obj: obj, st: o.st})
 		}
 	}
-	prev := &Previous{Templates: make(map[workv1alpha1.ObjectKey]*PreviousTemplate, len(entries)),
-		Recorded: make(map[workv1alpha1.ObjectKey]map[string]*unstructured.Unstructured, len(entries))}
-	for key, list := range entries {
-		if old := h.entries[key]; h.last != nil && old != nil && slices.Equal(*old, *list) {
-			if t := h.last.Templates[key]; t != nil {
-				prev.Templates[key] = t
+	prev := &Previous{Templates: make(map[workv1alpha1.ObjectKey]*PreviousTemplate, len(touched)),
+		Recorded: make(map[workv1alpha1.ObjectKey]map[string]*unstructured.Unstructured, len(touched))}
+	templates := make(map[workv1alpha1.ObjectKey]*historyTemplate, len(touched))
+	for _, t := range touched {
+		key := t.key
+		templates[key] = t
+		if h.last != nil && slices.Equal(t.entries, t.next) {
+			if pt := h.last.Templates[key]; pt != nil {
+				prev.Templates[key] = pt
 			}
 			prev.Recorded[key] = h.last.Recorded[key]
-			continue
+		} else {
+			for _, e := range t.next {
+				addRecorded(prev, e.cluster, e.obj, e.st)
+				addPrevious(prev, e.cluster, e.obj, e.st)
+			}
+			if pt := prev.Templates[key]; pt != nil {
+				sortPlacement(pt)
+			}
 		}
-		for _, e := range *list {
-			addRecorded(prev, e.cluster, e.obj, e.st)
-			addPrevious(prev, e.cluster, e.obj, e.st)
-		}
-		if t := prev.Templates[key]; t != nil {
-			sortPlacement(t)
-		}
+		t.entries, t.next = t.next, nil
 	}
-	h.stamps, h.entries, h.last = stamps, entries, prev
+	h.objects, h.templates, h.last = objects, templates, prev
 	return prev
 }
 
-// sizeOf is how many objects key had recorded last time.
-func (h *History) sizeOf(key workv1alpha1.ObjectKey) int {
-	if l := h.entries[key]; l != nil {
-		return len(*l)
+// template returns the entry of the template key: the last call's when it
+// recorded objects of key, else a new one. An object that stays recorded
+// keeps its entry, and every entry an object holds is in h.templates: both
+// hold exactly what the last call saw.
+func (h *History) template(key workv1alpha1.ObjectKey) *historyTemplate {
+	if t := h.templates[key]; t != nil {
+		return t
 	}
-	return 0
+	t := &historyTemplate{key: key}
+	if h.templates == nil {
+		h.templates = map[workv1alpha1.ObjectKey]*historyTemplate{}
+	}
+	h.templates[key] = t // later objects of key in this call find it
+	return t
 }
 
 // sortPlacement orders a template's previous clusters by name.
