@@ -131,6 +131,9 @@ type placeRun struct {
 	tainted map[string]bool
 	// scheduled counts templates scheduled for real, per template index.
 	scheduled []bool
+	// bindings hold the bindings placed returns, one allocation for all
+	// the templates instead of one each.
+	bindings []Binding
 	// epoch digests every render-wide input of the keys and of skipping:
 	// options, policies, clusters and the interpreter's scripts.
 	epoch [sha256.Size]byte
@@ -143,7 +146,7 @@ func (m *Memo) newPlaceRun(in Input, clusters []*clusterv1alpha1.Cluster, ip *in
 		return nil
 	}
 	set := in.Set
-	r := &placeRun{memo: m, prior: m.placements, fresh: make([]placeEntry, n),
+	r := &placeRun{memo: m, prior: m.placements, fresh: make([]placeEntry, n), bindings: make([]Binding, n),
 		scheduled: make([]bool, n), policySums: make([][sha256.Size]byte, len(set.Propagations)),
 		policyAt: make(map[*load.Propagation]int, len(set.Propagations)), tainted: map[string]bool{}}
 	all := sha256.New()
@@ -289,7 +292,7 @@ func (r *placeRun) placed(i int, st *placeState, t *load.Template, key workv1alp
 	if prev != nil && !clockFree(snap.Choice.Winner.Policy, prev, in.Unhealthy.of(key), r.tainted) {
 		return nil // (without a previous placement, scheduling never reads the clock)
 	}
-	b := new(Binding)
+	b := &r.bindings[i]
 	*b = *snap
 	b.Key, b.Template = key, t
 	r.fresh[i] = st.prior
