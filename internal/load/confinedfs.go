@@ -75,6 +75,7 @@ func (c *confinedFS) resolve(path string) (string, bool) {
 	return r.full, r.inside
 }
 
+// resolveUncached is resolve without the memory of earlier answers.
 func (c *confinedFS) resolveUncached(path string) resolution {
 	p := filepath.Clean(path)
 	suffix := ""
