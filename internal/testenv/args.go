@@ -96,6 +96,11 @@ func (m *Member) kwokArgs(stagesPath string) []string {
 		"--config=" + stagesPath,
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
+		// The node's heartbeat is its Lease (the node-heartbeat-with-lease
+		// stage refreshes its status only every 10 minutes). Without it
+		// kwok keeps no Lease, and the node lifecycle controller marks the
+		// node NotReady, and its pods not ready, every 50 s or so.
+		"--node-lease-duration-seconds=40",
 	}
 }
 

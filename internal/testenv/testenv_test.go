@@ -133,6 +133,26 @@ func TestWorkloadsRun(t *testing.T) {
 			t.Errorf("Pod %s: node %q phase %s, want %s Running", p.Name, p.Spec.NodeName, p.Status.Phase, FakeNodeName)
 		}
 	}
+	// The fake node heartbeats through its Lease: renewed, it keeps the
+	// node (and its pods) Ready past the node lifecycle controller's grace
+	// period.
+	var first time.Time
+	waitFor(t, 60*time.Second, "the Lease of "+FakeNodeName+" renewed", func() error {
+		l, err := m.Client().CoordinationV1().Leases("kube-node-lease").Get(ctx, FakeNodeName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if l.Spec.RenewTime == nil {
+			return errors.New("no renew time")
+		}
+		if first.IsZero() {
+			first = l.Spec.RenewTime.Time
+		}
+		if !l.Spec.RenewTime.After(first) {
+			return fmt.Errorf("renewed at %s only", first)
+		}
+		return nil
+	})
 	logRSS(t, m)
 	stopAndAssertClean(t, e)
 }
