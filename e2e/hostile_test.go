@@ -162,12 +162,16 @@ func aliasBomb(name string, width, depth int) string {
 	return b.String()
 }
 
+// binaryDir is the folder propagitBinary built into; TestMain removes it.
+var binaryDir string
+
 // propagitBinary builds cmd/propagit once per test binary.
 var propagitBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "propagit-e2e-bin-")
 	if err != nil {
 		return "", err
 	}
+	binaryDir = dir
 	bin := filepath.Join(dir, "propagit")
 	out, err := exec.Command("go", "build", "-o", bin, "../cmd/propagit").CombinedOutput()
 	if err != nil {

@@ -17,7 +17,11 @@ func TestMain(m *testing.M) {
 	// controller-runtime complains with a stack trace after 30 s when no
 	// logger is set; the controller's own logs go to logRecorder.
 	ctrllog.SetLogger(logr.Discard())
-	os.Exit(m.Run())
+	code := m.Run()
+	if binaryDir != "" {
+		os.RemoveAll(binaryDir) // the propagit binary the tests built (100 MiB)
+	}
+	os.Exit(code)
 }
 
 // logRecorder keeps every line the controller logs, for assertions, and
