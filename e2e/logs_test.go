@@ -53,8 +53,11 @@ func (r *logRecorder) all() []string {
 }
 
 // find returns the first recorded line containing every one of subs.
-func (r *logRecorder) find(subs ...string) (string, bool) {
-	for _, l := range r.all() {
+func (r *logRecorder) find(subs ...string) (string, bool) { return r.findFrom(0, subs...) }
+
+// findFrom is find among the lines recorded after the first from.
+func (r *logRecorder) findFrom(from int, subs ...string) (string, bool) {
+	for _, l := range r.all()[from:] {
 		if containsAll(l, subs...) {
 			return l, true
 		}
