@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -43,14 +44,28 @@ func customization(t *testing.T, name, file, apiVersion, kind string) Customizat
 	return c
 }
 
-// single compiles one script for example.io/v1 Thing.
+// calmLimits are DefaultLimits without their 1 s wall clock: a test that
+// is not about time must not fail because a busy machine paused it.
+func calmLimits() Limits {
+	lim := DefaultLimits()
+	lim.Timeout, lim.HardTimeout = time.Minute, 2*time.Minute
+	return lim
+}
+
+// single compiles one script for example.io/v1 Thing, with calmLimits.
 func single(t *testing.T, op Operation, src string) *Interpreter {
+	t.Helper()
+	return singleWith(t, calmLimits(), op, src)
+}
+
+// singleWith is single with lim.
+func singleWith(t *testing.T, lim Limits, op Operation, src string) *Interpreter {
 	t.Helper()
 	s, err := Compile("thing", op, src, "ric.yaml", 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(DefaultLimits(), []Customization{{Name: "thing", APIVersion: "example.io/v1", Kind: "Thing", Scripts: []*Script{s}}})
+	return New(lim, []Customization{{Name: "thing", APIVersion: "example.io/v1", Kind: "Thing", Scripts: []*Script{s}}})
 }
 
 func thing() *unstructured.Unstructured {

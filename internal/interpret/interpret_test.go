@@ -12,7 +12,7 @@ import (
 )
 
 func rollouts(t *testing.T) *Interpreter {
-	return New(DefaultLimits(), []Customization{customization(t, "argo-rollout", "testdata/rollout.lua.yaml", "argoproj.io/v1alpha1", "Rollout")})
+	return New(calmLimits(), []Customization{customization(t, "argo-rollout", "testdata/rollout.lua.yaml", "argoproj.io/v1alpha1", "Rollout")})
 }
 
 func TestInterpretReplicaReadsReplicasAndPodRequirements(t *testing.T) {
@@ -125,7 +125,7 @@ func TestAggregateStatusSumsTheMembers(t *testing.T) {
 }
 
 func TestInterpretDependencyListsPodAndSpecReferences(t *testing.T) {
-	in := New(DefaultLimits(), []Customization{customization(t, "worker", "testdata/worker.lua.yaml", "example.io/v1", "Worker")})
+	in := New(calmLimits(), []Customization{customization(t, "worker", "testdata/worker.lua.yaml", "example.io/v1", "Worker")})
 	obj := object(`
 apiVersion: example.io/v1
 kind: Worker
@@ -166,7 +166,7 @@ func TestFirstCustomizationByNameWinsAndDependenciesJoin(t *testing.T) {
 		}
 		return Customization{Name: name, APIVersion: "example.io/v1", Kind: "Thing", Scripts: []*Script{s}}
 	}
-	in := New(DefaultLimits(), []Customization{
+	in := New(calmLimits(), []Customization{
 		mk("b", ReplicaResource, `function GetReplicas(o) return 2 end`),
 		mk("a", ReplicaResource, `function GetReplicas(o) return 1 end`),
 		mk("c", DependencyInterpretation, `function GetDependencies(o) return {{apiVersion="v1", kind="Secret", namespace="ns", name="s"}} end`),
@@ -227,7 +227,7 @@ func TestRunawayScriptsAreStopped(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			_, _, _, err := single(t, ReplicaResource, tc.src).InterpretReplica(thing())
+			_, _, _, err := singleWith(t, DefaultLimits(), ReplicaResource, tc.src).InterpretReplica(thing())
 			took := time.Since(start)
 			e, ok := err.(*Error)
 			if !ok || !e.Budget {
