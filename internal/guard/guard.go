@@ -7,13 +7,13 @@
 // the pull request that the change would be held.
 //
 // The author acknowledges a large deletion through Git: a commit trailer
-// "Propagit-Allow-Prune: true" on the commit being applied.
+// "Propagit-Allow-Prune: true" on the commit being applied, in its trailer
+// block (the message's last paragraph, as `git interpret-trailers` reads
+// it); the same line quoted in a body does not count.
 package guard
 
 import (
-	"bufio"
 	"fmt"
-	"strings"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
@@ -72,20 +72,6 @@ func Check(before, after []workv1alpha1.ObjectKey, opts Options) *Hold {
 		return &Hold{Removed: removed, Total: len(before)}
 	}
 	return nil
-}
-
-// Allowed reports whether a commit message acknowledges a large deletion:
-// a line "Propagit-Allow-Prune: true" (key case-insensitive, as Git reads
-// trailers).
-func Allowed(message string) bool {
-	sc := bufio.NewScanner(strings.NewReader(message))
-	for sc.Scan() {
-		key, value, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.EqualFold(strings.TrimSpace(key), AllowTrailer) && strings.EqualFold(strings.TrimSpace(value), "true") {
-			return true
-		}
-	}
-	return false
 }
 
 // Keys returns the keys of a Work's manifests; manifests that do not

@@ -64,6 +64,12 @@ func TestAllowed(t *testing.T) {
 		"remove the demo app\n\nPropagit-Allow-Prune: false":      false,
 		"remove the demo app\n\nPropagit-Allow-Prune: yes please": false,
 		"Propagit-Allow-Prune-Not: true":                          false,
+		// Only the trailer block counts: the last paragraph, every line a
+		// trailer (or a continuation), never the subject.
+		"Propagit-Allow-Prune: true": false,
+		"Merge pull request #7 from shop/cleanup\n\nThe guard asked for\nPropagit-Allow-Prune: true\nso here it is, quoted in the body.\n\nSigned-off-by: a <a@example.com>\n": false,
+		"Merge pull request #7 from shop/cleanup\n\nPropagit-Allow-Prune: true\n\nMore text after it.":                                                                         false,
+		"Merge pull request #7 from shop/cleanup\n\nbody\n\nReviewed-by: b\n  who read it twice\nPropagit-Allow-Prune: true\r\n\n\n":                                           true,
 	} {
 		if got := Allowed(msg); got != want {
 			t.Errorf("Allowed(%q) = %v, want %v", msg, got, want)
