@@ -1,11 +1,15 @@
 package load
 
 import (
+	"bytes"
 	"fmt"
+	"path"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
@@ -49,7 +53,8 @@ func (l *loader) kustomize(c *collector, u unit) {
 		return // the budget holds the problem, at the file krusty read
 	}
 	if err != nil {
-		msg := redactSecrets(strings.Join(strings.Fields(err.Error()), " "), l.secrets)
+		msg := l.redactGenerated(strings.Join(strings.Fields(err.Error()), " "), u.abs, path.Dir(u.rel))
+		msg = redactSecrets(msg, l.secrets)
 		c.problems = append(c.problems, problemf(Source{Path: u.rel}, "", "kustomize build failed: %s", msg))
 		return
 	}
@@ -140,4 +145,51 @@ func redactSecrets(msg string, secrets []string) string {
 		}
 	}
 	return msg
+}
+
+// generatorSources are the prefixes of kustomize's errors about the files
+// and literals a generator reads (api/kv); what follows them quotes the
+// content, a Secret's values included.
+var generatorSources = []string{"env source files: ", "file sources: ", "literal sources "}
+
+// redactGenerated cuts a kustomize error about a generator's sources after
+// the list of sources, so no content of a secretGenerator or
+// configMapGenerator reaches a log, status or pull-request comment, and
+// says instead where the first line that is not UTF-8 is, in the env
+// files of the kustomization in dir (rel: its folder in the source).
+func (l *loader) redactGenerated(msg, dir, rel string) string {
+	for _, prefix := range generatorSources {
+		i := strings.Index(msg, prefix)
+		if i < 0 {
+			continue
+		}
+		list := msg[i+len(prefix):]
+		end := strings.Index(list, "]")
+		if !strings.HasPrefix(list, "[") || end < 0 || prefix == "literal sources " {
+			return msg[:i+len(prefix)] + "(not shown): a literal is not key=value"
+		}
+		reason := "cannot be read (content not shown)"
+		if prefix == "env source files: " {
+			reason = l.envProblem(strings.Fields(list[1:end]), dir, rel)
+		}
+		return msg[:i+len(prefix)] + list[:end+1] + ": " + reason
+	}
+	return msg
+}
+
+// envProblem names the first line of files (paths relative to dir) that
+// is not UTF-8, the one problem kustomize finds in an env file's content.
+func (l *loader) envProblem(files []string, dir, rel string) string {
+	for _, f := range files {
+		data, err := l.fs.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
+		if err != nil {
+			continue
+		}
+		for n, line := range bytes.Split(data, []byte("\n")) {
+			if !utf8.Valid(line) {
+				return fmt.Sprintf("%s:%d: not valid UTF-8 (content not shown)", path.Join(rel, f), n+1)
+			}
+		}
+	}
+	return "cannot be read (content not shown)"
 }
