@@ -1,17 +1,34 @@
 package interpret
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 
 	lua "github.com/yuin/gopher-lua"
 )
 
 // call runs the script's chunk, then its operation's function with args,
-// and hands the nret results to read, all inside the sandbox. Errors are
-// *Error.
-func (s *Script) call(lim Limits, nret int, args []any, read func(rets []lua.LValue) error) error {
+// in a worker process, and hands the nret results (converted there) to
+// read. Errors are *Error.
+func (s *Script) call(lim Limits, nret int, args []any, read func(rets []result) error) error {
+	resp, err := workers.do(s, &request{Customization: s.Customization, Operation: s.Operation, File: s.File,
+		Line: s.Line, Source: s.Source, Limits: lim, NRet: nret, Args: args})
+	if err != nil {
+		return err
+	}
+	if resp.Err != nil {
+		return resp.Err
+	}
+	if len(resp.Results) != nret {
+		return s.errorf(0, "the script's process sent %d results, want %d", len(resp.Results), nret)
+	}
+	if err := read(resp.Results); err != nil {
+		return s.classed(ClassResult, 0, "%s returned %v", s.Operation.Function(), err)
+	}
+	return nil
+}
+
+// callLocal is call inside this process: what a worker runs.
+func (s *Script) callLocal(lim Limits, nret int, args []any, read func(rets []lua.LValue) error) error {
 	return s.run(lim, func(L *lua.LState) error {
 		f, err := s.load(L)
 		if err != nil {
@@ -30,10 +47,31 @@ func (s *Script) call(lim Limits, nret int, args []any, read func(rets []lua.LVa
 		}
 		L.Pop(nret)
 		if err := read(rets); err != nil {
-			return s.errorf(0, "%s returned %v", s.Operation.Function(), err)
+			class := ClassResult
+			if le := (*limitError)(nil); errors.As(err, &le) && le.budget {
+				class = ClassBudget
+			}
+			return s.classed(class, 0, "%s returned %v", s.Operation.Function(), err)
 		}
 		return nil
 	})
+}
+
+// resultRef is the value telling empty maps from empty lists in the first
+// result of op called with args.
+func resultRef(op Operation, args []any) any {
+	switch {
+	case len(args) == 0:
+		return nil
+	case op == Retention && len(args) == 2:
+		return mergeRefs(args[0], args[1])
+	case op == ReplicaRevision || op == StatusAggregation:
+		return args[0]
+	case op == StatusReflection:
+		m, _ := args[0].(map[string]any)
+		return m["status"]
+	}
+	return nil
 }
 
 // load runs the chunk (which defines the function) and returns the
@@ -46,14 +84,27 @@ func (s *Script) load(L *lua.LState) (*lua.LFunction, error) {
 	name := s.Operation.Function()
 	f, ok := L.GetGlobal(name).(*lua.LFunction)
 	if !ok {
-		return nil, s.errorf(0, "the script does not define function %s", name)
+		return nil, s.classed(ClassCompile, 0, "the script does not define function %s", name)
 	}
 	return f, nil
 }
 
-// Check runs the script's chunk in the sandbox and reports whether it
+// Check runs the script's chunk in a worker and reports whether it
 // defines its operation's function, without calling it.
 func (s *Script) Check(lim Limits) error {
+	resp, err := workers.do(s, &request{Customization: s.Customization, Operation: s.Operation, File: s.File,
+		Line: s.Line, Source: s.Source, Limits: lim, CheckOnly: true})
+	if err != nil {
+		return err
+	}
+	if resp.Err != nil {
+		return resp.Err
+	}
+	return nil
+}
+
+// checkLocal is Check inside this process: what a worker runs.
+func (s *Script) checkLocal(lim Limits) error {
 	return s.run(lim, func(L *lua.LState) error {
 		_, err := s.load(L)
 		return err
@@ -67,38 +118,4 @@ func luaMessage(err error) string {
 		return ae.Object.String()
 	}
 	return err.Error()
-}
-
-// decodeInto converts a Lua table result into out (a pointer) through
-// JSON, as Karmada does.
-func decodeInto(v lua.LValue, out any) error {
-	if v.Type() != lua.LTTable {
-		return fmt.Errorf("a %s, want a table", v.Type())
-	}
-	u, err := fromLua(v, nil)
-	if err != nil {
-		return err
-	}
-	data, err := json.Marshal(u)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, out)
-}
-
-// objectResult converts a Lua table result into an object map, with ref
-// telling empty maps from empty lists.
-func objectResult(v lua.LValue, ref any) (map[string]any, error) {
-	if v.Type() != lua.LTTable {
-		return nil, fmt.Errorf("a %s, want a table", v.Type())
-	}
-	u, err := fromLua(v, ref)
-	if err != nil {
-		return nil, err
-	}
-	m, ok := u.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("a list, want an object")
-	}
-	return m, nil
 }

@@ -48,9 +48,42 @@ func toLua(L *lua.LState, v any) lua.LValue {
 	return lua.LString(fmt.Sprint(v))
 }
 
-// maxDepth bounds the nesting of a returned table (a table can hold
-// itself).
-const maxDepth = 100
+// Bounds on a returned value: a table can hold itself, and a few
+// hundred instructions build a table that reaches 2^60 values through
+// shared subtables, so conversion counts what it visits.
+const (
+	// maxDepth bounds the nesting of a returned table.
+	maxDepth = 100
+	// maxValues bounds the values visited, shared ones counted each time.
+	maxValues = 1 << 18
+	// maxStringBytes bounds the bytes of the strings visited.
+	maxStringBytes = 8 << 20
+)
+
+// limitError is a result past one of the bounds above: it is reported
+// without the path it was found at (which repeats for every level).
+type limitError struct {
+	msg string
+	// budget is set for the size bounds (the result is too big, not
+	// malformed).
+	budget bool
+}
+
+func (e *limitError) Error() string { return e.msg }
+
+// withPath prefixes err with where it was found, unless it is a
+// limitError.
+func withPath(path string, err error) error {
+	if _, ok := err.(*limitError); ok {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// converter counts what one conversion visited.
+type converter struct {
+	values, bytes int
+}
 
 // fromLua converts a Lua value to an unstructured value: a table whose keys
 // are exactly 1..n is a list, one with string keys a map; integral numbers
@@ -58,24 +91,30 @@ const maxDepth = 100
 // value at the same place in ref (Lua cannot tell {} from []); where ref
 // has nothing there, an empty table is left out of its map, as Karmada does.
 func fromLua(v lua.LValue, ref any) (any, error) {
-	return convertValue(v, ref, 0)
+	return (&converter{}).value(v, ref, 0)
 }
 
-func convertValue(v lua.LValue, ref any, depth int) (any, error) {
+func (c *converter) value(v lua.LValue, ref any, depth int) (any, error) {
+	if c.values++; c.values > maxValues {
+		return nil, &limitError{fmt.Sprintf("result has more than %d values (a table shared many times counts each time)", maxValues), true}
+	}
 	switch x := v.(type) {
 	case *lua.LNilType:
 		return nil, nil
 	case lua.LBool:
 		return bool(x), nil
 	case lua.LString:
+		if c.bytes += len(x); c.bytes > maxStringBytes {
+			return nil, &limitError{fmt.Sprintf("result has more than %d MiB of strings", maxStringBytes>>20), true}
+		}
 		return string(x), nil
 	case lua.LNumber:
 		return number(float64(x))
 	case *lua.LTable:
 		if depth >= maxDepth {
-			return nil, fmt.Errorf("table nested deeper than %d levels (does it hold itself?)", maxDepth)
+			return nil, &limitError{fmt.Sprintf("table nested deeper than %d levels (does it hold itself?)", maxDepth), false}
 		}
-		return convertTable(x, ref, depth)
+		return c.table(x, ref, depth)
 	}
 	return nil, fmt.Errorf("a %s cannot be part of an object", v.Type())
 }
@@ -90,7 +129,7 @@ func number(f float64) (any, error) {
 	return f, nil
 }
 
-func convertTable(t *lua.LTable, ref any, depth int) (any, error) {
+func (c *converter) table(t *lua.LTable, ref any, depth int) (any, error) {
 	n := t.Len()
 	strKeys, total := 0, 0
 	var bad lua.LValue
@@ -113,7 +152,7 @@ func convertTable(t *lua.LTable, ref any, depth int) (any, error) {
 		}
 		return map[string]any{}, nil
 	case strKeys == 0 && total == n:
-		return convertList(t, n, ref, depth)
+		return c.list(t, n, ref, depth)
 	case strKeys == 0:
 		return nil, fmt.Errorf("list has gaps or indexes that are not 1..n")
 	case strKeys != total:
@@ -127,13 +166,17 @@ func convertTable(t *lua.LTable, ref any, depth int) (any, error) {
 			return
 		}
 		key := string(k.(lua.LString))
+		if c.bytes += len(key); c.bytes > maxStringBytes {
+			err = &limitError{fmt.Sprintf("result has more than %d MiB of strings", maxStringBytes>>20), true}
+			return
+		}
 		sub, isTable := v.(*lua.LTable)
 		if isTable && sub.Len() == 0 && refMap[key] == nil && empty(sub) {
 			return // an empty table nothing tells the type of
 		}
 		var cv any
-		if cv, err = convertValue(v, refMap[key], depth+1); err != nil {
-			err = fmt.Errorf("%s: %w", key, err)
+		if cv, err = c.value(v, refMap[key], depth+1); err != nil {
+			err = withPath(key, err)
 			return
 		}
 		out[key] = cv
@@ -141,7 +184,7 @@ func convertTable(t *lua.LTable, ref any, depth int) (any, error) {
 	return out, err
 }
 
-func convertList(t *lua.LTable, n int, ref any, depth int) (any, error) {
+func (c *converter) list(t *lua.LTable, n int, ref any, depth int) (any, error) {
 	refList, _ := ref.([]any)
 	out := make([]any, 0, n)
 	for i := 1; i <= n; i++ {
@@ -151,9 +194,9 @@ func convertList(t *lua.LTable, n int, ref any, depth int) (any, error) {
 		} else if len(refList) > 0 {
 			r = refList[0]
 		}
-		cv, err := convertValue(t.RawGetInt(i), r, depth+1)
+		cv, err := c.value(t.RawGetInt(i), r, depth+1)
 		if err != nil {
-			return nil, fmt.Errorf("[%d]: %w", i-1, err)
+			return nil, withPath(fmt.Sprintf("[%d]", i-1), err)
 		}
 		out = append(out, cv)
 	}

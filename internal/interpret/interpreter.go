@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -40,13 +39,29 @@ type rules struct {
 	digest [sha256.Size]byte
 }
 
-// New builds an Interpreter from customizations, in any order.
+// CheckTarget refuses a target kind scripts may not see: v1 Secret.
+// Karmada allows a customization for Secrets; propagit does not, because
+// the object a script gets would hold decrypted values (SOPS documents
+// are decrypted into Secrets on members), and a script can return or
+// raise them into places others read.
+func CheckTarget(apiVersion, kind string) error {
+	if apiVersion == "v1" && kind == "Secret" {
+		return fmt.Errorf("scripts may not target v1 Secret: they would see its decrypted values")
+	}
+	return nil
+}
+
+// New builds an Interpreter from customizations, in any order. One whose
+// target CheckTarget refuses is left out (the loader reports it).
 func New(limits Limits, customizations []Customization) *Interpreter {
 	sorted := slices.Clone(customizations)
 	slices.SortStableFunc(sorted, func(a, b Customization) int { return strings.Compare(a.Name, b.Name) })
 	in := &Interpreter{limits: limits, targets: map[string]*rules{}}
 	hashes := map[string][]string{}
 	for _, c := range sorted {
+		if CheckTarget(c.APIVersion, c.Kind) != nil {
+			continue
+		}
 		key := c.APIVersion + "/" + c.Kind
 		r := in.targets[key]
 		if r == nil {
@@ -83,7 +98,7 @@ func (in *Interpreter) Sum() [sha256.Size]byte {
 }
 
 func (in *Interpreter) rules(obj *unstructured.Unstructured) *rules {
-	if in == nil || obj == nil || len(in.targets) == 0 {
+	if in == nil || obj == nil || len(in.targets) == 0 || CheckTarget(obj.GetAPIVersion(), obj.GetKind()) != nil {
 		return nil
 	}
 	return in.targets[obj.GetAPIVersion()+"/"+obj.GetKind()]
@@ -157,17 +172,17 @@ func (in *Interpreter) InterpretReplica(obj *unstructured.Unstructured) (int32, 
 	}
 	var replicas int32
 	var req *Requirements
-	err := s.call(in.limits, 2, []any{obj.Object}, func(rets []lua.LValue) error {
-		n, ok := rets[0].(lua.LNumber)
-		if !ok || n < 0 || n > math.MaxInt32 || float64(n) != math.Trunc(float64(n)) {
-			return fmt.Errorf("replicas %s, want a whole number from 0 to %d", rets[0].String(), math.MaxInt32)
+	err := s.call(in.limits, 2, []any{obj.Object}, func(rets []result) error {
+		n, err := rets[0].number()
+		if rets[0].Type != "number" || err != nil || n < 0 || n > math.MaxInt32 || n != math.Trunc(n) {
+			return fmt.Errorf("replicas %s, want a whole number from 0 to %d", rets[0], math.MaxInt32)
 		}
 		replicas = int32(n)
-		if rets[1] == lua.LNil {
+		if rets[1].Type == "nil" {
 			return nil
 		}
 		req = &Requirements{}
-		return decodeInto(rets[1], req)
+		return rets[1].decode(req)
 	})
 	return replicas, req, s, err
 }
@@ -175,13 +190,13 @@ func (in *Interpreter) InterpretReplica(obj *unstructured.Unstructured) (int32, 
 // ReviseReplica runs ReviseReplica: obj with replicas written where its kind
 // keeps them. The result is a new object; obj is not changed.
 func (in *Interpreter) ReviseReplica(obj *unstructured.Unstructured, replicas int32) (*unstructured.Unstructured, *Script, error) {
-	return in.object(obj, ReplicaRevision, obj.Object, obj.Object, int64(replicas))
+	return in.object(obj, ReplicaRevision, obj.Object, int64(replicas))
 }
 
 // Retain runs Retain: desired with the fields a member owns taken from
 // observed, the copy running there.
 func (in *Interpreter) Retain(desired, observed *unstructured.Unstructured) (*unstructured.Unstructured, *Script, error) {
-	return in.object(desired, Retention, mergeRefs(desired.Object, observed.Object), desired.Object, observed.Object)
+	return in.object(desired, Retention, desired.Object, observed.Object)
 }
 
 // AggregateStatus runs AggregateStatus: obj with the members' statuses
@@ -201,19 +216,19 @@ func (in *Interpreter) AggregateStatus(obj *unstructured.Unstructured, items []S
 		}
 		list[i] = m
 	}
-	return in.object(obj, StatusAggregation, obj.Object, obj.Object, list)
+	return in.object(obj, StatusAggregation, obj.Object, list)
 }
 
-// object runs an operation whose result is a whole object. ref is the
-// value telling empty maps from empty lists in the result.
-func (in *Interpreter) object(obj *unstructured.Unstructured, op Operation, ref any, args ...any) (*unstructured.Unstructured, *Script, error) {
+// object runs an operation whose result is a whole object (resultRef
+// tells empty maps from empty lists in it).
+func (in *Interpreter) object(obj *unstructured.Unstructured, op Operation, args ...any) (*unstructured.Unstructured, *Script, error) {
 	s := in.Script(obj, op)
 	if s == nil {
 		return nil, nil, nil
 	}
 	var out *unstructured.Unstructured
-	err := s.call(in.limits, 1, args, func(rets []lua.LValue) error {
-		m, err := objectResult(rets[0], ref)
+	err := s.call(in.limits, 1, args, func(rets []result) error {
+		m, err := objectResult(rets[0])
 		out = &unstructured.Unstructured{Object: m}
 		return err
 	})
@@ -228,12 +243,12 @@ func (in *Interpreter) InterpretStatus(observed *unstructured.Unstructured) (map
 		return nil, nil, nil
 	}
 	var status map[string]any
-	err := s.call(in.limits, 1, []any{observed.Object}, func(rets []lua.LValue) error {
-		if rets[0] == lua.LNil {
+	err := s.call(in.limits, 1, []any{observed.Object}, func(rets []result) error {
+		if rets[0].Type == "nil" {
 			return nil
 		}
 		var err error
-		status, err = objectResult(rets[0], observed.Object["status"])
+		status, err = objectResult(rets[0])
 		return err
 	})
 	return status, s, err
@@ -246,12 +261,11 @@ func (in *Interpreter) InterpretHealth(observed *unstructured.Unstructured) (boo
 		return false, nil, nil
 	}
 	var healthy bool
-	err := s.call(in.limits, 1, []any{observed.Object}, func(rets []lua.LValue) error {
-		b, ok := rets[0].(lua.LBool)
-		if !ok {
-			return fmt.Errorf("a %s, want a boolean", rets[0].Type())
+	err := s.call(in.limits, 1, []any{observed.Object}, func(rets []result) error {
+		if rets[0].Type != "boolean" {
+			return fmt.Errorf("a %s, want a boolean", rets[0].Type)
 		}
-		healthy = bool(b)
+		healthy = rets[0].Bool
 		return nil
 	})
 	return healthy, s, err
@@ -267,11 +281,11 @@ func (in *Interpreter) InterpretDependency(obj *unstructured.Unstructured) (deps
 	}
 	for _, s := range r.deps {
 		var got []Dependency
-		err := s.call(in.limits, 1, []any{obj.Object}, func(rets []lua.LValue) error {
-			if rets[0] == lua.LNil {
+		err := s.call(in.limits, 1, []any{obj.Object}, func(rets []result) error {
+			if rets[0].Type == "nil" {
 				return nil
 			}
-			return decodeInto(rets[0], &got)
+			return rets[0].decode(&got)
 		})
 		if err != nil {
 			return nil, r.deps, err
@@ -304,4 +318,17 @@ func mergeRefs(a, b any) any {
 		out[k] = mergeRefs(v, bm[k])
 	}
 	return out
+}
+
+// objectResult reads a table result as an object.
+func objectResult(r result) (map[string]any, error) {
+	v, err := r.value()
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("a list, want an object")
+	}
+	return m, nil
 }

@@ -14,14 +14,12 @@ import (
 type Limits struct {
 	// Instructions is the most Lua VM instructions a call may run.
 	Instructions int64
-	// Allocation is the most bytes the process may allocate while a call
-	// runs. Go keeps no per-goroutine count, so this is measured for the
-	// whole process: set it well above what the rest of the process
-	// allocates in Timeout.
+	// Allocation is the most bytes a call may allocate. It is measured
+	// for the whole worker process, which runs one call at a time.
 	Allocation uint64
 	// Timeout is the wall-clock time a call may take (Karmada: 1s). A
-	// call still running HardTimeout later is abandoned: its error is
-	// returned and its goroutine stops at its next instruction.
+	// call still running at HardTimeout is abandoned and its worker
+	// exits; one that has not answered a second later is killed.
 	Timeout, HardTimeout time.Duration
 	// CallStack and Registry size the Lua call stack and value stack; deeper
 	// recursion fails with "stack overflow".
@@ -117,9 +115,7 @@ func (s *Script) run(lim Limits, fn func(L *lua.LState) error) error {
 		select {
 		case err := <-done:
 			if reason := b.exceeded.Load(); reason != nil {
-				e := s.errorf(0, "stopped: %s", *reason)
-				e.Budget = true
-				return e
+				return s.classed(ClassBudget, 0, "stopped: %s", *reason)
 			}
 			return err
 		case <-tick.C:
@@ -130,9 +126,7 @@ func (s *Script) run(lim Limits, fn func(L *lua.LState) error) error {
 			b.stop(fmt.Sprintf("timeout of %s exceeded", lim.Timeout))
 		case <-hard.C:
 			b.stop(fmt.Sprintf("timeout of %s exceeded", lim.Timeout))
-			e := s.errorf(0, "stopped: did not return within %s (abandoned)", lim.HardTimeout)
-			e.Budget = true
-			return e
+			return s.classed(ClassBudget, 0, "stopped: did not return within %s (abandoned)", lim.HardTimeout)
 		}
 	}
 }

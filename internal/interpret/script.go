@@ -78,15 +78,15 @@ func Compile(customization string, op Operation, source, file string, line int) 
 	if err != nil {
 		var pe *parse.Error
 		if errors.As(err, &pe) {
-			return nil, s.errorf(pe.Pos.Line, "%s near %q", pe.Message, pe.Token)
+			return nil, s.classed(ClassCompile, pe.Pos.Line, "%s near %q", pe.Message, pe.Token)
 		}
-		return nil, s.errorf(0, "syntax error: %v", err)
+		return nil, s.classed(ClassCompile, 0, "syntax error: %v", err)
 	}
 	proto, err := lua.Compile(chunk, chunkName)
 	if err != nil {
 		var ce *lua.CompileError
 		if errors.As(err, &ce) {
-			return nil, s.errorf(ce.Line, "%s", ce.Message)
+			return nil, s.classed(ClassCompile, ce.Line, "%s", ce.Message)
 		}
 		return nil, s.errorf(0, "%v", err)
 	}
@@ -107,19 +107,60 @@ type Error struct {
 	Line    int
 	Message string
 	// Budget is set when the script was stopped by a budget (instructions,
-	// allocation or time), not by its own error.
+	// allocation, time or the size of its result), not by its own error.
 	Budget bool
+	// Class tells what went wrong, in words that carry nothing the script
+	// produced.
+	Class ErrorClass
+	// ScriptLine is the line of the file the script starts on.
+	ScriptLine int
 }
+
+// ErrorClass is what kind of failure an Error is.
+type ErrorClass string
+
+// The classes of Error.
+const (
+	ClassCompile  ErrorClass = "does not compile or does not define its function"
+	ClassRuntime  ErrorClass = "raised an error"
+	ClassResult   ErrorClass = "returned a result of the wrong type or shape"
+	ClassBudget   ErrorClass = "was stopped by its budget"
+	ClassInternal ErrorClass = "could not be run"
+)
 
 func (e *Error) Error() string {
 	return fmt.Sprintf("ResourceInterpreterCustomization %q %s (%s:%d): %s",
 		e.Customization, e.Operation, e.File, e.Line, e.Message)
 }
 
+// Redacted is the error without anything the script produced or saw: the
+// customization, the operation, the file and the line the script starts
+// on, and the class. Message can quote the script's error("...") text,
+// which can carry values of the object it ran on, and a script can fake
+// the line number in it; Redacted is what may be stored where others
+// read it (a member's status) for a script that ran on a live object.
+func (e *Error) Redacted() string {
+	class := e.Class
+	if class == "" {
+		class = ClassInternal
+	}
+	if e.Budget {
+		class = ClassBudget
+	}
+	return fmt.Sprintf("ResourceInterpreterCustomization %q %s (%s:%d): the script %s (details withheld: they may quote the object's values)",
+		e.Customization, e.Operation, e.File, e.ScriptLine, class)
+}
+
 // errorf builds an Error at Lua line luaLine (0: the script's first line).
 func (s *Script) errorf(luaLine int, format string, args ...any) *Error {
+	return s.classed(ClassInternal, luaLine, format, args...)
+}
+
+// classed is errorf for an Error of class c.
+func (s *Script) classed(c ErrorClass, luaLine int, format string, args ...any) *Error {
 	return &Error{Customization: s.Customization, Operation: s.Operation, File: s.File,
-		Line: s.fileLine(luaLine), Message: fmt.Sprintf(format, args...)}
+		Line: s.fileLine(luaLine), Message: fmt.Sprintf(format, args...), Class: c,
+		ScriptLine: s.Line, Budget: c == ClassBudget}
 }
 
 func (s *Script) fileLine(luaLine int) int {
@@ -140,5 +181,5 @@ func (s *Script) runtimeError(msg string) *Error {
 	if m := luaPosition.FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 	}
-	return s.errorf(line, "%s", strings.TrimSpace(luaPosition.ReplaceAllString(msg, "")))
+	return s.classed(ClassRuntime, line, "%s", strings.TrimSpace(luaPosition.ReplaceAllString(msg, "")))
 }

@@ -16,6 +16,12 @@ const (
 	// maxGsubWork bounds string.gsub's copying: gopher-lua copies the
 	// whole string once per replacement.
 	maxGsubWork = 64 << 20
+	// maxConcat is the longest string table.concat may build.
+	maxConcat = 16 << 20
+	// maxFormatDigits is the most digits of a string.format width or
+	// precision, as in Lua 5.1 (gopher-lua hands the format to Go's fmt,
+	// which pads to a million).
+	maxFormatDigits = 2
 )
 
 // boundStrings replaces string.rep, gsub, find, match and gmatch with
@@ -50,6 +56,12 @@ func boundStrings(L *lua.LState) {
 		}
 		return forward(L, gsub)
 	}))
+	format := orig("format")
+	L.SetField(mod, "format", L.NewFunction(func(L *lua.LState) int {
+		checkFormat(L, L.CheckString(1))
+		return forward(L, format)
+	}))
+	boundConcat(L)
 	for _, name := range []string{"find", "match", "gmatch"} {
 		f := orig(name)
 		L.SetField(mod, name, L.NewFunction(func(L *lua.LState) int {
@@ -74,4 +86,67 @@ func forward(L *lua.LState, f *lua.LFunction) int {
 	}
 	L.Call(n, lua.MultRet)
 	return L.GetTop() - n
+}
+
+// checkFormat refuses a width or precision of more than maxFormatDigits
+// digits.
+func checkFormat(L *lua.LState, f string) {
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			continue
+		}
+		if i++; i < len(f) && f[i] == '%' {
+			continue
+		}
+		for i < len(f) && indexByte("-+ #0", f[i]) {
+			i++
+		}
+		for part := 0; part < 2; part++ {
+			digits := 0
+			for ; i < len(f) && f[i] >= '0' && f[i] <= '9'; i++ {
+				digits++
+			}
+			if digits > maxFormatDigits {
+				L.RaiseError("string.format: invalid format (width or precision too long)")
+			}
+			if part == 0 && (i >= len(f) || f[i] != '.') {
+				break
+			}
+			i++
+		}
+	}
+}
+
+func indexByte(set string, b byte) bool {
+	for i := 0; i < len(set); i++ {
+		if set[i] == b {
+			return true
+		}
+	}
+	return false
+}
+
+// boundConcat replaces table.concat with a version that measures the
+// result before building it.
+func boundConcat(L *lua.LState) {
+	mod, ok := L.GetGlobal(lua.TabLibName).(*lua.LTable)
+	if !ok {
+		return
+	}
+	concat, ok := mod.RawGetString("concat").(*lua.LFunction)
+	if !ok {
+		return
+	}
+	L.SetField(mod, "concat", L.NewFunction(func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		sep := L.OptString(2, "")
+		i, j := max(L.OptInt(3, 1), 1), min(L.OptInt(4, t.Len()), t.Len())
+		total := 0
+		for k := i; k <= j; k++ {
+			if total += len(lua.LVAsString(t.RawGetInt(k))) + len(sep); total > maxConcat {
+				L.RaiseError("table.concat: result longer than %d bytes", maxConcat)
+			}
+		}
+		return forward(L, concat)
+	}))
 }

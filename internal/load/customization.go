@@ -23,7 +23,11 @@ func (c *collector) customization(di docInfo, n *yaml.Node) {
 	if ck.required("spec.target.apiVersion", target.APIVersion) {
 		ck.apiVersion("spec.target.apiVersion", target.APIVersion)
 	}
-	ck.required("spec.target.kind", target.Kind)
+	if ck.required("spec.target.kind", target.Kind) {
+		if err := interpret.CheckTarget(target.APIVersion, target.Kind); err != nil {
+			ck.add("spec.target.kind", "%v (Karmada allows it; propagit refuses it)", err)
+		}
+	}
 	compiled := interpret.Customization{Name: ric.Name, APIVersion: target.APIVersion, Kind: target.Kind}
 	rules := scriptsOf(&ric.Spec.Customizations)
 	for _, op := range interpret.Operations {

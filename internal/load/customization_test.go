@@ -73,6 +73,13 @@ func TestCustomizationProblems(t *testing.T) {
 			"b.yaml": strings.Replace(rolloutRIC, "argo-rollout", "b", 1)},
 			[]string{`b.yaml:12: spec.customizations.replicaResource: conflicts with ResourceInterpreterCustomization "a" at a.yaml:1`,
 				`b.yaml:17: spec.customizations.replicaRevision: conflicts with ResourceInterpreterCustomization "a" at a.yaml:1`}},
+		{"Secrets are refused as a target", map[string]string{"r.yaml": ric("  target: {apiVersion: v1, kind: Secret}\n  customizations:\n" +
+			"    healthInterpretation:\n      luaScript: 'function InterpretHealth(o) return true end'\n")},
+			[]string{"r.yaml:5: spec.target.kind: scripts may not target v1 Secret: they would see its decrypted values"}},
+		{"a chunk that blows its budget at load", map[string]string{"r.yaml": ric("  target: {apiVersion: example.io/v1, kind: Thing}\n  customizations:\n" +
+			"    healthInterpretation:\n      luaScript: |\n        local t = {'x'}\n        for i = 1, 60 do t = {t, t} end\n        " +
+			"local s = string.rep('a', 5000):find(('.-'):rep(8) .. 'b')\n        function InterpretHealth(o) return true end\n")},
+			[]string{"r.yaml:9: spec.customizations.healthInterpretation.luaScript: stopped:"}},
 		{"unknown field", map[string]string{"r.yaml": ric("  target: {apiVersion: example.io/v1, kind: Thing}\n  customizations:\n    healthInterpretation:\n      lua: x\n")},
 			[]string{"r.yaml:7: spec.customizations.healthInterpretation.luaScript: required",
 				"r.yaml:8: spec.customizations.healthInterpretation.lua: unknown field"}},
