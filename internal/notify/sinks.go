@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -37,7 +38,7 @@ func (g *GitHub) Send(ctx context.Context, r Rollout) error {
 		body["target_url"] = g.TargetURL
 	}
 	u := fmt.Sprintf("%s/repos/%s/%s/statuses/%s", strings.TrimSuffix(g.BaseURL, "/"), url.PathEscape(g.Owner), url.PathEscape(g.Repo), url.PathEscape(r.Revision))
-	return post(ctx, g.Client, u, body, map[string]string{
+	return post(ctx, g.Client, u, redact(u, true), body, map[string]string{
 		"Authorization": "Bearer " + g.Token, "Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"})
 }
 
@@ -66,7 +67,7 @@ func (g *GitLab) Send(ctx context.Context, r Rollout) error {
 		body["target_url"] = g.TargetURL
 	}
 	u := fmt.Sprintf("%s/api/v4/projects/%s/statuses/%s", strings.TrimSuffix(g.BaseURL, "/"), url.PathEscape(g.Project), url.PathEscape(r.Revision))
-	return post(ctx, g.Client, u, body, map[string]string{"PRIVATE-TOKEN": g.Token})
+	return post(ctx, g.Client, u, redact(u, true), body, map[string]string{"PRIVATE-TOKEN": g.Token})
 }
 
 // Webhook posts a Slack-compatible JSON message ({"text": …}, plus the
@@ -83,46 +84,72 @@ func (w *Webhook) Send(ctx context.Context, r Rollout) error {
 		"text":     fmt.Sprintf("%s: revision %s is %s", r.Description(), workv1alpha1.ShortRevision(r.Revision), r.State()),
 		"revision": r.Revision, "state": r.State(), "total": r.Total, "healthy": r.Healthy, "failed": r.Failed,
 	}
-	return post(ctx, w.Client, w.URL, body, nil)
+	return post(ctx, w.Client, w.URL, redact(w.URL, false), body, nil)
 }
 
-func post(ctx context.Context, c *http.Client, u string, body any, header map[string]string) error {
+// post sends body as JSON to u. Errors name the URL as shown, never u
+// itself: Go's *url.Error quotes the whole URL, query and path included.
+// Redirects are not followed: Go's client forwards headers such as
+// PRIVATE-TOKEN to whatever host a redirect names, and re-posts the body.
+func post(ctx context.Context, c *http.Client, u, shown string, body any, header map[string]string) error {
 	data, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(data))
 	if err != nil {
-		return err
+		return fmt.Errorf("failed to post to %s: invalid URL", shown)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	if c == nil {
-		c = http.DefaultClient
-	}
-	resp, err := c.Do(req)
+	resp, err := noRedirects(c).Do(req)
 	if err != nil {
-		return fmt.Errorf("failed to post to %s: %w", redact(u), err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("failed to post to %s: %w", shown, err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("post to %s: %s", redact(u), resp.Status)
+	switch {
+	case resp.StatusCode/100 == 3:
+		return fmt.Errorf("post to %s: %s: redirects are not followed (they could carry the token to another host); "+
+			"configure the URL it redirects to", shown, resp.Status)
+	case resp.StatusCode/100 != 2:
+		return fmt.Errorf("post to %s: %s", shown, resp.Status)
 	}
 	return nil
 }
 
-// redact keeps the scheme, host and path of u: a webhook URL's query may
-// hold its secret.
-func redact(u string) string {
+// noRedirects returns a copy of c (http.DefaultClient when nil) that
+// answers a redirect with the redirect response itself.
+func noRedirects(c *http.Client) *http.Client {
+	if c == nil {
+		c = http.DefaultClient
+	}
+	cc := *c
+	cc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &cc
+}
+
+// redact keeps the scheme, host and, with path, the path of u: a webhook
+// URL's path (Slack's /services/T…/B…/token) and query may hold its
+// secret; a Git host's API path holds none.
+func redact(u string, path bool) string {
 	p, err := url.Parse(u)
-	if err != nil {
+	if err != nil || p.Host == "" {
 		return "(invalid URL)"
 	}
-	p.User, p.RawQuery, p.Fragment = nil, "", ""
-	return p.String()
+	shown := &url.URL{Scheme: p.Scheme, Host: p.Host}
+	if path {
+		shown.Path = p.Path
+	} else if p.Path != "" && p.Path != "/" {
+		shown.Path = "/…"
+	}
+	return shown.String()
 }
 
 func orDefault(ctx string) string {
