@@ -2,8 +2,12 @@ package restrict
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 var admissionKinds = map[string]bool{
@@ -15,100 +19,89 @@ var admissionKinds = map[string]bool{
 	"ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io": true,
 }
 
-// builtinSubjects are the built-in groups and users a binding must not
-// grant to: every caller, every anonymous caller, every service account,
-// the superuser group.
-var builtinSubjects = map[string]bool{
-	"Group/system:authenticated":   true,
-	"Group/system:unauthenticated": true,
-	"Group/system:serviceaccounts": true,
-	"Group/system:masters":         true,
-	"User/system:anonymous":        true,
+// PropagitNamespaces are where propagit keeps its own identity and keys:
+// its ServiceAccounts, Git tokens, age keys (propagit-system, in the hub
+// and in every member) and the hub's member credentials (karmada-cluster,
+// join.CredentialsNamespace). No commit may place anything there.
+var PropagitNamespaces = []string{"propagit-system", "karmada-cluster"}
+
+// propagitNames are the names of propagit's own ServiceAccounts, Secrets
+// and RBAC objects (deploy/, internal/join), refused wherever a commit
+// puts them, so that a differently named installation namespace still
+// keeps them: propagit, propagit-*, sops-age, sops-age-*.
+var propagitNames = []string{"propagit", "propagit-*", "sops-age", "sops-age-*"}
+
+var propagitNamedKinds = map[string]bool{
+	"ServiceAccount": true, "Secret": true,
+	"Role.rbac.authorization.k8s.io": true, "RoleBinding.rbac.authorization.k8s.io": true,
+	"ClusterRole.rbac.authorization.k8s.io": true, "ClusterRoleBinding.rbac.authorization.k8s.io": true,
 }
 
-// adminBinding refuses a binding of cluster-admin, or of anything to a
-// built-in group or user.
-func adminBinding(obj *unstructured.Unstructured) *Refusal {
+// propagitTarget refuses an object in, or naming, propagit's namespaces, and
+// one of propagit's ServiceAccounts, Secrets or roles by name.
+func propagitTarget(obj *unstructured.Unstructured) *Refusal {
+	refuse := func(path, why string) *Refusal {
+		return &Refusal{Rule: DenyPropagitSystem, Path: path, Message: fmt.Sprintf("%s %s, where propagit keeps its own identity and keys; "+
+			"the restriction policy denies it unless it allows %q", obj.GetKind(), why, DenyPropagitSystem)}
+	}
+	gk := groupKind(obj)
+	if ns := obj.GetNamespace(); slices.Contains(PropagitNamespaces, ns) {
+		return refuse("metadata.namespace", "is in propagit's namespace "+ns)
+	}
+	if gk == "Namespace" && slices.Contains(PropagitNamespaces, obj.GetName()) {
+		return refuse("metadata.name", "is propagit's namespace "+obj.GetName())
+	}
+	if propagitNamedKinds[gk] && matchAny(propagitNames, obj.GetName()) {
+		return refuse("metadata.name", fmt.Sprintf("takes the name %q of one of propagit's own objects", obj.GetName()))
+	}
+	return nil
+}
+
+// apiExtension refuses what serves or rewrites requests for a whole API:
+// an aggregated APIService, and a CRD whose versions convert through a
+// webhook (the webhook sees every object of the kind, Secrets in them
+// included, and can answer with anything).
+func apiExtension(obj *unstructured.Unstructured) *Refusal {
 	switch groupKind(obj) {
-	case "ClusterRoleBinding.rbac.authorization.k8s.io", "RoleBinding.rbac.authorization.k8s.io":
-	default:
-		return nil
-	}
-	if name, _, _ := unstructured.NestedString(obj.Object, "roleRef", "name"); name == "cluster-admin" {
-		return &Refusal{Rule: DenyAdminBindings, Path: "roleRef.name", Message: fmt.Sprintf("%s grants cluster-admin; "+
-			"the restriction policy denies it unless it allows %q", obj.GetKind(), DenyAdminBindings)}
-	}
-	subjects, _, _ := unstructured.NestedSlice(obj.Object, "subjects")
-	for i, s := range subjects {
-		m, _ := s.(map[string]any)
-		kind, _ := m["kind"].(string)
-		name, _ := m["name"].(string)
-		if builtinSubjects[kind+"/"+name] {
-			return &Refusal{Rule: DenyAdminBindings, Path: fmt.Sprintf("subjects[%d]", i), Message: fmt.Sprintf("%s grants to the built-in %s %s; "+
-				"the restriction policy denies it unless it allows %q", obj.GetKind(), kind, name, DenyAdminBindings)}
+	case "APIService.apiregistration.k8s.io":
+		return &Refusal{Rule: DenyAPIExtensions, Message: fmt.Sprintf("APIService hands a whole API group of the member to a server of the committer's choice; "+
+			"the restriction policy denies it unless it allows %q", DenyAPIExtensions)}
+	case "CustomResourceDefinition.apiextensions.k8s.io":
+		if s, _, _ := unstructured.NestedString(obj.Object, "spec", "conversion", "strategy"); s != "" && s != "None" {
+			return &Refusal{Rule: DenyAPIExtensions, Path: "spec.conversion", Message: fmt.Sprintf("CustomResourceDefinition converts through a webhook (strategy %q), "+
+				"which sees and rewrites every object of the kind; the restriction policy denies it unless it allows %q", s, DenyAPIExtensions)}
 		}
 	}
 	return nil
 }
 
-// podSpecPaths are where the pod spec of each workload kind lives.
-var podSpecPaths = map[string][]string{
-	"Pod":                   {"spec"},
-	"Deployment.apps":       {"spec", "template", "spec"},
-	"StatefulSet.apps":      {"spec", "template", "spec"},
-	"DaemonSet.apps":        {"spec", "template", "spec"},
-	"ReplicaSet.apps":       {"spec", "template", "spec"},
-	"ReplicationController": {"spec", "template", "spec"},
-	"Job.batch":             {"spec", "template", "spec"},
-	"CronJob.batch":         {"spec", "jobTemplate", "spec", "template", "spec"},
-}
-
-// privilegedPod refuses a pod spec that shares a host namespace, mounts a
-// host path or runs a privileged container.
-func privilegedPod(obj *unstructured.Unstructured) *Refusal {
-	at, ok := podSpecPaths[groupKind(obj)]
-	if !ok {
+// adoption refuses conflictResolution Overwrite on a Namespace, a CRD or
+// any cluster-scoped object: it takes over an object propagit did not
+// create, which a later prune would then delete with all it holds.
+func (p *Policy) adoption(obj *unstructured.Unstructured) *Refusal {
+	if obj.GetAnnotations()[workv1alpha1.AnnotationConflict] != workv1alpha1.ConflictOverwrite {
 		return nil
 	}
-	spec, found, _ := unstructured.NestedMap(obj.Object, at...)
-	if !found {
+	gk := groupKind(obj)
+	if p.namespaced(gk) && obj.GetNamespace() != "" {
 		return nil
 	}
-	refuse := func(field, what string) *Refusal {
-		return &Refusal{Rule: DenyPrivilegedSystemPods, Path: joinPath(at) + "." + field, Message: fmt.Sprintf(
-			"%s in the system namespace %s %s; the restriction policy denies it unless it allows %q",
-			obj.GetKind(), obj.GetNamespace(), what, DenyPrivilegedSystemPods)}
-	}
-	for _, host := range []string{"hostPID", "hostIPC", "hostNetwork"} {
-		if v, _ := spec[host].(bool); v {
-			return refuse(host, "shares the host's "+host[4:]+" namespace")
-		}
-	}
-	volumes, _ := spec["volumes"].([]any)
-	for i, v := range volumes {
-		if m, _ := v.(map[string]any); m["hostPath"] != nil {
-			return refuse(fmt.Sprintf("volumes[%d].hostPath", i), "mounts a host path")
-		}
-	}
-	for _, list := range []string{"initContainers", "containers", "ephemeralContainers"} {
-		cs, _ := spec[list].([]any)
-		for i, c := range cs {
-			m, _ := c.(map[string]any)
-			if p, _, _ := unstructured.NestedBool(m, "securityContext", "privileged"); p {
-				return refuse(fmt.Sprintf("%s[%d].securityContext.privileged", list, i), "runs a privileged container")
-			}
-		}
-	}
-	return nil
+	return &Refusal{Rule: DenyAdoption, Path: "metadata.annotations", Message: fmt.Sprintf("%s %s is taken over from its present owner "+
+		"(conflictResolution Overwrite), and could be pruned later with all it holds; the restriction policy denies it for Namespaces, "+
+		"CRDs and cluster-scoped objects unless it allows %q", obj.GetKind(), obj.GetName(), DenyAdoption)}
 }
 
-func joinPath(p []string) string {
-	out := ""
-	for i, s := range p {
-		if i > 0 {
-			out += "."
-		}
-		out += s
+// isRBAC reports whether gk is a role ("role") or a binding ("binding").
+func isRBAC(gk string) string {
+	kind, group, _ := strings.Cut(gk, ".")
+	if group != "rbac.authorization.k8s.io" {
+		return ""
 	}
-	return out
+	switch kind {
+	case "Role", "ClusterRole":
+		return "role"
+	case "RoleBinding", "ClusterRoleBinding":
+		return "binding"
+	}
+	return ""
 }

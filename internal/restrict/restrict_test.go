@@ -87,9 +87,9 @@ func TestDefaultPolicy(t *testing.T) {
 		{"a binding of cluster-admin is refused", clusterAdmin, DenyAdminBindings, "roleRef.name"},
 		{"a team's view binding is allowed", viewForTeam, "", ""},
 		{"a mutating webhook is refused", webhook, DenyAdmissionWebhooks, ""},
-		{"a hostPID DaemonSet in propagit-system is refused", hostPIDInSystem, DenyPrivilegedSystemPods, "spec.template.spec.hostPID"},
-		{"a privileged pod in kube-system is refused", privilegedInKubeSystem, DenyPrivilegedSystemPods, "spec.containers[0].securityContext.privileged"},
-		{"a privileged pod in an application namespace is the member's own policy's business", privilegedInApp, "", ""},
+		{"a hostPID DaemonSet in propagit-system is refused", hostPIDInSystem, DenyPropagitSystem, "metadata.namespace"},
+		{"a privileged pod in kube-system is refused", privilegedInKubeSystem, RulePodSecurity, "spec"},
+		{"a privileged pod in an application namespace is refused too", privilegedInApp, RulePodSecurity, "spec"},
 		{"a plain Deployment is allowed", plainDeployment, "", ""},
 	}
 	var p *Policy // the default
@@ -116,7 +116,7 @@ func TestAllowListsAndLiftedDenials(t *testing.T) {
 		clusterAdmin:    "",                   // lifted
 		plainDeployment: "",
 		clusterRole:     "",
-		privilegedInApp: "",
+		privilegedInApp: RulePodSecurity,
 		hostPIDInSystem: "namespaces",
 		webhook:         "clusterScopedKinds",
 	} {
@@ -144,6 +144,8 @@ func TestLoadIsStrict(t *testing.T) {
 		t.Fatalf("valid policy: %v", err)
 	}
 	for _, bad := range []string{"alow: [admin-bindings]\n", "allow: [everything]\n", "namespaces: ['[']\n",
+		"allow: [privileged-system-pods]\n", "podSecurity: strict\n", "podSpecPaths: [{kind: X}]\n", "podSpecPaths: [{kind: X, path: spec, extra: 1}]\n",
+		"folders: [{path: t, podSecurity: none}]\n", "systemNamespaces: [kube-system]\n",
 		"folders: [{path: ../other, namespaces: [a]}]\n", "folders: [{path: /abs}]\n", "folders: [{path: t, namespaces: ['[']}]\n"} {
 		if _, err := Load(write(bad)); err == nil {
 			t.Errorf("policy %q loaded; want an error", bad)
