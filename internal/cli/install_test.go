@@ -32,3 +32,13 @@ func TestInstallRefusesBadFlags(t *testing.T) {
 		t.Run(name, func(t *testing.T) { runCLI(t, 2, args...) })
 	}
 }
+
+// TestInstallRefusesCredentialsInRepo: a token in --repo is refused (exit
+// 2) before anything is printed or applied, and the error points at the
+// Secret without quoting the token.
+func TestInstallRefusesCredentialsInRepo(t *testing.T) {
+	stdout, stderr := runCLI(t, 2, "install", "--dry-run", "--repo", "https://bot:glpat-s3cret@git.example.com/fleet.git")
+	if stdout != "" || strings.Contains(stdout+stderr, "s3cret") || !strings.Contains(stderr, "propagit-git --from-literal=token=") {
+		t.Errorf("stdout %q, stderr %q: want nothing printed and an error pointing at the Secret, without the token", stdout, stderr)
+	}
+}

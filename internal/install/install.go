@@ -8,6 +8,7 @@ package install
 import (
 	"fmt"
 	"io/fs"
+	"net/url"
 	"path"
 	"strings"
 
@@ -91,6 +92,9 @@ func (o Options) Validate() error {
 	if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
 		return fmt.Errorf("namespace %q: %s", o.Namespace, strings.Join(errs, "; "))
 	}
+	if err := repoWithoutCredentials(o.Repo, o.Namespace); err != nil {
+		return err
+	}
 	if o.WebhookSecret != "" {
 		if errs := validation.IsDNS1123Subdomain(o.WebhookSecret); len(errs) > 0 {
 			return fmt.Errorf("webhook secret name %q: %s", o.WebhookSecret, strings.Join(errs, "; "))
@@ -100,6 +104,24 @@ func (o Options) Validate() error {
 		}
 	}
 	return nil
+}
+
+// repoWithoutCredentials refuses a repository URL that carries a secret:
+// it would be written into the Deployment's args, readable by whoever may
+// read Deployments or list the node's processes. A user name alone is an
+// SSH account (ssh://git@host/…), not a secret; over HTTP(S) the user name
+// is where Git hosts take a token. The error never quotes the URL.
+func repoWithoutCredentials(repo, namespace string) error {
+	u, err := url.Parse(repo)
+	if err != nil || u.User == nil {
+		return nil // scp-like git@host:path, or not a URL at all: no userinfo to leak
+	}
+	if _, hasPassword := u.User.Password(); !hasPassword && u.Scheme == "ssh" {
+		return nil
+	}
+	return fmt.Errorf("--repo %s://…@%s%s carries credentials, which would be copied into the Deployment: "+
+		"remove them from the URL and put the token in Secret propagit-git instead "+
+		"(kubectl -n %s create secret generic propagit-git --from-literal=token=…)", u.Scheme, u.Host, u.Path, namespace)
 }
 
 // Build returns the objects to apply, in kustomize's apply order

@@ -1,6 +1,7 @@
 package install
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -123,5 +124,36 @@ func TestBuildShard(t *testing.T) {
 		"--namespace=propagit-system", "--cache-dir=/cache", "--health-addr=:8081", "--http-addr=:8080", "--shard=true"}
 	if diff := cmp.Diff(want, controllerArgs(t, objs)); diff != "" {
 		t.Errorf("controller args (-want +got):\n%s", diff)
+	}
+}
+
+// TestBuildRefusesCredentialsInRepo: a token written into --repo would land
+// in the Deployment's args, readable by anyone who may read Deployments and
+// shown in every process listing. Build refuses it, points at the Secret,
+// and never quotes the token.
+func TestBuildRefusesCredentialsInRepo(t *testing.T) {
+	for _, repo := range []string{
+		"https://bot:s3cret-token@git.example.com/fleet.git",
+		"https://s3cret-token@git.example.com/fleet.git",
+		"http://bot:s3cret-token@git.example.com/fleet.git",
+		"ssh://git:s3cret-token@git.example.com/fleet.git",
+	} {
+		o := DefaultOptions()
+		o.Repo = repo
+		objs, err := Build(o)
+		if err == nil {
+			t.Errorf("%s: built %d objects, want an error", repo, len(objs))
+			continue
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "s3cret-token") || !strings.Contains(msg, "propagit-git") || !strings.Contains(msg, "--repo") {
+			t.Errorf("%s: error %q, want one naming --repo and Secret propagit-git without the token", repo, msg)
+		}
+	}
+	// A user name alone is how SSH names its account: not a secret.
+	o := DefaultOptions()
+	o.Repo = "ssh://git@git.example.com/fleet.git"
+	if _, err := Build(o); err != nil {
+		t.Errorf("ssh user name: %v", err)
 	}
 }

@@ -18,11 +18,12 @@
 // Order of checks, each with its status and the result counted in
 // propagit_webhook_requests_total:
 //
-//	MaxInFlight requests already being served ──────── 503 rate_limited
 //	method is not POST ─────────────────────────────── 405 bad_request
 //	body over 1 MiB ─────────────────────────────────── 413 bad_request
+//	GitLab or generic token wrong (body unread) ────── 401 bad_signature
 //	body not received within BodyTimeout ───────────── 408 bad_request
-//	secret or token wrong, or provider disabled ────── 401 bad_signature
+//	GitHub signature wrong, or provider disabled ───── 401 bad_signature
+//	MaxInFlight authenticated requests being served ─ 503 rate_limited
 //	rate limit (one token bucket for the endpoint) ── 429 rate_limited
 //	GitHub ping ─────────────────────────────────────── 200 ignored
 //	other event, or push to another branch ─────────── 202 ignored
@@ -33,8 +34,11 @@
 // controller's Trigger coalesces requests into one pending fetch).
 //
 // Authentication runs before the limiter, so that requests without the
-// secret never spend the tokens of genuine notifications. What bounds the
-// cost of a flood is the in-flight limit, the body deadline and size cap,
-// and the server's timeouts (Server): a refused request costs at most one
-// HMAC over at most 1 MiB.
+// secret never spend the tokens of genuine notifications, and before the
+// in-flight limit, so that requests without it never take a slot: a body
+// is streamed through the HMAC and a scanner that keeps only the payload's
+// ref, never held whole. What bounds the cost of a flood is the body
+// deadline and size cap and the server's timeouts (Server): a refused
+// request costs its connection for BodyTimeout at most and one HMAC over
+// at most 1 MiB.
 package webhook

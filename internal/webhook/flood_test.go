@@ -41,10 +41,11 @@ func stall(t *testing.T, addr string, sent int, chunk []byte) net.Conn {
 }
 
 // A flood of requests whose bodies never finish used to pin up to 1 MiB of
-// heap each until the client gave up. Now at most MaxInFlight are read, for
-// BodyTimeout at most, the rest are answered 503 at once; the heap stays
-// flat, and a genuine signed push still gets through (unauthenticated
-// requests never spend its rate-limit token).
+// heap each until the client gave up. Now every body is streamed through
+// the HMAC and never kept, for BodyTimeout at most, so the heap stays flat
+// however many are open, and a genuine signed push gets through at once:
+// unauthenticated requests hold no in-flight slot and spend no rate-limit
+// token.
 func TestStalledBodyFloodLeavesHeapFlat(t *testing.T) {
 	const conns, inFlight = 64, 4
 	f := newFixture(t, func(o *Options) { o.MaxInFlight, o.BodyTimeout, o.Burst = inFlight, time.Second, 1 })
@@ -89,30 +90,20 @@ func TestStalledBodyFloodLeavesHeapFlat(t *testing.T) {
 	if peak > 16<<20 {
 		t.Errorf("heap grew by %d MiB under the flood, want under 16 MiB", peak>>20)
 	}
-	if got := f.counts()["github/rate_limited"]; got < conns-inFlight {
-		t.Errorf("%v requests refused as busy, want at least %d", got, conns-inFlight)
-	}
 
 	// While the attackers still hold their connections, a genuine push
-	// gets through as soon as a slot frees (at most BodyTimeout).
+	// gets through at once.
 	body := pushBody("refs/heads/main")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+Path, bytes.NewReader(body))
-		req.Header.Set("X-GitHub-Event", "push")
-		req.Header.Set("X-Hub-Signature-256", sign(githubSecret, body))
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusAccepted {
-			break
-		}
-		if resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline) {
-			t.Fatalf("genuine push: status %d, want 202", resp.StatusCode)
-		}
-		time.Sleep(50 * time.Millisecond) // poll interval while slots are busy
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+Path, bytes.NewReader(body))
+	req.Header.Set("X-GitHub-Event", "push")
+	req.Header.Set("X-Hub-Signature-256", sign(githubSecret, body))
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("genuine push: status %d, want 202", resp.StatusCode)
 	}
 	if got := f.triggered(); len(got) != 1 {
 		t.Errorf("triggered %v, want one push", got)

@@ -19,7 +19,7 @@ type handler struct {
 	trigger func(reason string)
 	rec     *metrics.Recorder
 	limiter *rate.Limiter
-	// slots bounds the requests in flight: one token each.
+	// slots bounds the authenticated requests in flight: one token each.
 	slots chan struct{}
 }
 
@@ -51,14 +51,7 @@ func NewHandler(opts Options, trigger func(reason string), rec *metrics.Recorder
 // ServeHTTP decides, triggers only when accepted, answers and counts.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	provider := providerOf(r.Header)
-	var v verdict
-	select {
-	case h.slots <- struct{}{}:
-		v = h.decide(w, r, provider)
-		<-h.slots
-	default:
-		v = busy
-	}
+	v := h.decide(w, r, provider)
 	if v.result == metrics.WebhookAccepted {
 		h.trigger(v.reason)
 	}
@@ -73,8 +66,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // decide runs the checks shared by every provider, then the provider's.
-// Authentication comes before the rate limit, so unauthenticated requests
-// never spend the tokens of genuine notifications.
+// The body is read, streamed and never kept, before any slot is taken: a
+// request that has not proved its secret holds nothing but its own
+// connection, for BodyTimeout at most. Authentication comes before the
+// rate limit too, so unauthenticated requests never spend the tokens of
+// genuine notifications.
 func (h *handler) decide(w http.ResponseWriter, r *http.Request, provider string) verdict {
 	if r.Method != http.MethodPost {
 		return badRequest(http.StatusMethodNotAllowed, "method not allowed: use POST")
@@ -82,30 +78,35 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request, provider string
 	if r.ContentLength > MaxBodyBytes {
 		return tooLarge
 	}
-	// A body that trickles in holds a slot for BodyTimeout at most. The
-	// ResponseWriter of a test recorder cannot set deadlines; a server's can.
+	// The ResponseWriter of a test recorder cannot set deadlines; a server's can.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.opts.BodyTimeout))
-	var body []byte
+	var ref string
 	var v *verdict
 	switch provider {
 	case metrics.ProviderGitHub:
-		body, v = h.githubAuth(w, r)
+		ref, v = h.githubAuth(w, r)
 	case metrics.ProviderGitLab:
-		body, v = h.gitlabAuth(w, r)
+		ref, v = h.gitlabAuth(w, r)
 	default:
-		body, v = h.genericAuth(w, r)
+		v = h.genericAuth(w, r)
 	}
 	if v != nil {
 		return *v
+	}
+	select {
+	case h.slots <- struct{}{}:
+		defer func() { <-h.slots }()
+	default:
+		return busy
 	}
 	if !h.limiter.AllowN(h.opts.Clock.Now(), 1) {
 		return verdict{code: http.StatusTooManyRequests, result: metrics.WebhookRateLimited, msg: "too many requests"}
 	}
 	switch provider {
 	case metrics.ProviderGitHub:
-		return h.github(r, body)
+		return h.github(r, ref)
 	case metrics.ProviderGitLab:
-		return h.gitlab(r, body)
+		return h.gitlab(r, ref)
 	default:
 		return accepted("generic webhook trigger")
 	}
@@ -127,8 +128,8 @@ var (
 	unauthorized = verdict{code: http.StatusUnauthorized, result: metrics.WebhookBadSignature, msg: "unauthorized"}
 	tooLarge     = badRequest(http.StatusRequestEntityTooLarge, "request body over 1 MiB")
 	tooSlow      = badRequest(http.StatusRequestTimeout, "request body not received in time")
-	// busy answers at once when MaxInFlight requests are being served; it
-	// is counted with the rate-limited ones.
+	// busy answers at once when MaxInFlight authenticated requests are
+	// being served; it is counted with the rate-limited ones.
 	busy = verdict{code: http.StatusServiceUnavailable, result: metrics.WebhookRateLimited, msg: "too many requests in flight"}
 )
 
@@ -144,21 +145,22 @@ func accepted(reason string) verdict {
 	return verdict{code: http.StatusAccepted, result: metrics.WebhookAccepted, msg: "accepted", reason: reason}
 }
 
-// readBody reads at most MaxBodyBytes; a failure is returned as a verdict.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *verdict) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+// readBody streams at most MaxBodyBytes of the body into dst; a failure
+// is returned as a verdict.
+func readBody(w http.ResponseWriter, r *http.Request, dst io.Writer) *verdict {
+	_, err := io.Copy(dst, http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, &tooLarge
+			return &tooLarge
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return nil, &tooSlow
+			return &tooSlow
 		}
 		v := badRequest(http.StatusBadRequest, "failed to read request body")
-		return nil, &v
+		return &v
 	}
-	return body, nil
+	return nil
 }
 
 // tokenEqual compares a configured secret with a presented one in constant

@@ -39,7 +39,8 @@ type Options struct {
 	// zero means DefaultRatePerSecond and DefaultBurst.
 	RatePerSecond float64
 	Burst         int
-	// MaxInFlight bounds the requests being served; more are answered 503
+	// MaxInFlight bounds the authenticated requests being served (a request
+	// takes its slot once its secret is checked); more are answered 503
 	// at once. Zero means DefaultMaxInFlight.
 	MaxInFlight int
 	// BodyTimeout bounds the time to receive a request's body, from the

@@ -4,7 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 )
@@ -17,37 +17,39 @@ const (
 	gitLabPushEvent       = "Push Hook"
 )
 
-// githubAuth reads the body and checks its HMAC.
-func (h *handler) githubAuth(w http.ResponseWriter, r *http.Request) ([]byte, *verdict) {
+// githubAuth streams the body through its HMAC and a ref scanner, then
+// checks the signature; it returns the payload's ref.
+func (h *handler) githubAuth(w http.ResponseWriter, r *http.Request) (string, *verdict) {
 	if len(h.opts.GitHubSecret) == 0 {
-		return nil, &unauthorized
+		return "", &unauthorized
 	}
-	body, v := readBody(w, r)
-	if v != nil {
-		return nil, v
+	mac := hmac.New(sha256.New, h.opts.GitHubSecret)
+	scan := &refScanner{}
+	if v := readBody(w, r, io.MultiWriter(mac, scan)); v != nil {
+		return "", v
 	}
-	if !validGitHubSignature(h.opts.GitHubSecret, body, r.Header.Get(headerGitHubSignature)) {
-		return nil, &unauthorized
+	if !validGitHubSignature(mac.Sum(nil), r.Header.Get(headerGitHubSignature)) {
+		return "", &unauthorized
 	}
-	return body, nil
+	return scan.Ref(), nil
 }
 
 // github answers an authenticated event: a ping 200, a push to the followed
 // branch accepted, anything else ignored.
-func (h *handler) github(r *http.Request, body []byte) verdict {
+func (h *handler) github(r *http.Request, ref string) verdict {
 	switch event := r.Header.Get(headerGitHubEvent); event {
 	case "ping":
 		return ignored(http.StatusOK, "ping")
 	case "push":
-		return h.push("github", body)
+		return h.push("github", ref)
 	default:
 		return ignored(http.StatusAccepted, "event "+event)
 	}
 }
 
 // validGitHubSignature reports whether header is "sha256=" followed by the
-// hex HMAC-SHA256 of body keyed with secret, compared in constant time.
-func validGitHubSignature(secret, body []byte, header string) bool {
+// hex of sum, the body's HMAC-SHA256, compared in constant time.
+func validGitHubSignature(sum []byte, header string) bool {
 	hexSum, ok := strings.CutPrefix(header, "sha256=")
 	if !ok {
 		return false
@@ -56,49 +58,48 @@ func validGitHubSignature(secret, body []byte, header string) bool {
 	if err != nil {
 		return false
 	}
-	mac := hmac.New(sha256.New, secret)
-	mac.Write(body)
-	return hmac.Equal(got, mac.Sum(nil))
+	return hmac.Equal(got, sum)
 }
 
-// gitlabAuth checks the token before reading the body.
-func (h *handler) gitlabAuth(w http.ResponseWriter, r *http.Request) ([]byte, *verdict) {
+// gitlabAuth checks the token before reading the body; it returns the
+// payload's ref.
+func (h *handler) gitlabAuth(w http.ResponseWriter, r *http.Request) (string, *verdict) {
 	if !tokenEqual(h.opts.GitLabToken, r.Header.Get(headerGitLabToken)) {
-		return nil, &unauthorized
+		return "", &unauthorized
 	}
-	return readBody(w, r)
+	scan := &refScanner{}
+	if v := readBody(w, r, scan); v != nil {
+		return "", v
+	}
+	return scan.Ref(), nil
 }
 
 // gitlab answers an authenticated event; only push events count.
-func (h *handler) gitlab(r *http.Request, body []byte) verdict {
+func (h *handler) gitlab(r *http.Request, ref string) verdict {
 	if event := r.Header.Get(headerGitLabEvent); event != gitLabPushEvent {
 		return ignored(http.StatusAccepted, "event "+event)
 	}
-	return h.push("gitlab", body)
+	return h.push("gitlab", ref)
 }
 
 // genericAuth checks the bearer token; the body is read, bounded, and
 // discarded.
-func (h *handler) genericAuth(w http.ResponseWriter, r *http.Request) ([]byte, *verdict) {
+func (h *handler) genericAuth(w http.ResponseWriter, r *http.Request) *verdict {
 	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !strings.EqualFold(scheme, "Bearer") || !tokenEqual(h.opts.GenericToken, strings.TrimSpace(token)) {
-		return nil, &unauthorized
+		return &unauthorized
 	}
-	_, v := readBody(w, r)
-	return nil, v
+	return readBody(w, r, io.Discard)
 }
 
-// push accepts a push payload (GitHub's and GitLab's share the ref field)
-// whose ref is the followed branch.
-func (h *handler) push(provider string, body []byte) verdict {
-	var payload struct {
-		Ref string `json:"ref"`
-	}
-	if err := json.Unmarshal(body, &payload); err != nil || payload.Ref == "" {
+// push accepts a push (GitHub's and GitLab's payloads share the ref field)
+// to the followed branch.
+func (h *handler) push(provider, ref string) verdict {
+	if ref == "" {
 		return badRequest(http.StatusBadRequest, "push payload without a ref")
 	}
-	if !h.wantsRef(payload.Ref) {
-		return ignored(http.StatusAccepted, "push to "+payload.Ref)
+	if !h.wantsRef(ref) {
+		return ignored(http.StatusAccepted, "push to "+ref)
 	}
-	return accepted(provider + " push to " + payload.Ref)
+	return accepted(provider + " push to " + ref)
 }
