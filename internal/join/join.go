@@ -80,7 +80,8 @@ type Options struct {
 	HubTokenExpiration time.Duration
 	// GrantBind gives the ServiceAccount bind and escalate on roles, so that
 	// propagated bindings may grant more than it holds itself; set when the
-	// restriction policy allows admin bindings (WithRestrictions).
+	// restriction policy allows admin bindings or escalating roles
+	// (WithRestrictions).
 	GrantBind bool
 	// CheckTimeout bounds how long the credential check waits for RBAC to
 	// propagate in the apiserver's authorizer cache.
@@ -109,9 +110,10 @@ func DefaultOptions() Options {
 // WithRestrictions narrows what the member grants to what the restriction
 // policy lets committers deploy: its namespaces when no --namespaces are
 // given (exact names only: RBAC cannot bind by pattern), and bind/escalate
-// only when it allows admin bindings.
+// only when it allows admin bindings or escalating roles, which the
+// apiserver would otherwise refuse to propagit's ServiceAccount.
 func (o *Options) WithRestrictions(p *restrict.Policy) error {
-	o.GrantBind = p.Allows(restrict.DenyAdminBindings)
+	o.GrantBind = p.Allows(restrict.DenyAdminBindings) || p.Allows(restrict.DenyRBACEscalation)
 	if len(o.Namespaces) > 0 || p == nil || len(p.Namespaces) == 0 {
 		return nil
 	}

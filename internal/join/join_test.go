@@ -226,6 +226,8 @@ func TestWithRestrictions(t *testing.T) {
 	}{
 		{name: "default policy: no bind", policy: nil},
 		{name: "admin bindings allowed", policy: &restrict.Policy{Allow: []string{restrict.DenyAdminBindings}}, bind: true},
+		{name: "escalating roles allowed", policy: &restrict.Policy{Allow: []string{restrict.DenyRBACEscalation}}, bind: true},
+		{name: "other denials lifted: no bind", policy: &restrict.Policy{Allow: []string{restrict.DenyAdoption, restrict.DenyAPIExtensions}}},
 		{name: "policy namespaces become the member's", policy: &restrict.Policy{Namespaces: []string{"shop", "shop-data"}}, wantNS: []string{"shop", "shop-data"}},
 		{name: "--namespaces win", given: []string{"a"}, policy: &restrict.Policy{Namespaces: []string{"shop"}}, wantNS: []string{"a"}},
 		{name: "patterns cannot be granted", policy: &restrict.Policy{Namespaces: []string{"team-*"}}, wantErr: "by pattern"},
