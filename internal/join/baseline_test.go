@@ -59,7 +59,7 @@ func TestDeployAndJoinGrantNothingTheDefaultPolicyRefuses(t *testing.T) {
 		})
 	}
 	optIn := map[string][]*unstructured.Unstructured{
-		"join with bind": joinRBAC(t, Options{Mode: ModePush, GrantBind: true}),
+		"join with bind":                 joinRBAC(t, Options{Mode: ModePush, GrantBind: true}),
 		"deploy/agent/cluster-wide-bind": build(t, "../../deploy/agent/cluster-wide-bind"),
 	}
 	for name, objs := range optIn {
