@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
@@ -37,6 +36,9 @@ type MemberGitStore struct {
 	mu      sync.Mutex
 	stores  map[string]*GitStore
 	tracked map[string]bool
+	// newest is, by cluster, the revision this store last recorded in the
+	// cluster's NewestRef.
+	newest map[string]string
 }
 
 var (
@@ -52,7 +54,8 @@ func NewMemberGitStore(tmpl string, opts GitOptions, log logr.Logger) (*MemberGi
 	if err != nil {
 		return nil, err
 	}
-	return &MemberGitStore{tmpl: t, opts: opts, log: log, stores: map[string]*GitStore{}, tracked: map[string]bool{}}, nil
+	return &MemberGitStore{tmpl: t, opts: opts, log: log, stores: map[string]*GitStore{}, tracked: map[string]bool{},
+		newest: map[string]string{}}, nil
 }
 
 // Track adds clusters to those List, Put and NewestRevision reach: the
@@ -175,6 +178,9 @@ func (m *MemberGitStore) Put(ctx context.Context, revision string, ws []*workv1a
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	if err := m.recordNewest(ctx, revision, slices.Collect(maps.Keys(byCluster))); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	for _, c := range clusters {
 		if byCluster[c] == nil {
@@ -184,27 +190,6 @@ func (m *MemberGitStore) Put(ctx context.Context, revision string, ws []*workv1a
 	m.mu.Unlock()
 	sort.Strings(changed)
 	return changed, nil
-}
-
-// NewestRevision returns the source revision of the newest commit among
-// the tracked clusters' work branches; "" when there is none.
-func (m *MemberGitStore) NewestRevision(ctx context.Context) (string, error) {
-	var best time.Time
-	rev := ""
-	for _, c := range m.trackedClusters() {
-		g, err := m.store(c)
-		if err != nil {
-			return "", err
-		}
-		r, at, err := g.newest(ctx)
-		if err != nil {
-			return "", err
-		}
-		if r != "" && at.After(best) {
-			best, rev = at, r
-		}
-	}
-	return rev, nil
 }
 
 // GetStatus reads cluster's status from cluster's repository only.
