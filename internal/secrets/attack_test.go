@@ -3,7 +3,6 @@ package secrets_test
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,7 +13,6 @@ import (
 
 	"filippo.io/age"
 	"github.com/getsops/sops/v3/config"
-	"github.com/getsops/sops/v3/logging"
 	sopsyaml "github.com/getsops/sops/v3/stores/yaml"
 	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -259,18 +257,6 @@ func TestDecryptBoundsItsInput(t *testing.T) {
 				t.Errorf("err = %v, want ErrMalformed saying %q", err, tc.want)
 			}
 		})
-	}
-}
-
-// TestSopsLoggersAreSilent: nothing sops logs reaches propagit's output.
-func TestSopsLoggersAreSilent(t *testing.T) {
-	if len(logging.Loggers) == 0 {
-		t.Fatal("sops registered no loggers")
-	}
-	for name, l := range logging.Loggers {
-		if l.Out != io.Discard {
-			t.Errorf("sops logger %s writes to %T", name, l.Out)
-		}
 	}
 }
 

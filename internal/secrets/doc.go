@@ -3,12 +3,16 @@
 // without its key (recipients, encrypted paths, changed keys) is package
 // sealed's, which the pure pipeline uses.
 //
-// Decryption is the SOPS Go library's (its YAML and JSON stores, AES-GCM
-// cipher and MAC check), with an in-process key service that holds only
-// the member's age identities: sops never reads keys from the environment
-// or home directory here, and PGP, cloud KMS and Vault keys are refused
-// without contacting anything. Errors name the object, the recipients and
-// the reason, never a decrypted value. (sops' audit package, linked with
-// the library, reads /etc/sops/audit.yaml once at start-up; propagit's
-// image has none.)
+// Decryption is a small reader of sops' file format written for
+// propagit, not the SOPS library (which links every key service and an
+// audit package that reads /etc/sops/audit.yaml at start-up): age
+// (filippo.io/age) opens the data key, Shamir shares of age key groups
+// are combined, the standard library's AES-256-GCM opens each value bound
+// to its path, and the MAC is checked over the values in document order
+// as sops computes it. It reads YAML and JSON documents, the suffix and
+// regex rules and mac_only_encrypted; it refuses comment regexes, and
+// never reads PGP, cloud KMS or Vault stanzas, keys from the environment
+// or anything on disk. A document decrypts only into the object it was
+// committed as. Errors name the object, the path, the recipients and the
+// reason, never a decrypted value.
 package secrets

@@ -20,6 +20,10 @@ var (
 	// ErrMalformed: the sops metadata or an encrypted value is not what
 	// sops writes.
 	ErrMalformed = errors.New("malformed SOPS document")
+	// ErrRelocated: the document is carried by an object other than the
+	// one it was committed as (another name, namespace, kind or
+	// apiVersion), and is not decrypted into it.
+	ErrRelocated = errors.New("SOPS document bound to another object")
 )
 
 // NoKeyError says which recipients a document is encrypted to and which

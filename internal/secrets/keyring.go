@@ -29,6 +29,9 @@ type Keyring struct {
 // besides sealed.DefaultKinds. A nil or empty data gives a keyring that reports
 // every document as missing its key. Errors name the key, never its value.
 func NewKeyring(data map[string][]byte, kinds []string) (*Keyring, error) {
+	if err := sealed.CheckKinds(kinds); err != nil {
+		return nil, err
+	}
 	k := &Keyring{kinds: kinds}
 	names := make([]string, 0, len(data))
 	for name := range data {
@@ -54,8 +57,10 @@ func (k *Keyring) Recipients() []string { return recipientsOf(k.ids) }
 // original document obj carries (workv1alpha1.AnnotationSOPSDocument),
 // whose MAC it verifies; obj's own metadata (labels and annotations set by
 // render and overrides) is kept, its sops section and that annotation are
-// dropped. The result lives in memory only: the caller applies it and
-// forgets it.
+// dropped. The document must have been committed as obj (same
+// apiVersion, kind, namespace and name): one carried by another object is
+// ErrRelocated. The result lives in memory only: the caller applies it
+// and forgets it.
 func (k *Keyring) Decrypt(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	if !sealed.KindAllowed(obj.GetKind(), k.kinds) {
 		return nil, unsupported("kind %s may not be encrypted (allowed: %s)", obj.GetKind(), strings.Join(append(slices.Clone(sealed.DefaultKinds), k.kinds...), ", "))
@@ -68,8 +73,8 @@ func (k *Keyring) Decrypt(obj *unstructured.Unstructured) (*unstructured.Unstruc
 	if err != nil {
 		return nil, err
 	}
-	if kind, _ := plain.Object["kind"].(string); kind != obj.GetKind() {
-		return nil, malformed("the original document is a %q, the object a %q", kind, obj.GetKind())
+	if err := bound(plain, obj); err != nil {
+		return nil, err
 	}
 	out := obj.DeepCopy()
 	delete(out.Object, sealed.MetadataKey)
@@ -86,6 +91,7 @@ func (k *Keyring) Decrypt(obj *unstructured.Unstructured) (*unstructured.Unstruc
 		}
 	}
 	if out.GetKind() == "Secret" {
+		stringValues(out.Object)
 		foldStringData(out.Object)
 	}
 	return out, nil

@@ -5,6 +5,7 @@
 package sealed
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,26 @@ const MetadataKey = "sops"
 // allows more: only Secrets hold values worth encrypting in a manifest.
 var DefaultKinds = []string{"Secret"}
 
+// DataKinds are the only kinds --decrypt-kinds may add to DefaultKinds:
+// core kinds that hold data and nothing the cluster runs or obeys (no pod
+// spec, no RBAC, no webhook, no route, no volume). Restrictions are
+// checked at render, where an encrypted value is only ciphertext, so a
+// kind whose values a restriction must judge may never be encrypted.
+// Load accepts only the core API group, so a CRD kind is never one.
+var DataKinds = []string{"Secret", "ConfigMap"}
+
+// CheckKinds refuses extra kinds (--decrypt-kinds) that are not data
+// kinds, naming the first.
+func CheckKinds(extra []string) error {
+	for _, k := range extra {
+		if !slices.Contains(DataKinds, k) {
+			return fmt.Errorf("--decrypt-kinds %s: only data kinds (%s) may be SOPS-encrypted: restrictions are checked before decryption and would judge only ciphertext",
+				k, strings.Join(DataKinds, ", "))
+		}
+	}
+	return nil
+}
+
 // IsEncrypted reports whether obj is a SOPS document: it has a top-level
 // sops mapping with a MAC.
 func IsEncrypted(obj map[string]any) bool {
@@ -33,9 +54,9 @@ func IsEncrypted(obj map[string]any) bool {
 }
 
 // KindAllowed reports whether kind may be encrypted, given the operator's
-// extra kinds.
+// extra kinds; an extra kind that is not a data kind never is.
 func KindAllowed(kind string, extra []string) bool {
-	return slices.Contains(DefaultKinds, kind) || slices.Contains(extra, kind)
+	return slices.Contains(DefaultKinds, kind) || slices.Contains(extra, kind) && slices.Contains(DataKinds, kind)
 }
 
 // IsValue reports whether s is a sops-encrypted value.
