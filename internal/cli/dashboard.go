@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -156,8 +155,13 @@ func listenDashboard(flag, addr string, opts dashboard.Options) (*server, func(c
 	if err != nil {
 		return nil, nil, err
 	}
-	if host, _, err := net.SplitHostPort(s.ln.Addr().String()); err == nil && !net.ParseIP(host).IsLoopback() && opts.Token == "" && opts.UserHeader == "" {
-		opts.Log.Info("the dashboard is served beyond this host without a token: anyone who reaches it can read the fleet", "addr", addr)
+	if err := dashboard.RequireToken(s.ln.Addr(), opts); err != nil {
+		_ = s.ln.Close()
+		hint := "--token-file or $" + dashboardTokenEnv
+		if flag != "--addr" {
+			hint = "$" + dashboardTokenEnv
+		}
+		return nil, nil, fmt.Errorf("%s %s: %w: set %s, or serve on 127.0.0.1", flag, addr, err, hint)
 	}
 	return s, d.Run, nil
 }

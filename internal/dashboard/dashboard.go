@@ -179,7 +179,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/report.json", s.reportJSON)
 }
 
-// ServeHTTP checks the credentials, sets the security headers on every
+// ServeHTTP checks the Host (without a token) and the credentials, sets the security headers on every
 // response and serves the pages.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
@@ -190,6 +190,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		h.Set("Allow", "GET, HEAD")
 		http.Error(w, "the dashboard is read-only", http.StatusMethodNotAllowed)
+		return
+	}
+	if !s.hostAllowed(r) {
+		http.Error(w, "this dashboard has no token and answers only to localhost, 127.0.0.1 or [::1]", http.StatusForbidden)
 		return
 	}
 	if !s.authorized(r) {
