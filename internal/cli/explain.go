@@ -14,6 +14,7 @@ import (
 	"github.com/propagit/propagit/internal/diff"
 	"github.com/propagit/propagit/internal/override"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/termsafe"
 )
 
 // explainFormats are the values of explain's -o.
@@ -194,6 +195,7 @@ func findBinding(bindings []*render.Binding, ref, namespace string) (*render.Bin
 }
 
 func printExplanation(w io.Writer, e render.Explanation) {
+	w = termsafe.NewWriter(w) // names, reasons and verdicts come from Git
 	fmt.Fprintf(w, "%s  (%s)\n\n", e.Template, e.Source)
 	if e.Skipped != "" {
 		fmt.Fprintf(w, "Not propagated: %s\n", e.Skipped)

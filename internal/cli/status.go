@@ -20,6 +20,7 @@ import (
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/status"
+	"github.com/propagit/propagit/internal/termsafe"
 	"github.com/propagit/propagit/internal/works"
 )
 
@@ -176,6 +177,7 @@ func writeReport(w io.Writer, rep *status.Report, format string, now time.Time) 
 		_, err = w.Write(data)
 		return err
 	case "name":
+		w = termsafe.NewWriter(w)
 		for _, c := range rep.Clusters {
 			fmt.Fprintf(w, "cluster/%s\n", c.Name)
 		}
@@ -240,8 +242,11 @@ func gather(ctx context.Context, st *stores, clusters []string) ([]status.Input,
 func printReport(w io.Writer, r *status.Report, now time.Time) { printReportAs(w, r, now, false) }
 
 // printReportAs prints the text report; wide adds what pull agents measure
-// of their cluster and does not cut the message.
+// of their cluster and does not cut the message. Members, scripts and Git
+// wrote much of it: control characters are escaped (termsafe), and inside
+// free-text cells newlines and tabs too, so no message forges a row.
 func printReportAs(w io.Writer, r *status.Report, now time.Time, wide bool) {
+	w = termsafe.NewWriter(w)
 	fmt.Fprintln(w, r.Summary)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -263,9 +268,9 @@ func printReportAs(w io.Writer, r *status.Report, now time.Time, wide bool) {
 			orDash(strings.Join(c.Taints, ",")), c.Ready, applied, c.Objects, c.Healthy, c.Failed, c.Drift, heard,
 			orDash(c.AgentVersion))
 		if wide {
-			fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\n", orDash(c.KubernetesVersion), orDash(c.CPU), orDash(c.Memory), orDash(c.Message))
+			fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\n", orDash(c.KubernetesVersion), orDash(c.CPU), orDash(c.Memory), orDash(termsafe.String(c.Message)))
 		} else {
-			fmt.Fprintf(tw, "\t%s\n", truncate(c.Message, 60))
+			fmt.Fprintf(tw, "\t%s\n", truncate(termsafe.String(c.Message), 60))
 		}
 	}
 	_ = tw.Flush()
@@ -292,7 +297,7 @@ func printReportAs(w io.Writer, r *status.Report, now time.Time, wide bool) {
 		if d.Deleted {
 			fields = "(deleted)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Object, d.Cluster, d.Action, orDash(d.Manager), truncate(orDash(fields), 60),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Object, d.Cluster, d.Action, orDash(termsafe.String(d.Manager)), truncate(orDash(fields), 60),
 			now.Sub(d.Time).Round(time.Second).String()+" ago")
 	}
 	_ = tw.Flush()
@@ -301,12 +306,13 @@ func printReportAs(w io.Writer, r *status.Report, now time.Time, wide bool) {
 // printProblems prints the templates that failed to render, those the
 // scheduler could not place and those no policy claims any more.
 func printProblems(w io.Writer, r *status.Report) {
+	w = termsafe.NewWriter(w)
 	if len(r.RenderErrors) > 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "RENDER ERROR (the cluster keeps its current objects)\tCLUSTER")
 		for _, e := range r.RenderErrors {
-			fmt.Fprintf(tw, "%s\t%s\n", e.Error, e.Cluster)
+			fmt.Fprintf(tw, "%s\t%s\n", termsafe.String(e.Error), e.Cluster)
 		}
 		_ = tw.Flush()
 	}
@@ -314,7 +320,7 @@ func printProblems(w io.Writer, r *status.Report) {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "NOT SCHEDULED")
 		for _, e := range r.ScheduleErrors {
-			fmt.Fprintln(w, e)
+			fmt.Fprintln(w, termsafe.String(e))
 		}
 	}
 	if len(r.Unclaimed) > 0 {

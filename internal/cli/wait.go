@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/propagit/propagit/internal/status"
+	"github.com/propagit/propagit/internal/termsafe"
 )
 
 // Bounds of wait's durations: a pipeline step must end, and polling a Git
@@ -104,6 +105,9 @@ func (o *waitOptions) run(parent context.Context, stdout, stderr io.Writer) erro
 	if err := o.validate(); err != nil {
 		return err
 	}
+	// Members write the messages printed here: nothing reaches the
+	// terminal unescaped.
+	stdout, stderr = termsafe.NewWriter(stdout), termsafe.NewWriter(stderr)
 	ctx, stop := signal.NotifyContext(orBackground(parent), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	st, cleanup, err := openStores(o.repo, o.store, "propagit-wait-*")
@@ -163,13 +167,19 @@ func (w *waiter) poll(ctx context.Context, st *stores) (bool, error) {
 			continue
 		}
 		w.seen[p.Cluster] = p
-		if p.Reached {
-			fmt.Fprintf(w.stderr, "%s: reached %s (%s)\n", p.Cluster, w.opts.revision, w.opts.forState)
-		} else {
-			fmt.Fprintf(w.stderr, "%s: waiting: %s\n", p.Cluster, p.Message)
-		}
+		w.announce(p)
 	}
 	return reachedAll(w.last), nil
+}
+
+// announce prints one member's new progress on stderr, escaped.
+func (w *waiter) announce(p status.Progress) {
+	out := termsafe.NewWriter(w.stderr)
+	if p.Reached {
+		fmt.Fprintf(out, "%s: reached %s (%s)\n", p.Cluster, w.opts.revision, w.opts.forState)
+	} else {
+		fmt.Fprintf(out, "%s: waiting: %s\n", p.Cluster, termsafe.String(p.Message))
+	}
 }
 
 // progress is where each targeted member stands, sorted by cluster; a
@@ -216,14 +226,14 @@ func (w *waiter) summary() string {
 // printProgress prints one row per member: what it applied, its Ready
 // condition and why it has not reached the target.
 func printProgress(w io.Writer, ps []status.Progress) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(termsafe.NewWriter(w), 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CLUSTER\tREACHED\tAPPLIED\tREADY\tMESSAGE")
 	for _, p := range ps {
 		reached := "no"
 		if p.Reached {
 			reached = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Cluster, reached, shortRev(p.AppliedRevision), p.Ready, orDash(p.Message))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Cluster, reached, shortRev(p.AppliedRevision), p.Ready, orDash(termsafe.String(p.Message)))
 	}
 	_ = tw.Flush()
 }
