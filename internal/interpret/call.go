@@ -47,11 +47,10 @@ func (s *Script) callLocal(lim Limits, nret int, args []any, read func(rets []lu
 		}
 		L.Pop(nret)
 		if err := read(rets); err != nil {
-			class := ClassResult
 			if le := (*limitError)(nil); errors.As(err, &le) && le.budget {
-				class = ClassBudget
+				return s.classed(ClassBudget, 0, "stopped: %s returned %v", s.Operation.Function(), err)
 			}
-			return s.classed(class, 0, "%s returned %v", s.Operation.Function(), err)
+			return s.classed(ClassResult, 0, "%s returned %v", s.Operation.Function(), err)
 		}
 		return nil
 	})

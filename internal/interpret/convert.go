@@ -96,7 +96,7 @@ func fromLua(v lua.LValue, ref any) (any, error) {
 
 func (c *converter) value(v lua.LValue, ref any, depth int) (any, error) {
 	if c.values++; c.values > maxValues {
-		return nil, &limitError{fmt.Sprintf("result has more than %d values (a table shared many times counts each time)", maxValues), true}
+		return nil, &limitError{fmt.Sprintf("a result of more than %d values (a table shared many times counts each time)", maxValues), true}
 	}
 	switch x := v.(type) {
 	case *lua.LNilType:
@@ -105,7 +105,7 @@ func (c *converter) value(v lua.LValue, ref any, depth int) (any, error) {
 		return bool(x), nil
 	case lua.LString:
 		if c.bytes += len(x); c.bytes > maxStringBytes {
-			return nil, &limitError{fmt.Sprintf("result has more than %d MiB of strings", maxStringBytes>>20), true}
+			return nil, &limitError{fmt.Sprintf("a result with more than %d MiB of strings", maxStringBytes>>20), true}
 		}
 		return string(x), nil
 	case lua.LNumber:
@@ -167,7 +167,7 @@ func (c *converter) table(t *lua.LTable, ref any, depth int) (any, error) {
 		}
 		key := string(k.(lua.LString))
 		if c.bytes += len(key); c.bytes > maxStringBytes {
-			err = &limitError{fmt.Sprintf("result has more than %d MiB of strings", maxStringBytes>>20), true}
+			err = &limitError{fmt.Sprintf("a result with more than %d MiB of strings", maxStringBytes>>20), true}
 			return
 		}
 		sub, isTable := v.(*lua.LTable)
