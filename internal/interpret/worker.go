@@ -53,11 +53,20 @@ var retireHook func(*os.ProcessState)
 func (p *pool) do(s *Script, req *request) (*response, error) {
 	p.slot <- struct{}{}
 	defer func() { <-p.slot }()
-	w, err := p.take()
+	w, reused, err := p.take()
 	if err != nil {
 		return nil, s.errorf(0, "cannot start a script worker: %v", err)
 	}
 	resp, failure := w.call(req)
+	if errors.Is(failure, errNotSent) && reused {
+		// An idle worker that died (killed from outside) never saw the
+		// request: the script is not to blame, a fresh worker runs it.
+		w.stop()
+		if w, err = startWorker(); err != nil {
+			return nil, s.errorf(0, "cannot start a script worker: %v", err)
+		}
+		resp, failure = w.call(req)
+	}
 	if failure != nil || (resp.Err != nil && resp.Err.Budget) {
 		w.stop()
 		if failure != nil {
@@ -71,16 +80,18 @@ func (p *pool) do(s *Script, req *request) (*response, error) {
 	return resp, nil
 }
 
-func (p *pool) take() (*worker, error) {
+// take returns an idle worker (reused) or a new one.
+func (p *pool) take() (w *worker, reused bool, err error) {
 	p.mu.Lock()
 	if n := len(p.idle); n > 0 {
 		w := p.idle[n-1]
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		return w, nil
+		return w, true, nil
 	}
 	p.mu.Unlock()
-	return startWorker()
+	w, err = startWorker()
+	return w, false, err
 }
 
 // startWorker re-executes this program as a worker: its code runs from
@@ -148,11 +159,14 @@ func (w *worker) call(req *request) (*response, error) {
 	}
 }
 
-var errWorkerOverran = errors.New("overran its time")
+var (
+	errWorkerOverran = errors.New("overran its time")
+	errNotSent       = errors.New("request not sent")
+)
 
 func (w *worker) exchange(req *request) (*response, error) {
 	if err := writeFrame(w.req, req); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", errNotSent, err)
 	}
 	data, err := readFrame(w.resp, maxResponse)
 	if err != nil {

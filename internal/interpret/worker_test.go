@@ -1,0 +1,55 @@
+package interpret
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestAWorkerKilledWhileIdleDoesNotFailTheNextCall kills every idle
+// worker from outside (as an OOM killer would) and asserts that the next
+// call still succeeds: the request never reached the dead worker, so the
+// script is not to blame.
+func TestAWorkerKilledWhileIdleDoesNotFailTheNextCall(t *testing.T) {
+	in := single(t, ReplicaResource, "function GetReplicas(obj) return obj.spec.replicas end")
+	if _, _, _, err := in.InterpretReplica(thing()); err != nil {
+		t.Fatal(err)
+	}
+	workers.mu.Lock()
+	idle := append([]*worker(nil), workers.idle...)
+	workers.mu.Unlock()
+	if len(idle) == 0 {
+		t.Fatal("no idle worker after a call")
+	}
+	for _, w := range idle {
+		if err := w.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		waitZombie(t, w.cmd.Process.Pid)
+	}
+	for range idle {
+		n, _, _, err := in.InterpretReplica(thing())
+		if err != nil || n != 3 {
+			t.Fatalf("after the idle worker died: replicas %d, error %v; want 3", n, err)
+		}
+	}
+}
+
+// waitZombie waits until pid has exited (a zombie until it is reaped).
+func waitZombie(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("worker %d still running after SIGKILL", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
