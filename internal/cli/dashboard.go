@@ -49,9 +49,12 @@ status refs of the git store, or the Work custom resources of the cr store.
 It never talks to members and changes nothing. With --repo it also reads the
 source branch for commit times, member labels and explain traces.
 
-It binds to 127.0.0.1 unless told otherwise. Behind an ingress, require a
-bearer token (--token-file or $` + dashboardTokenEnv + `) or a header your
-authenticating proxy sets (--user-header X-Forwarded-User).`,
+It binds to 127.0.0.1 unless told otherwise, and then answers only requests
+addressed to localhost, 127.0.0.1 or [::1] (a page on another name that
+resolves to this host is refused). On any other address it requires a
+bearer token (--token-file or $` + dashboardTokenEnv + `). Behind an
+authenticating proxy on the same host that sends Host: localhost,
+--user-header X-Forwarded-User refuses requests the proxy did not mark.`,
 		Example: `  propagit dashboard --repo https://git.example.com/fleet.git
   propagit dashboard --works-store cr --hub-kubeconfig hub.kubeconfig --repo https://git.example.com/fleet.git
   propagit dashboard --repo https://git.example.com/fleet.git --addr :8080 --token-file /etc/propagit/token`,
