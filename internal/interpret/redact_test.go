@@ -45,3 +45,34 @@ func TestRedactedCarriesNothingTheScriptSaw(t *testing.T) {
 		})
 	}
 }
+
+// TestScriptErrorMessagesAreCut raises a 1 MiB error message: the Error
+// keeps at most a kilobyte of it.
+func TestScriptErrorMessagesAreCut(t *testing.T) {
+	_, _, err := single(t, HealthInterpretation, "function InterpretHealth(obj)\n  error(string.rep('x', 1048576))\nend").InterpretHealth(thing())
+	e, ok := err.(*Error)
+	if !ok || e.Class != ClassRuntime {
+		t.Fatalf("error = %v, want a runtime *Error", err)
+	}
+	if len(e.Message) > maxMessage+16 || !strings.HasSuffix(e.Message, "(cut)") {
+		t.Errorf("message of %d bytes, want it cut to %d", len(e.Message), maxMessage)
+	}
+}
+
+// TestSecretsNeverReachAScript builds an Interpreter with a customization
+// for v1 Secret (the loader refuses one; this is the second line) and
+// asserts that no script runs on a Secret.
+func TestSecretsNeverReachAScript(t *testing.T) {
+	s, err := Compile("peek", HealthInterpretation, "function InterpretHealth(obj) error(obj.data.password) end", "ric.yaml", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := New(calmLimits(), []Customization{{Name: "peek", APIVersion: "v1", Kind: "Secret", Scripts: []*Script{s}}})
+	secret := object("apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: ns}\ndata: {password: aHVudGVyMg==}\n")
+	if _, script, err := in.InterpretHealth(secret); script != nil || err != nil {
+		t.Errorf("InterpretHealth on a Secret ran %v: %v", script, err)
+	}
+	if err := CheckTarget("v1", "Secret"); err == nil {
+		t.Error("CheckTarget accepts v1 Secret")
+	}
+}

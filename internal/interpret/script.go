@@ -156,10 +156,18 @@ func (s *Script) errorf(luaLine int, format string, args ...any) *Error {
 	return s.classed(ClassInternal, luaLine, format, args...)
 }
 
+// maxMessage bounds an Error's message: a script's error("...") text
+// ends up in logs and status records.
+const maxMessage = 1024
+
 // classed is errorf for an Error of class c.
 func (s *Script) classed(c ErrorClass, luaLine int, format string, args ...any) *Error {
+	msg := fmt.Sprintf(format, args...)
+	if len(msg) > maxMessage {
+		msg = strings.ToValidUTF8(msg[:maxMessage], "") + "… (cut)"
+	}
 	return &Error{Customization: s.Customization, Operation: s.Operation, File: s.File,
-		Line: s.fileLine(luaLine), Message: fmt.Sprintf(format, args...), Class: c,
+		Line: s.fileLine(luaLine), Message: msg, Class: c,
 		ScriptLine: s.Line, Budget: c == ClassBudget}
 }
 
