@@ -22,6 +22,7 @@ import (
 	"github.com/propagit/propagit/internal/cluster"
 	"github.com/propagit/propagit/internal/controller"
 	"github.com/propagit/propagit/internal/events"
+	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/shard"
@@ -162,7 +163,7 @@ func (o *controllerOptions) run(parent context.Context) error {
 		}
 		opts.Sharding = sh
 	}
-	c = controller.New(opts, limitedFetcher{controller.GitFetcher(follower), o.limits.Options}, stores.works, stores.status, creds, log)
+	c = controller.New(opts, limitedFetcher{controller.GitFetcher(follower), o.loadOptions()}, stores.works, stores.status, creds, log)
 	var hook http.Handler
 	if o.httpAddr != "" {
 		if hook, err = o.hooks.handler(o.branch, c, opts.Metrics, log); err != nil {
@@ -298,4 +299,12 @@ func runGroup(ctx context.Context, fn func(context.Context) error, servers ...*s
 		})
 	}
 	return g.Wait()
+}
+
+// loadOptions are the load limits with the restriction policy, whose
+// folder rules bind the source's policies as they bind its templates.
+func (o *controllerOptions) loadOptions() load.Options {
+	opts := o.limits.Options
+	opts.Restrictions = o.controller.Render.Restrictions
+	return opts
 }

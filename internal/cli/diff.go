@@ -164,8 +164,8 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 // A side without the folder is empty; both without it is an error.
 func (o *diffOptions) readSides(ctx context.Context) (base, head side, root string, err error) {
 	if o.baseDir != "" {
-		if base, err = readDir("base", o.baseDir, o.src.limits); err == nil {
-			head, err = readDir("head", o.headDir, o.src.limits)
+		if base, err = readDir("base", o.baseDir, o.src.loadOptions()); err == nil {
+			head, err = readDir("head", o.headDir, o.src.loadOptions())
 		}
 	} else {
 		root = path.Clean(filepath.ToSlash(o.path)) // ".." and absolute paths are refused by Tree
@@ -177,8 +177,8 @@ func (o *diffOptions) readSides(ctx context.Context) (base, head side, root stri
 			return side{}, side{}, "", err
 		}
 		repo.SetLimits(o.src.limits.sourceLimits())
-		if base, err = readSide(repo, "base", o.base, root, o.src.limits); err == nil {
-			head, err = readSide(repo, "head", o.head, root, o.src.limits)
+		if base, err = readSide(repo, "base", o.base, root, o.src.loadOptions()); err == nil {
+			head, err = readSide(repo, "head", o.head, root, o.src.loadOptions())
 		}
 	}
 	if err == nil && base.missing != "" && head.missing != "" {
@@ -199,7 +199,7 @@ type side struct {
 }
 
 // readSide copies revision rev's folder dir into memory and loads it.
-func readSide(repo *source.Repository, name, rev, dir string, limits limitOptions) (side, error) {
+func readSide(repo *source.Repository, name, rev, dir string, opts load.Options) (side, error) {
 	mem := filesys.MakeFsInMemory()
 	r, err := repo.Tree(rev, dir, mem)
 	s := side{name: name, label: r.String(), revision: diff.Revision{Name: r.Name, Hash: r.Hash, WorkingTree: r.WorkingTree}}
@@ -214,14 +214,14 @@ func readSide(repo *source.Repository, name, rev, dir string, limits limitOption
 	case err != nil:
 		return side{}, fmt.Errorf("%s: %w", name, err)
 	}
-	if s.set, err = load.LoadWith(mem, "/", limits.Options); err != nil {
+	if s.set, err = load.LoadWith(mem, "/", opts); err != nil {
 		return side{}, &sideError{side: name, label: s.label, dir: dir, err: err}
 	}
 	return s, nil
 }
 
 // readDir loads a folder on disk as one side; a missing folder is empty.
-func readDir(name, dir string, limits limitOptions) (side, error) {
+func readDir(name, dir string, opts load.Options) (side, error) {
 	s := side{name: name, label: dir, revision: diff.Revision{Name: dir}}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -236,7 +236,7 @@ func readDir(name, dir string, limits limitOptions) (side, error) {
 	case !fi.IsDir():
 		return side{}, fmt.Errorf("--%s-dir %s: not a folder", name, dir)
 	}
-	if s.set, err = load.LoadWith(filesys.MakeFsOnDisk(), abs, limits.Options); err != nil {
+	if s.set, err = load.LoadWith(filesys.MakeFsOnDisk(), abs, opts); err != nil {
 		return side{}, &sideError{side: name, label: dir, err: err}
 	}
 	return s, nil

@@ -53,7 +53,15 @@ func (o *sourceOptions) load() (*load.Set, error) {
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("--source %s: not a folder", o.source)
 	}
-	return load.LoadWith(filesys.MakeFsOnDisk(), abs, o.limits.Options)
+	return load.LoadWith(filesys.MakeFsOnDisk(), abs, o.loadOptions())
+}
+
+// loadOptions are the load limits with the restriction policy, whose
+// folder rules bind the source's policies as they bind its templates.
+func (o *sourceOptions) loadOptions() load.Options {
+	opts := o.limits.Options
+	opts.Restrictions = o.render.Restrictions
+	return opts
 }
 
 type renderOptions struct {

@@ -186,6 +186,7 @@ func (c *collector) template(di docInfo, n *yaml.Node, gvk schema.GroupVersionKi
 	}
 	v, _ := valueOf(n, nil, &d.strict, nil).(map[string]any)
 	obj := &unstructured.Unstructured{Object: v}
+	reserved := reservedIssues(obj)
 	if !c.sealed(di, n, gvk, obj) {
 		return
 	}
@@ -197,6 +198,7 @@ func (c *collector) template(di docInfo, n *yaml.Node, gvk schema.GroupVersionKi
 		semantic = append(semantic, issue{field: "metadata.name", msg: "required: an object without a name cannot be applied", sev: sevSkip})
 	}
 	semantic = append(semantic, identityIssues(gvk, obj.GetName(), obj.GetNamespace())...)
+	semantic = append(semantic, reserved...)
 	if !c.apply(d.judge(di.src, semantic, di.excerpt, describe(gvk.Kind, obj.GetName()))) {
 		return
 	}

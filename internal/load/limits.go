@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/propagit/propagit/internal/restrict"
 )
 
 // Options bound the work one Load may do, so that a small hostile commit
@@ -27,6 +29,11 @@ type Options struct {
 	Timeout time.Duration
 	// DecryptKinds are the kinds that may be SOPS-encrypted besides Secret.
 	DecryptKinds []string
+	// Restrictions holds the policies, overrides and interpreter
+	// customizations of the source to its folder rules (restrict.Policy.
+	// Admit); a refused one fails the load, naming the rule. nil admits
+	// all of them (the default policy has no folder rules).
+	Restrictions *restrict.Policy
 }
 
 // Defaults of Options. A source of tens of thousands of ordinary manifests

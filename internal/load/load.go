@@ -200,6 +200,7 @@ func (c *collector) finish(cache *Cache) (*Set, error) {
 	}
 	c.problems = append(c.problems, duplicates(&c.set)...)
 	c.problems = append(c.problems, customizationConflicts(c.set.Customizations)...)
+	c.admit()
 	slices.SortStableFunc(c.set.Findings, func(a, b Finding) int {
 		return cmp.Or(cmp.Compare(a.Source.Path, b.Source.Path), cmp.Compare(a.Source.Line, b.Source.Line))
 	})

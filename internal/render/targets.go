@@ -215,6 +215,10 @@ func renderTarget(b *Binding, t *Target, c *clusterv1alpha1.Cluster, overrides [
 		t.Failure, t.Error = f, f.String()
 		return
 	}
+	if f := reservedFailure(b, t.Cluster, obj, res, overrides); f != nil {
+		t.Failure, t.Error = f, f.String()
+		return
+	}
 	if fe := validate(obj); fe != nil {
 		t.Failure = invalidFailure(b, t.Cluster, fe)
 		t.Error = t.Failure.Path + ": " + t.Failure.Message
