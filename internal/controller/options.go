@@ -119,8 +119,7 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.ClusterFailureThreshold, "cluster-failure-threshold", o.ClusterFailureThreshold, "how long a member must fail its probes before it is NotReady (and failover clocks start from its first failed probe)")
 	fs.DurationVar(&o.ClusterSuccessThreshold, "cluster-success-threshold", o.ClusterSuccessThreshold, "how long a member must pass its probes before it is Ready again")
 	fs.DurationVar(&o.PullHeartbeatTimeout, "pull-heartbeat-timeout", o.PullHeartbeatTimeout, "a pull member whose agent has not reported for this long is not Ready (0 disables); keep it above the agents' --heartbeat-interval")
-	fs.IntVar(&o.Guard.MaxPercent, "max-prune-percent", o.Guard.MaxPercent, "hold a revision that would delete more than this share of a Ready member's objects (or all of them) "+
-		"until a commit carries the trailer \""+guard.AllowTrailer+": true\" (100 turns the guard off)")
+	o.Guard.BindFlags(fs)
 	o.Render.BindFlags(fs)
 	o.Deliver.BindFlags(fs)
 	o.Apply.BindFlags(fs)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -55,7 +56,7 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 			return nil, nil, err
 		}
 		maps.Copy(w.Annotations, problems[cl.Name])
-		if held := c.guard(cur, rec, cl, objs, keys); held != nil {
+		if held := c.guard(cur, rec, cl, w, objs, keys, now); held != nil {
 			w, objs = held, rec.objects[cl.Name]
 		}
 		out = append(out, w)
@@ -151,41 +152,55 @@ func (c *Controller) scheduleProblems(res *render.Result, seen map[string]bool) 
 	return strings.Join(lines, "\n")
 }
 
-// guard returns the Work to record instead of the new one when the new one
-// would delete more of a Ready member than the prune guard allows and the
-// commit does not acknowledge it: the recorded Work again, with the reason
-// in an annotation. nil lets the new Work go ahead. A member that is not
-// Ready is not guarded: moving its applications away is failover.
-func (c *Controller) guard(cur *loaded, rec *recording, cl *clusterv1alpha1.Cluster, objs []*unstructured.Unstructured, keys objectKeys) *workv1alpha1.Work {
+// guard returns the Work to record instead of the new one w when w would
+// delete more of a Ready member than the prune guard allows, by itself or
+// with the revisions applied since the member's window opened (see
+// guard.Window), and the commit does not acknowledge it: the recorded Work
+// again, with the reason in an annotation. nil lets w go ahead, carrying
+// the window to measure the next revisions against. A member that is not
+// Ready is not guarded (moving its applications away is failover) and
+// starts a new window.
+func (c *Controller) guard(cur *loaded, rec *recording, cl *clusterv1alpha1.Cluster, w *workv1alpha1.Work, objs []*unstructured.Unstructured, keys objectKeys, now time.Time) *workv1alpha1.Work {
 	prev := rec.work(cl.Name)
+	if c.opts.Guard.MaxPercent >= 100 {
+		c.opts.Metrics.PruneHeld(cl.Name, false)
+		return nil
+	}
 	if prev == nil || !clusterReady(cl) {
 		c.opts.Metrics.PruneHeld(cl.Name, false)
+		w.Annotations[guard.WindowAnnotation] = guard.NewWindow(keyList(objs, keys), now).Record()
 		return nil
 	}
 	if keys.same(rec.objects[cl.Name], objs) {
 		c.opts.Metrics.PruneHeld(cl.Name, false) // nothing removed
+		keepWindow(w, prev)
 		return nil
 	}
-	before := make([]workv1alpha1.ObjectKey, 0, len(rec.objects[cl.Name]))
-	for _, o := range rec.objects[cl.Name] {
-		before = append(before, keys.of(o))
+	win, err := guard.ParseWindow(prev.Annotations[guard.WindowAnnotation])
+	if err != nil && prev.Annotations[guard.WindowAnnotation] != "" {
+		c.log.Info("prune guard window unreadable; it starts again from the recorded objects", logging.KeyCluster, cl.Name, "error", err.Error())
 	}
-	after := make([]workv1alpha1.ObjectKey, 0, len(objs))
-	for _, o := range objs {
-		after = append(after, keys.of(o))
-	}
-	hold := guard.Check(before, after, c.opts.Guard)
+	after := keyList(objs, keys)
+	hold, next := guard.Judge(keyList(rec.objects[cl.Name], keys), after, win, now, c.opts.Guard)
 	if hold != nil && cur.allowPrune {
 		c.log.Info("large prune acknowledged by the commit", logging.KeyCluster, cl.Name, logging.KeyRevision,
 			workv1alpha1.ShortRevision(cur.revision), "removed", hold.Removed, "of", hold.Total)
-		hold = nil
+		hold, next = nil, guard.NewWindow(after, now)
 	}
 	c.opts.Metrics.PruneHeld(cl.Name, hold != nil)
 	if hold == nil {
+		w.Annotations[guard.WindowAnnotation] = next.Record()
 		return nil
 	}
+	return c.held(cur, cl, prev, hold)
+}
+
+// held is prev again, with the reason hold gives in an annotation; the
+// reason is logged and sent as an Event once.
+func (c *Controller) held(cur *loaded, cl *clusterv1alpha1.Cluster, prev *workv1alpha1.Work, hold *guard.Hold) *workv1alpha1.Work {
 	held := prev.DeepCopy()
 	held.Annotations = clusterAnnotations(cl)
+	keepWindow(held, prev)
 	held.Annotations[workv1alpha1.AnnotationPruneHeld] = "revision " + workv1alpha1.ShortRevision(cur.revision) + " " + hold.String()
 	if prev.Annotations[workv1alpha1.AnnotationPruneHeld] != held.Annotations[workv1alpha1.AnnotationPruneHeld] {
 		c.log.Info("revision held by the prune guard", logging.KeyCluster, cl.Name, logging.KeyRevision,
@@ -193,6 +208,22 @@ func (c *Controller) guard(cur *loaded, rec *recording, cl *clusterv1alpha1.Clus
 		c.event(cl.Name, corev1.EventTypeWarning, workv1alpha1.EventPruneHeld, held.Annotations[workv1alpha1.AnnotationPruneHeld])
 	}
 	return held
+}
+
+// keepWindow carries prev's prune guard window over to w.
+func keepWindow(w, prev *workv1alpha1.Work) {
+	if win, ok := prev.Annotations[guard.WindowAnnotation]; ok {
+		w.Annotations[guard.WindowAnnotation] = win
+	}
+}
+
+// keyList returns the keys of objs.
+func keyList(objs []*unstructured.Unstructured, keys objectKeys) []workv1alpha1.ObjectKey {
+	out := make([]workv1alpha1.ObjectKey, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, keys.of(o))
+	}
+	return out
 }
 
 // objectKeys are the keys of objects, each read once: render shares an
