@@ -7,13 +7,15 @@
 // the pull request that the change would be held.
 //
 // Deletions add up (Window): a revision is held when it deletes more than
-// the share by itself, or when the deletions since the member's baseline
-// (what it ran before its objects last started changing, at most a day
-// without change ago by default) exceed that share of the baseline. So a
-// deletion split across commits — pad the member with cheap objects, then
-// delete the real ones — is held like the single commit it amounts to.
-// The controller records the window in the member's Work, so it outlives
-// a restart; `diff` sees only the change in hand.
+// the share by itself, or when it brings the deletions since the member's
+// baseline past that share of the baseline. The baseline is what the
+// member ran before its objects last started changing: objects added and
+// removed keep the window open, and a day (--prune-window) without any
+// such change closes it. So a deletion split across commits — pad the
+// member with cheap objects, then delete the real ones — is held like the
+// single commit it amounts to, unless the padding sat unchanged for the
+// whole window. The controller records the window in the member's Work,
+// so it outlives a restart; `diff` sees only the change in hand.
 //
 // The author acknowledges a large deletion through Git: a commit trailer
 // "Propagit-Allow-Prune: true" on the commit being applied, in its trailer
