@@ -14,6 +14,7 @@ import (
 	sopsage "github.com/getsops/sops/v3/age"
 	"github.com/getsops/sops/v3/config"
 	"github.com/getsops/sops/v3/keyservice"
+	sopsjson "github.com/getsops/sops/v3/stores/json"
 	sopsyaml "github.com/getsops/sops/v3/stores/yaml"
 )
 
@@ -29,6 +30,22 @@ type Options struct {
 	// ShamirThreshold, when set, puts each recipient in a key group of its
 	// own and splits the data key so that this many groups recover it.
 	ShamirThreshold int
+	// UnencryptedRegex, EncryptedSuffix and UnencryptedSuffix are sops'
+	// other rules; at most one rule may be set.
+	UnencryptedRegex, EncryptedSuffix, UnencryptedSuffix string
+	// JSON reads plain as JSON and writes JSON, as sops does for .json.
+	JSON bool
+}
+
+// store is the sops store for opts' format.
+func store(opts Options) interface {
+	LoadPlainFile([]byte) (sops.TreeBranches, error)
+	EmitEncryptedFile(sops.Tree) ([]byte, error)
+} {
+	if opts.JSON {
+		return sopsjson.NewStore(&config.JSONStoreConfig{})
+	}
+	return sopsyaml.NewStore(&config.YAMLStoreConfig{})
 }
 
 // KubernetesOptions are the settings recommended for Secrets: data and
@@ -44,10 +61,10 @@ func NewIdentity() *age.X25519Identity {
 	return id
 }
 
-// Encrypt encrypts the single YAML document plain to recipients and
-// returns the encrypted YAML document.
+// Encrypt encrypts the single YAML (or, with opts.JSON, JSON) document
+// plain to recipients and returns the encrypted document.
 func Encrypt(plain []byte, opts Options, recipients ...*age.X25519Recipient) ([]byte, error) {
-	store := sopsyaml.NewStore(&config.YAMLStoreConfig{})
+	store := store(opts)
 	branches, err := store.LoadPlainFile(plain)
 	if err != nil {
 		return nil, err
@@ -56,9 +73,12 @@ func Encrypt(plain []byte, opts Options, recipients ...*age.X25519Recipient) ([]
 		EncryptedRegex:        opts.EncryptedRegex,
 		EncryptedCommentRegex: opts.EncryptedCommentRegex,
 		MACOnlyEncrypted:      opts.MACOnlyEncrypted,
+		UnencryptedRegex:      opts.UnencryptedRegex,
+		EncryptedSuffix:       opts.EncryptedSuffix,
+		UnencryptedSuffix:     opts.UnencryptedSuffix,
 		Version:               "3.13.3", // the library in go.mod; its version package would add a CLI
 	}
-	if opts.EncryptedRegex == "" && opts.EncryptedCommentRegex == "" {
+	if opts == (Options{ShamirThreshold: opts.ShamirThreshold, MACOnlyEncrypted: opts.MACOnlyEncrypted, JSON: opts.JSON}) {
 		m.UnencryptedSuffix = sops.DefaultUnencryptedSuffix
 	}
 	var group sops.KeyGroup
