@@ -56,3 +56,21 @@ func TestNamespacesAndScope(t *testing.T) {
 		t.Errorf("a folder's Namespace outside its namespaces: %v, want refused by folders", r)
 	}
 }
+
+// TestSystemNamespaces: a pod in kube-system may run as any of the control
+// plane's ServiceAccounts (clusterrole-aggregation-controller holds
+// escalate), so pod specs, token Secrets and RBAC there are refused.
+func TestSystemNamespaces(t *testing.T) {
+	runVerdicts(t, nil, []verdictCase{
+		{"a Deployment running as a controller's account", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: kube-system}\nspec:\n  template:\n    spec:\n" +
+			"      serviceAccountName: clusterrole-aggregation-controller\n      containers: [{name: a, image: b}]\n", DenySystemNamespaces, "metadata.namespace"},
+		{"a legacy token Secret", "apiVersion: v1\nkind: Secret\nmetadata: {name: t, namespace: kube-system, annotations: {kubernetes.io/service-account.name: generic-garbage-collector}}\ntype: kubernetes.io/service-account-token\n",
+			DenySystemNamespaces, "metadata.namespace"},
+		{"a Role reading kube-system's Secrets", role("Role", "kube-system", "", "- {apiGroups: [''], resources: [secrets], verbs: [get]}\n"), DenySystemNamespaces, "metadata.namespace"},
+		{"a ConfigMap in kube-public", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: kube-public}\n", "", ""},
+	})
+	lifted := &Policy{Allow: []string{DenySystemNamespaces}}
+	if r := lifted.Check(obj(t, pod("kube-system", plainContainers)), ""); r != nil {
+		t.Errorf("a plain pod in kube-system with %s allowed: %v", DenySystemNamespaces, r)
+	}
+}

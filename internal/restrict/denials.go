@@ -57,6 +57,34 @@ func propagitTarget(obj *unstructured.Unstructured) *Refusal {
 	return nil
 }
 
+// SystemNamespaces are the control plane's namespaces, where
+// DenySystemNamespaces applies.
+var SystemNamespaces = []string{"kube-system", "kube-public", "kube-node-lease"}
+
+// systemTarget refuses, in SystemNamespaces, what runs as, mints for or
+// grants to the control plane's ServiceAccounts: pod specs, token Secrets
+// and RBAC objects.
+func (p *Policy) systemTarget(obj *unstructured.Unstructured) *Refusal {
+	ns := obj.GetNamespace()
+	if !slices.Contains(SystemNamespaces, ns) {
+		return nil
+	}
+	gk := groupKind(obj)
+	why := ""
+	switch {
+	case len(p.podSpecPaths(gk)) > 0:
+		why = "runs pods there, which may run as any of the control plane's ServiceAccounts"
+	case gk == "Secret" && obj.Object["type"] == "kubernetes.io/service-account-token":
+		why = "asks for a token of one of the control plane's ServiceAccounts"
+	case isRBAC(gk) != "":
+		why = "grants within the control plane's namespace"
+	default:
+		return nil
+	}
+	return &Refusal{Rule: DenySystemNamespaces, Path: "metadata.namespace", Message: fmt.Sprintf("%s in %s %s; "+
+		"the restriction policy denies it unless it allows %q", obj.GetKind(), ns, why, DenySystemNamespaces)}
+}
+
 // apiExtension refuses what serves or rewrites requests for a whole API:
 // an aggregated APIService, and a CRD whose versions convert through a
 // webhook (the webhook sees every object of the kind, Secrets in them

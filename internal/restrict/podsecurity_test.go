@@ -41,7 +41,7 @@ func TestPodSecurityBaselineEverywhere(t *testing.T) {
 		{"an unsafe sysctl", pod("team-a", "  securityContext: {sysctls: [{name: kernel.msgmax, value: '1'}]}\n"+plainContainers), RulePodSecurity, "spec"},
 		{"an unmasked /proc", pod("team-a", "  containers: [{name: a, image: b, securityContext: {procMount: Unmasked}}]\n"), RulePodSecurity, "spec"},
 		{"an ephemeral container", pod("team-a", plainContainers+"  ephemeralContainers: [{name: e, image: b, securityContext: {privileged: true}}]\n"), RulePodSecurity, "spec"},
-		{"a privileged DaemonSet in kube-system", "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d, namespace: kube-system}\nspec:\n  template:\n    spec:\n      hostNetwork: true\n" +
+		{"a hostNetwork DaemonSet", "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d, namespace: team-a}\nspec:\n  template:\n    spec:\n      hostNetwork: true\n" +
 			"      containers: [{name: a, image: b}]\n", RulePodSecurity, "spec.template.spec"},
 		{"a CronJob's pod", "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c, namespace: team-a}\nspec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n" +
 			"          hostIPC: true\n          containers: [{name: a, image: b}]\n", RulePodSecurity, "spec.jobTemplate.spec.template.spec"},
@@ -68,7 +68,7 @@ func TestPodSecurityLevels(t *testing.T) {
 		{"a restricted pod", restrictedPod, "", ""},
 	})
 	runVerdicts(t, loadPolicy(t, "podSecurity: privileged\n"), []verdictCase{
-		{"a privileged pod under privileged", pod("kube-system", "  hostPID: true\n"+plainContainers), "", ""},
+		{"a privileged pod under privileged", pod("team-a", "  hostPID: true\n"+plainContainers), "", ""},
 	})
 	custom := loadPolicy(t, "podSpecPaths:\n- {kind: Sandbox.agents.example.com, path: 'spec.podTemplate.spec'}\n")
 	runVerdicts(t, custom, []verdictCase{

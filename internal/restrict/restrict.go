@@ -19,9 +19,10 @@
 //     namespace, and on hostPath PersistentVolumes.
 //   - Admission webhooks and policies, APIServices, CRDs with conversion
 //     webhooks, anything in or naming propagit's namespaces, Secrets,
-//     ServiceAccounts and roles, and adoption (conflictResolution
-//     Overwrite) of Namespaces, CRDs and cluster-scoped objects
-//     (denials.go).
+//     ServiceAccounts and roles, pods, token Secrets and RBAC in the
+//     control plane's namespaces (kube-system, …), and adoption
+//     (conflictResolution Overwrite) of Namespaces, CRDs and
+//     cluster-scoped objects (denials.go).
 //
 // Allow lifts a denial by name. Allow lists of namespaces (Namespace
 // objects included) and cluster-scoped kinds narrow it further; a kind not
@@ -67,6 +68,10 @@ const (
 	// Namespaces themselves, and ServiceAccounts, Secrets and RBAC objects
 	// named like propagit's own (propagit, propagit-*, sops-age*).
 	DenyPropagitSystem = "propagit-system"
+	// DenySystemNamespaces refuses pod specs, ServiceAccount token Secrets
+	// and RBAC objects in SystemNamespaces: a pod there may run as any of
+	// the control plane's ServiceAccounts, some of which hold escalate.
+	DenySystemNamespaces = "system-namespaces"
 	// DenyAdoption refuses conflictResolution Overwrite (the annotation
 	// work.karmada.io/conflict-resolution: overwrite) on Namespaces, CRDs
 	// and every other cluster-scoped object.
@@ -74,7 +79,8 @@ const (
 )
 
 // denials are the names Allow accepts.
-var denials = []string{DenyAdminBindings, DenyRBACEscalation, DenyAdmissionWebhooks, DenyAPIExtensions, DenyPropagitSystem, DenyAdoption}
+var denials = []string{DenyAdminBindings, DenyRBACEscalation, DenyAdmissionWebhooks, DenyAPIExtensions, DenyPropagitSystem,
+	DenySystemNamespaces, DenyAdoption}
 
 // Policy says what may be deployed.
 type Policy struct {
@@ -231,6 +237,7 @@ func (p *Policy) denials(obj *unstructured.Unstructured) *Refusal {
 		check func() *Refusal
 	}{
 		{DenyPropagitSystem, func() *Refusal { return propagitTarget(obj) }},
+		{DenySystemNamespaces, func() *Refusal { return p.systemTarget(obj) }},
 		{DenyAdminBindings, func() *Refusal { return when(isRBAC(gk) == "binding", bindingRefusal, obj) }},
 		{DenyRBACEscalation, func() *Refusal { return when(isRBAC(gk) == "role", roleRefusal, obj) }},
 		{DenyAdmissionWebhooks, func() *Refusal { return when(admissionKinds[gk], admissionRefusal, obj) }},

@@ -88,7 +88,7 @@ func TestDefaultPolicy(t *testing.T) {
 		{"a team's view binding is allowed", viewForTeam, "", ""},
 		{"a mutating webhook is refused", webhook, DenyAdmissionWebhooks, ""},
 		{"a hostPID DaemonSet in propagit-system is refused", hostPIDInSystem, DenyPropagitSystem, "metadata.namespace"},
-		{"a privileged pod in kube-system is refused", privilegedInKubeSystem, RulePodSecurity, "spec"},
+		{"a privileged pod in kube-system is refused", privilegedInKubeSystem, DenySystemNamespaces, "metadata.namespace"},
 		{"a privileged pod in an application namespace is refused too", privilegedInApp, RulePodSecurity, "spec"},
 		{"a plain Deployment is allowed", plainDeployment, "", ""},
 	}
