@@ -28,7 +28,8 @@
 // binary that links it, tests included, serves its own calls), talking
 // length-prefixed JSON over two pipes. The worker keeps the in-process
 // budgets (exact there: it runs one call at a time), limits its address
-// space (RLIMIT_AS) so one huge allocation fails there, exits after any
+// space (RLIMIT_AS) so one huge allocation fails there, offers itself
+// first to the OOM killer (oom_score_adj 1000), exits after any
 // budget error, and is killed if it does not answer within the hard
 // timeout plus a second. Its death is a budget *Error naming the
 // customization, file and line; the caller's process never runs script

@@ -21,8 +21,11 @@ func workerAttr() *syscall.SysProcAttr {
 const addressSpaceHeadroom = 1536 << 20
 
 // limitAddressSpace sets the worker's RLIMIT_AS to its current size plus
-// addressSpaceHeadroom.
+// addressSpaceHeadroom, and makes the worker the kernel's first choice
+// when memory runs out (in a container, the controller and its workers
+// share one limit: a runaway worker is killed, never the controller).
 func limitAddressSpace() {
+	_ = os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0)
 	size := vmSize()
 	if size == 0 {
 		return

@@ -53,3 +53,25 @@ func waitZombie(t *testing.T, pid int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestWorkersAreTheOOMKillersFirstChoice asserts that a worker process
+// asks the kernel to be killed first when memory runs out, so that in a
+// container a runaway script's worker dies instead of the controller.
+func TestWorkersAreTheOOMKillersFirstChoice(t *testing.T) {
+	in := single(t, ReplicaResource, "function GetReplicas(obj) return obj.spec.replicas end")
+	if _, _, _, err := in.InterpretReplica(thing()); err != nil {
+		t.Fatal(err)
+	}
+	workers.mu.Lock()
+	idle := append([]*worker(nil), workers.idle...)
+	workers.mu.Unlock()
+	if len(idle) == 0 {
+		t.Fatal("no idle worker after a call")
+	}
+	for _, w := range idle {
+		adj, err := os.ReadFile("/proc/" + strconv.Itoa(w.cmd.Process.Pid) + "/oom_score_adj")
+		if err != nil || strings.TrimSpace(string(adj)) != "1000" {
+			t.Errorf("worker %d: oom_score_adj %q (%v), want 1000", w.cmd.Process.Pid, adj, err)
+		}
+	}
+}
