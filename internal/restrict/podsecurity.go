@@ -158,12 +158,16 @@ func walkPath(m map[string]any, fields []string, at string, visit func(spec, met
 
 // evaluate runs the level's checks on one pod spec; a spec that does not
 // decode as a PodSpec is refused, since the check could not judge it.
+// Fields a PodSpec does not have are ignored, not refused: custom kinds
+// keep their own beside it (Knative's containerConcurrency), and every
+// field Pod Security judges is a PodSpec field, matched by its exact name
+// as the apiserver and client-go's case-sensitive decoders match it.
 func evaluate(spec, meta map[string]any, path, level, rule string) *Refusal {
 	var ps corev1.PodSpec
 	var om metav1.ObjectMeta
 	err := fmt.Errorf("not an object")
 	if spec != nil {
-		err = runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(spec, &ps, true)
+		err = runtime.DefaultUnstructuredConverter.FromUnstructured(spec, &ps)
 	}
 	if err == nil && meta != nil {
 		err = runtime.DefaultUnstructuredConverter.FromUnstructured(meta, &om)

@@ -53,6 +53,8 @@ func TestPodSecurityBaselineEverywhere(t *testing.T) {
 		{"a hostPath PersistentVolume", "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv}\nspec:\n  capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n  hostPath: {path: /etc}\n", RulePodSecurity, "spec.hostPath"},
 		{"a pod spec that does not decode", pod("team-a", "  hostPID: 'yes'\n"+plainContainers), RulePodSecurity, "spec"},
 		{"a plain pod", pod("team-a", plainContainers), "", ""},
+		{"a Knative Service, fields beside the pod spec", "apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata: {name: s, namespace: team-a}\nspec:\n  template:\n    spec:\n" +
+			"      containerConcurrency: 10\n      timeoutSeconds: 30\n      containers: [{name: a, image: b}]\n", "", ""},
 		{"NET_BIND_SERVICE and RuntimeDefault", pod("team-a", "  securityContext: {seccompProfile: {type: RuntimeDefault}}\n"+
 			"  containers: [{name: a, image: b, securityContext: {capabilities: {add: [NET_BIND_SERVICE]}}}]\n"), "", ""},
 	})
