@@ -75,9 +75,13 @@ func TestApplyOverwriteTakesOverExistingUnmanagedObject(t *testing.T) {
 		t.Fatalf("inventory (-want +got):\n%s", diff)
 	}
 
-	// From now on it is propagit's: removing it from desired prunes it.
+	// It is propagit's to update, but propagit did not create it: removing
+	// it from desired releases it instead of deleting it (issue #25).
 	res = mustApply(t, m, nil, res.Inventory)
-	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment/" + ns + "/web": workv1alpha1.ActionPruned})
+	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment/" + ns + "/web": workv1alpha1.ActionReleased})
+	if live(t, c, web) == nil {
+		t.Fatal("the taken-over Deployment was deleted")
+	}
 }
 
 func TestApplyUpdatesExistingManagedObjectNotInInventory(t *testing.T) {

@@ -36,6 +36,27 @@
 //     Delete, background propagation), but only when the live object still
 //     carries propagit.io/managed=true.
 //
+// Rules that hold against a hostile commit (issue #25):
+//
+//   - Adoption: an object taken over (it existed without this
+//     installation's managed label) is marked propagit.io/adopted on every
+//     apply, and prune releases it (drops propagit's labels and
+//     annotations) instead of deleting it. Karmada deletes it.
+//   - Retention: a customization's Retain result may differ from the
+//     desired object only by taking the live value of a field, or leaving
+//     out one the member lacks (checkRetained); identity, kind, metadata
+//     other than labels and annotations, and propagit's and Karmada's keys
+//     stay the desired ones. Otherwise the object fails, nothing written.
+//     Karmada applies whatever Retain returns.
+//   - Scripts never read a Secret, a kind that may be decrypted
+//     (Options.DecryptKinds) or an object applied decrypted (marked
+//     propagit.io/decrypted): those get the default health, reflection
+//     and retention. A script that fails on a live object is reported by
+//     place and class only, never by its message.
+//   - The apiserver's messages about a decrypted object, a Secret or a kind
+//     that may be decrypted are not kept, only their reason code: they can
+//     quote the values.
+//
 // So a first apply costs one request per object, an unchanged re-apply one
 // LIST per kind and namespace, a changed object one request.
 //

@@ -27,7 +27,7 @@ func (m *Manager) Health(ctx context.Context, inventory []workv1alpha1.ObjectRef
 	m.readLive(ctx, items, nil)
 	out := make([]workv1alpha1.ObjectResult, len(inventory))
 	for i, it := range items {
-		out[i] = healthOf(it, ctx.Err(), m.interp.Load())
+		out[i] = healthOf(it, ctx.Err(), m.scriptsFor(it.live))
 	}
 	sortResults(out)
 	if err := ctx.Err(); err != nil {
@@ -38,8 +38,9 @@ func (m *Manager) Health(ctx context.Context, inventory []workv1alpha1.ObjectRef
 
 // healthOf computes the kstatus of one object read by readLive, or, when a
 // customization scripts its kind, its InterpretHealth (Current when
-// healthy, InProgress when not, Unknown when the script fails). ctxErr
-// explains an object that was never read.
+// healthy, InProgress when not, Unknown when the script fails, with the
+// script's error redacted). ip is nil for an object no script may read
+// (see scriptsFor). ctxErr explains an object that was never read.
 func healthOf(it *item, ctxErr error, ip *interpret.Interpreter) workv1alpha1.ObjectResult {
 	res := workv1alpha1.ObjectResult{ObjectRef: it.ref, Health: workv1alpha1.HealthUnknown}
 	switch {
@@ -52,10 +53,10 @@ func healthOf(it *item, ctxErr error, ip *interpret.Interpreter) workv1alpha1.Ob
 	case it.live == nil:
 		res.Health, res.Message = workv1alpha1.HealthNotFound, fmtRef(it.ref)+" is not on the member"
 	case ip.Script(it.live, interpret.HealthInterpretation) != nil:
-		healthy, _, err := ip.InterpretHealth(it.live)
+		healthy, s, err := ip.InterpretHealth(it.live)
 		switch {
 		case err != nil:
-			res.Message = fmt.Sprintf("%s health could not be interpreted: %v", fmtRef(it.ref), err)
+			res.Message = fmt.Sprintf("%s health could not be interpreted: %s", fmtRef(it.ref), redactedScriptError(s, err))
 		case healthy:
 			res.Health = workv1alpha1.HealthCurrent
 		default:

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-	"github.com/propagit/propagit/internal/interpret"
 )
 
 // applyItem applies one desired object whose live copy readLive already
@@ -36,19 +35,25 @@ import (
 // check says the object was applied with this content before, so a missing
 // one was deleted on the member: drift too. Replicas a scaler on the member
 // owns are kept (retainReplicas), and so are the fields a customization's
-// Retain script keeps (retainScripted), before anything is compared.
+// Retain script keeps (retainScripted), before anything is compared; an
+// object taken over is marked adopted (stampAdopted), a decrypted one
+// decrypted (stampDecrypted).
 func (m *Manager) applyItem(ctx context.Context, it *item, check bool) {
+	if it.encrypted {
+		stampDecrypted(it)
+	}
 	if it.read && it.liveErr == nil {
 		retainReplicas(it.obj, it.live, m.opts.FieldManager)
-		if !retainScripted(it, m.interp.Load()) {
+		if !m.retainScripted(it, m.interp.Load()) {
 			return
 		}
+		stampAdopted(it, m.opts.Owner)
 	}
 	switch {
 	case !it.read:
 		it.fail("was not applied: its live copy was not read")
 	case it.liveErr != nil:
-		it.failMsg(apiMessage(it, "could not be read", it.liveErr))
+		it.failMsg(m.apiMessage(it, "could not be read", it.liveErr))
 	case it.live == nil && check:
 		m.recreate(ctx, it)
 	case it.live == nil:
@@ -64,29 +69,10 @@ func (m *Manager) applyItem(ctx context.Context, it *item, check bool) {
 	}
 }
 
-// retainScripted runs the Retain script of the object's kind, if any, on
-// the desired object and its live copy, and applies its result instead. A
-// script error fails the object: nothing is written.
-func retainScripted(it *item, ip *interpret.Interpreter) bool {
-	if it.live == nil {
-		return true
-	}
-	out, s, err := ip.Retain(it.obj, it.live)
-	switch {
-	case s == nil:
-		return true
-	case err != nil:
-		it.fail("was not applied: %v", err)
-		return false
-	}
-	it.obj.Object = out.Object
-	return true
-}
-
 // create applies an object that is not on the member.
 func (m *Manager) create(ctx context.Context, it *item) {
 	if err := m.send(ctx, it.obj, false, false); err != nil {
-		it.failMsg(apiMessage(it, "apply failed", err))
+		it.failMsg(m.apiMessage(it, "apply failed", err))
 		return
 	}
 	it.set(workv1alpha1.ActionCreated)
@@ -95,7 +81,7 @@ func (m *Manager) create(ctx context.Context, it *item) {
 // update applies an object whose content changed.
 func (m *Manager) update(ctx context.Context, it *item) {
 	if err := m.send(ctx, it.obj, true, false); err != nil {
-		it.failMsg(apiMessage(it, "apply failed", err))
+		it.failMsg(m.apiMessage(it, "apply failed", err))
 		return
 	}
 	it.set(workv1alpha1.ActionConfigured)
@@ -106,7 +92,7 @@ func (m *Manager) update(ctx context.Context, it *item) {
 func (m *Manager) reconcile(ctx context.Context, it *item) {
 	dryRun := it.obj.DeepCopy()
 	if err := m.send(ctx, dryRun, true, true); err != nil {
-		it.failMsg(apiMessage(it, "dry-run failed", err))
+		it.failMsg(m.apiMessage(it, "dry-run failed", err))
 		return
 	}
 	if dryRun.GetResourceVersion() != "" && !drifted(it.live, dryRun) {
@@ -215,11 +201,6 @@ func conflictMessage(it *item, liveLabels map[string]string) string {
 	}
 	return fmtRef(it.ref) + " already exists on the member and propagit did not create it; " +
 		"set conflictResolution: Overwrite in the policy to take it over"
-}
-
-// apiMessage formats an API error as "Kind/namespace/name <what> (Reason): error".
-func apiMessage(it *item, what string, err error) string {
-	return apiRefMessage(it.ref, what, err)
 }
 
 // apiRefMessage formats an API error about r as "Kind/namespace/name <what>

@@ -20,6 +20,10 @@ type Options struct {
 	// applied (workv1alpha1.LabelOwner), and objects labelled by another
 	// installation are neither adopted nor pruned.
 	Owner string
+	// DecryptKinds are the kinds besides Secret that may be SOPS-encrypted
+	// (--decrypt-kinds): no customization script ever reads them, and the
+	// apiserver's messages about them are not kept (they may quote values).
+	DecryptKinds []string
 	// Concurrency is how many objects are read, applied or deleted at once.
 	Concurrency int
 	// WaitTimeout bounds the wait for applied CRDs (and other definitions)

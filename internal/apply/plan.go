@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/secrets/sealed"
 )
 
 // fmtRef formats r as Kind/namespace/name (Kind/name when cluster-scoped),
@@ -38,6 +39,10 @@ type item struct {
 	// drift is set when the member differed from content propagit applied
 	// before.
 	drift *Drift
+	// encrypted: the desired object came SOPS-encrypted, so once decrypt
+	// ran it holds decrypted values (no script sees it, no apiserver
+	// message about it is kept).
+	encrypted bool
 }
 
 func (it *item) fail(format string, args ...any) {
@@ -86,7 +91,7 @@ func newPartialPlan(desired []*unstructured.Unstructured, inventory []workv1alph
 		if obj == nil {
 			continue
 		}
-		it := &item{obj: obj.DeepCopy(), ref: workv1alpha1.RefOf(obj)}
+		it := &item{obj: obj.DeepCopy(), ref: workv1alpha1.RefOf(obj), encrypted: sealed.IsEncrypted(obj.Object)}
 		utils.RemoveCABundleFromCRD(it.obj) // an invalid caBundle is dropped, as ssa does
 		k := it.ref.ObjectKey
 		it.prev, it.owned = inv[k]

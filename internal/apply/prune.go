@@ -79,7 +79,9 @@ func (m *Manager) pruneOne(ctx context.Context, r workv1alpha1.ObjectRef) pruned
 		return pruned{ref: r, action: workv1alpha1.ActionSkipped, message: fmtRef(r) +
 			" was not pruned: it belongs to the propagit installation " + strconv.Quote(live.GetLabels()[workv1alpha1.LabelOwner])}
 	case keepOnDeletion(live.GetAnnotations()):
-		return m.release(ctx, r, live)
+		return m.release(ctx, r, live, "it asked to be kept on deletion")
+	case live.GetAnnotations()[AnnotationAdopted] == "true":
+		return m.release(ctx, r, live, "it existed before propagit took it over, so propagit never deletes it")
 	}
 	uid := live.GetUID()
 	err = m.client.Delete(ctx, stub(r), client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid})
@@ -101,7 +103,8 @@ func keepOnDeletion(ann map[string]string) bool {
 // release leaves r on the member but no longer propagit's: a merge patch
 // (preconditioned on its UID) removes every propagit.io/ label and
 // annotation, so it is never pruned, adopted by mistake or watched again.
-func (m *Manager) release(ctx context.Context, r workv1alpha1.ObjectRef, live *metav1.PartialObjectMetadata) pruned {
+// why ends the result's message.
+func (m *Manager) release(ctx context.Context, r workv1alpha1.ObjectRef, live *metav1.PartialObjectMetadata, why string) pruned {
 	drop := func(keys map[string]string) map[string]any {
 		out := map[string]any{}
 		for k := range keys {
@@ -121,7 +124,7 @@ func (m *Manager) release(ctx context.Context, r workv1alpha1.ObjectRef, live *m
 		return pruned{ref: r, action: workv1alpha1.ActionFailed, message: apiRefMessage(r, "could not be released", err)}
 	}
 	return pruned{ref: r, action: workv1alpha1.ActionReleased, message: fmtRef(r) +
-		" left the Work and stays on the member, no longer managed by propagit (it asked to be kept on deletion)"}
+		" left the Work and stays on the member, no longer managed by propagit (" + why + ")"}
 }
 
 // stub is an object carrying only the identity of r.

@@ -130,6 +130,7 @@ func (o *agentOptions) run(parent context.Context) error {
 	}
 	opts := o.agent
 	opts.Deliver.Version = version
+	opts.Apply.DecryptKinds = o.keys.kinds // no script reads a kind that may be decrypted
 	if opts.Keys, err = o.keySource(member); err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}

@@ -129,6 +129,8 @@ func (o *controllerOptions) run(parent context.Context) error {
 	}
 	opts := o.controller
 	opts.Deliver.Version = version
+	// No script reads, and no apiserver message is kept about, a kind that may be decrypted.
+	opts.Apply.DecryptKinds = append(append([]string{}, o.limits.DecryptKinds...), o.keys.kinds...)
 	creds := &cluster.Credentials{KubeconfigDir: o.kubeconfigDir, Hub: stores.hub, Writer: stores.hub, Namespace: cluster.DefaultNamespace,
 		QPS: opts.Apply.QPS, Burst: opts.Apply.Burst}
 	keySrc, err := o.keys.source(stores.hub, cluster.DefaultNamespace, o.limits.DecryptKinds)

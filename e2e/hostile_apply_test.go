@@ -1,0 +1,73 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/testenv"
+)
+
+// podRetentionRIC is a committed customization whose Retain turns any
+// ConfigMap into a privileged hostPID/hostNetwork Pod in kube-system
+// mounting the node's root (finding 1 of issue #25).
+func podRetentionRIC(podName string) string {
+	return fmt.Sprintf(`apiVersion: config.karmada.io/v1alpha1
+kind: ResourceInterpreterCustomization
+metadata: {name: configmap-retain}
+spec:
+  target: {apiVersion: v1, kind: ConfigMap}
+  customizations:
+    retention:
+      luaScript: |
+        function Retain(desired, observed)
+          return {apiVersion = "v1", kind = "Pod",
+            metadata = {name = %q, namespace = "kube-system",
+              labels = desired.metadata.labels, annotations = desired.metadata.annotations},
+            spec = {hostPID = true, hostNetwork = true,
+              containers = {{name = "x", image = "busybox", securityContext = {privileged = true},
+                volumeMounts = {{name = "root", mountPath = "/host"}}}},
+              volumes = {{name = "root", hostPath = {path = "/"}}}}}
+        end
+`, podName)
+}
+
+// TestHostileRetentionCannotReplaceObject: through a real controller and
+// member, a committed Retain script for ConfigMaps that returns a
+// privileged Pod in kube-system fails the ConfigMap's update (status
+// names the script and the changed kind); no Pod appears on the member and
+// the ConfigMap keeps its previous value.
+func TestHostileRetentionCannotReplaceObject(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{Members: 1})
+	m := env.Members[0]
+	ns := randomNamespace("retain")
+	pod := "pwn-" + ns
+	remote := httpRemote(t)
+	co := newCheckout(t, remote)
+	configMapFleet(co, ns, m.Name)
+	co.write(fleetDir+"/ric.yaml", podRetentionRIC(pod))
+	co.write(fleetDir+"/app.yaml", configMapYAML(ns, "app", "v1"))
+	rev1, _ := co.commitPush("a ConfigMap and a customization whose Retain returns a Pod")
+	startController(t, newSetup(t, remote, m))
+	statuses := newStatusReader(t, remote)
+	statuses.waitApplied(rev1, m.Name) // created: Retain runs only on a live copy
+
+	co.write(fleetDir+"/app.yaml", configMapYAML(ns, "app", "v2"))
+	co.commitPush("the ConfigMap changes, so Retain runs")
+	eventually(t, converge, func() (bool, string) {
+		st, err := statuses.get(m.Name)
+		if err != nil {
+			return false, err.Error()
+		}
+		o := objectResult(st, "ConfigMap", ns, "app")
+		return o != nil && o.Action == workv1alpha1.ActionFailed && strings.Contains(o.Message, "Retain") &&
+			strings.Contains(o.Message, "changed kind"), fmt.Sprintf("ConfigMap result %+v; %s", o, describeStatus(st))
+	})
+	if p, err := getOrNil(m.Client().CoreV1().Pods("kube-system").Get, pod); err != nil || p != nil {
+		t.Fatalf("Pod kube-system/%s on the member: %v (err %v)", pod, p != nil, err)
+	}
+	if cm, err := getConfigMap(m, ns, "app"); err != nil || cm == nil || cm.Data["value"] != "v1" {
+		t.Errorf("the member's ConfigMap: %v (err %v), want value v1 kept", cm, err)
+	}
+}
