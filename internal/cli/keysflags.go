@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -11,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/propagit/propagit/internal/secrets/keys"
+	"github.com/propagit/propagit/internal/secrets/sealed"
 )
 
 // defaultKeyNamespace is where a bare --decryption-secret NAME is looked
@@ -43,6 +45,9 @@ func (k *keyOptions) bindFlags(f *pflag.FlagSet, who string, withKinds bool) {
 // decryption. reader reads the Secrets (nil without a cluster);
 // memberNamespace holds per-member sops-age-<cluster> Secrets ("" none).
 func (k *keyOptions) source(reader client.Reader, memberNamespace string, kinds []string) (*keys.Source, error) {
+	if err := sealed.CheckKinds(append(slices.Clone(kinds), k.kinds...)); err != nil {
+		return nil, err
+	}
 	if k.secret == "" && k.dir == "" {
 		return nil, nil
 	}
