@@ -20,6 +20,11 @@ func bound(plain *Plain, obj *unstructured.Unstructured) error {
 			return fmt.Errorf("%w: the document's %v is encrypted, so it cannot be bound to an object", ErrRelocated, dotted(p))
 		}
 	}
+	for _, f := range [][]string{{"apiVersion"}, {"kind"}, {"metadata", "name"}, {"metadata", "namespace"}} {
+		if _, _, err := unstructured.NestedString(plain.Object, f...); err != nil {
+			return fmt.Errorf("%w: the document's %s is not a string", ErrRelocated, dotted(f))
+		}
+	}
 	doc := &unstructured.Unstructured{Object: plain.Object}
 	ns := doc.GetNamespace()
 	if ns == "" && obj.GetNamespace() == "default" {

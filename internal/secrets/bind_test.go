@@ -74,3 +74,37 @@ func TestKeyringBindsANamespacelessDocumentToDefault(t *testing.T) {
 		t.Errorf("in attacker: err = %v, want ErrRelocated", err)
 	}
 }
+
+// TestKeyringRefusesAnUnboundableDocument: a document whose identity is
+// encrypted, or not a string, cannot be bound to an object, and the error
+// does not quote it.
+func TestKeyringRefusesAnUnboundableDocument(t *testing.T) {
+	a := sopstest.NewIdentity()
+	k, err := secrets.NewKeyring(map[string][]byte{"m.agekey": []byte(a.String())}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		plain string
+		opts  sopstest.Options
+	}{
+		"encrypted name": {"apiVersion: v1\nkind: Secret\nmetadata: {name: hidden-name, namespace: demo}\ndata: {a: YQ==}\n",
+			sopstest.Options{EncryptedRegex: "^(name|data)$"}},
+		"numeric namespace": {"apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: 42}\ndata: {a: YQ==}\n",
+			sopstest.KubernetesOptions},
+	} {
+		t.Run(name, func(t *testing.T) {
+			doc, err := sopstest.Encrypt([]byte(tc.plain), tc.opts, a.Recipient())
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj := loaded(t, doc)
+			obj.SetName("db")
+			obj.SetNamespace("default")
+			_, err = k.Decrypt(obj)
+			if !errors.Is(err, secrets.ErrRelocated) || strings.Contains(err.Error(), "hidden-name") {
+				t.Errorf("err = %v, want ErrRelocated not quoting the name", err)
+			}
+		})
+	}
+}
