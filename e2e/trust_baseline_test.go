@@ -53,7 +53,7 @@ subjects:
 func TestTrustBaselineRefusesEscalation(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{Members: 1})
 	m1 := env.Members[0]
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	admin := m1.Client()
 	ns := randomNamespace("baseline")
