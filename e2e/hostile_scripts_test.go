@@ -59,9 +59,7 @@ var scriptBombs = []struct{ name, file, body string }{
 // real member, then commits each script bomb in turn. Each is reported as
 // a render error naming its file and a budget stop, the member keeps the
 // previous revision's ConfigMap, the controller process never exits and
-// /healthz keeps answering; a good commit afterwards is applied. Then
-// `propagit lint` and `propagit diff` on a fleet holding each bomb exit
-// non-zero with the budget error, without the Go runtime dying.
+// /healthz keeps answering; a good commit afterwards is applied.
 func TestHostileScriptBombKeepsControllerAlive(t *testing.T) {
 	bin, err := propagitBinary()
 	if err != nil {
@@ -71,8 +69,7 @@ func TestHostileScriptBombKeepsControllerAlive(t *testing.T) {
 	m1 := env.Members[0]
 	remote := httpRemote(t)
 	co := newCheckout(t, remote)
-	good := map[string]string{"cluster.yaml": hostileCluster, "policy.yaml": hostilePolicy, "ns.yaml": hostileNamespace,
-		"app/cm.yaml": hostileConfigMap("ConfigMap", "app", "v1")}
+	good := goodScriptFleet()
 	for file, content := range good {
 		co.write(fleetDir+"/"+file, content)
 	}
@@ -116,27 +113,53 @@ func TestHostileScriptBombKeepsControllerAlive(t *testing.T) {
 	if rss > memoryBudget {
 		t.Errorf("controller peak RSS %d MiB, over the 1 GiB budget", rss>>20)
 	}
+}
 
-	t.Run("lint and diff", func(t *testing.T) {
-		for _, b := range scriptBombs {
-			base, head := t.TempDir(), t.TempDir()
-			for file, content := range good {
-				writeScriptFleetFile(t, filepath.Join(base, file), content)
-				writeScriptFleetFile(t, filepath.Join(head, file), content)
+// goodScriptFleet is a fleet sending ConfigMap shop/app (value v1) to
+// member1.
+func goodScriptFleet() map[string]string {
+	return map[string]string{"cluster.yaml": hostileCluster, "policy.yaml": hostilePolicy, "ns.yaml": hostileNamespace,
+		"app/cm.yaml": hostileConfigMap("ConfigMap", "app", "v1")}
+}
+
+// TestHostileScriptBombFailsLintAndDiff runs the real binary's `lint` and
+// `diff` (what CI runs on a pull request) on a fleet holding each script
+// bomb and nine ConfigMaps it runs on: each exits non-zero with a budget
+// stop naming the bomb's file, the Go runtime never dies (no "fatal
+// error", no goroutine dump), and no process of the run (the CLI or a
+// script worker) goes past 512 MiB resident. Before scripts ran in
+// killable workers, each abandoned call kept allocating: lint on the DAG
+// bomb with seven ConfigMaps peaked at 626 MiB, growing with each one.
+func TestHostileScriptBombFailsLintAndDiff(t *testing.T) {
+	bin, err := propagitBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := goodScriptFleet()
+	for _, b := range scriptBombs {
+		base, head := t.TempDir(), t.TempDir()
+		for file, content := range good {
+			writeScriptFleetFile(t, filepath.Join(base, file), content)
+			writeScriptFleetFile(t, filepath.Join(head, file), content)
+		}
+		writeScriptFleetFile(t, filepath.Join(head, b.file), scriptBomb(b.name, b.body))
+		for i := range 8 {
+			writeScriptFleetFile(t, filepath.Join(head, fmt.Sprintf("app/extra-%d.yaml", i)), hostileConfigMap("ConfigMap", fmt.Sprintf("extra-%d", i), "x"))
+		}
+		for _, args := range [][]string{{"lint", "--source", head}, {"diff", "--base-dir", base, "--head-dir", head}} {
+			code, out, took, rss := runPropagitBinary(t, bin, args...)
+			t.Logf("%s %s: exit %d after %s, peak RSS %d MiB", args[0], b.name, code, took.Round(time.Millisecond), rss>>20)
+			if rss > scriptRunRSS {
+				t.Errorf("%s with the %s bomb: peak RSS %d MiB, want at most %d MiB", args[0], b.name, rss>>20, scriptRunRSS>>20)
 			}
-			writeScriptFleetFile(t, filepath.Join(head, b.file), scriptBomb(b.name, b.body))
-			for _, args := range [][]string{{"lint", "--source", head}, {"diff", "--base-dir", base, "--head-dir", head}} {
-				code, out, took := runPropagitBinary(t, bin, args...)
-				t.Logf("%s %s: exit %d after %s", args[0], b.name, code, took.Round(time.Millisecond))
-				if code == 0 || strings.Contains(out, "fatal error") || strings.Contains(out, "goroutine ") {
-					t.Errorf("%s with the %s bomb: exit %d, want a non-zero exit with a budget error; output:\n%s", args[0], b.name, code, out)
-				}
-				if !strings.Contains(out, b.file+":") || !strings.Contains(out, "stopped") {
-					t.Errorf("%s with the %s bomb: the output names no budget stop in %s:\n%s", args[0], b.name, b.file, out)
-				}
+			if code == 0 || strings.Contains(out, "fatal error") || strings.Contains(out, "goroutine ") {
+				t.Errorf("%s with the %s bomb: exit %d, want a non-zero exit with a budget error; output:\n%s", args[0], b.name, code, out)
+			}
+			if !strings.Contains(out, b.file+":") || !strings.Contains(out, "stopped") {
+				t.Errorf("%s with the %s bomb: the output names no budget stop in %s:\n%s", args[0], b.name, b.file, out)
 			}
 		}
-	})
+	}
 }
 
 // binaryController is a `propagit controller` process.
@@ -288,10 +311,15 @@ func writeScriptFleetFile(t *testing.T, path, content string) {
 	}
 }
 
+// scriptRunRSS bounds the resident size of a lint or diff run and of each
+// of its script workers.
+const scriptRunRSS = 512 << 20
+
 // runPropagitBinary runs the propagit binary with a 2-minute deadline and
-// returns its exit code (-1 when a signal ended it), its output and how
-// long it took.
-func runPropagitBinary(t *testing.T, bin string, args ...string) (int, string, time.Duration) {
+// returns its exit code (-1 when a signal ended it), its output, how long
+// it took and the peak resident size of it or of any process it reaped
+// (its script workers).
+func runPropagitBinary(t *testing.T, bin string, args ...string) (int, string, time.Duration, int64) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -301,16 +329,22 @@ func runPropagitBinary(t *testing.T, bin string, args ...string) (int, string, t
 	start := time.Now()
 	err := cmd.Run()
 	took := time.Since(start)
+	var rss int64
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			rss = ru.Maxrss << 10
+		}
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
-		return 0, out.String(), took
+		return 0, out.String(), took, rss
 	case errors.As(err, &ee):
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return -1, out.String(), took
+			return -1, out.String(), took, rss
 		}
-		return ee.ExitCode(), out.String(), took
+		return ee.ExitCode(), out.String(), took, rss
 	}
 	t.Fatalf("%s %v: %v", bin, args, err)
-	return 0, "", took
+	return 0, "", took, rss
 }

@@ -14,11 +14,14 @@ func workerAttr() *syscall.SysProcAttr {
 }
 
 // addressSpaceHeadroom is how much address space a worker may map beyond
-// what it has when it starts: room for the allocation budget, the
-// collector's slack and the runtime's reservations. One Go call asking
-// for gigabytes at once (which no watchdog sees in time) then fails with
-// "out of memory" in the worker instead of swapping the machine.
-const addressSpaceHeadroom = 1536 << 20
+// what it has when it starts: three times the default allocation budget,
+// room for the budget, the collector's slack and the runtime's
+// reservations. The watchdog samples allocation every millisecond, so a
+// script that grows a string threefold per instruction can pass its
+// budget by one step before it is stopped; the next step, or one Go call
+// asking for gigabytes at once, fails with "out of memory" in the worker
+// instead of growing it toward the container's limit.
+const addressSpaceHeadroom = 768 << 20
 
 // limitAddressSpace sets the worker's RLIMIT_AS to its current size plus
 // addressSpaceHeadroom, and makes the worker the kernel's first choice
