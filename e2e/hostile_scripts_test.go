@@ -87,9 +87,8 @@ func TestHostileScriptBombKeepsControllerAlive(t *testing.T) {
 		co.edit(fleetDir+"/app/cm.yaml", `"v1"`, `"bad"`)
 		bad, pushed := co.commitPush("script bomb " + b.name)
 		eventually(t, converge, func() (bool, string) {
-			l := ctrl.logs.String()
-			return strings.Contains(l, b.file+":") && strings.Contains(l, "stopped") || ctrl.exited(),
-				fmt.Sprintf("no render error naming %s for %s", b.file, short(bad))
+			return strings.Contains(ctrl.line(b.file+":"), "stopped") || ctrl.exited(),
+				fmt.Sprintf("no render error naming %s and a budget stop for %s", b.file, short(bad))
 		})
 		if ctrl.exited() {
 			t.Fatalf("%s: the controller exited: %v", b.name, ctrl.state())
