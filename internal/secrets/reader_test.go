@@ -227,3 +227,26 @@ func TestPropagitLinksNoSops(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecrypt: no input panics the reader or makes it quote a decrypted
+// value in an error.
+func FuzzDecrypt(f *testing.F) {
+	id := sopstest.NewIdentity()
+	for _, opts := range []sopstest.Options{sopstest.KubernetesOptions, {JSON: true}, {EncryptedRegex: "^data$", ShamirThreshold: 2}} {
+		plain := []byte(plainSecret)
+		if opts.JSON {
+			plain = []byte(`{"kind":"Secret","data":{"password":"c2VjcmV0LXZhbHVl","n":[1,2.5,true]}}`)
+		}
+		doc, err := sopstest.Encrypt(plain, opts, id.Recipient(), sopstest.NewIdentity().Recipient())
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(doc)
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		_, err := secrets.Decrypt(doc, []age.Identity{id})
+		if err != nil && strings.Contains(err.Error(), "c2VjcmV0LXZhbHVl") && !strings.Contains(string(doc), "c2VjcmV0LXZhbHVl") {
+			t.Errorf("error quotes the decrypted value: %v", err)
+		}
+	})
+}
