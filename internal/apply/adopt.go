@@ -8,8 +8,8 @@ package apply
 // deletes. Karmada deletes adopted objects with their template.
 const AnnotationAdopted = "propagit.io/adopted"
 
-// stampAdopted marks it's desired object adopted when its live copy is not
-// this installation's (so applying it takes it over) or was adopted
+// stampAdopted marks the item's desired object adopted when its live copy
+// is not this installation's (so applying it takes it over) or was adopted
 // before. A template cannot clear the mark: it comes from the live copy.
 func stampAdopted(it *item, owner string) {
 	if it.live == nil {
