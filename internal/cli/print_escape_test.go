@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -81,4 +82,15 @@ func TestExplainPrintsHarmless(t *testing.T) {
 	var out bytes.Buffer
 	printExplanation(&out, e)
 	harmless(t, "explain", out.String())
+}
+
+// A command's error can quote a member's status or a name from Git: it
+// reaches the terminal with its control characters escaped, its lines kept.
+func TestErrorsPrintHarmless(t *testing.T) {
+	var buf bytes.Buffer
+	printError(&buf, errors.New("wait: member1: \x1b]0;pwned\x07\x1b[2J failed\nsecond line"))
+	got := buf.String()
+	if strings.ContainsAny(got, "\x1b\x07") || !strings.Contains(got, "\nsecond line") {
+		t.Errorf("printed %q: want control characters escaped and the newline kept", got)
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/propagit/propagit/internal/termsafe"
 )
 
 // ExitError carries a process exit code through cobra (for example
@@ -69,8 +71,16 @@ func Execute() int {
 				return code
 			}
 		}
-		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		printError(os.Stderr, err)
 		return code
 	}
 	return 0
+}
+
+// printError writes a command's error for a person: it can quote a member's
+// status, a script's message or a file name from Git, so control
+// characters are escaped (newlines kept: load errors list one problem per
+// line).
+func printError(w io.Writer, err error) {
+	fmt.Fprintf(termsafe.NewWriter(w), "error: %v\n", err)
 }
