@@ -4,7 +4,8 @@ import (
 	"github.com/propagit/propagit/internal/restrict"
 )
 
-// admit holds every policy, override and interpreter customization to the
+// admit holds every policy, override, interpreter customization, Cluster
+// and ClusterTaintPolicy to the
 // folder rules of the restriction policy (Options.Restrictions): a team
 // that may deploy only to its own namespaces may not change another
 // team's templates through a policy either. A refused declaration is a
@@ -34,6 +35,12 @@ func (c *collector) admit() {
 			kind = "ClusterOverridePolicy"
 		}
 		check(op.Source, restrict.Declaration{Kind: kind, Group: "policy.karmada.io", Namespace: op.Policy.Namespace, Name: op.Policy.Name})
+	}
+	for _, cl := range c.set.Clusters {
+		check(cl.Source, restrict.Declaration{Kind: "Cluster", Group: "cluster.karmada.io", Name: cl.Cluster.Name})
+	}
+	for _, tp := range c.set.TaintPolicies {
+		check(tp.Source, restrict.Declaration{Kind: "ClusterTaintPolicy", Group: "policy.karmada.io", Name: tp.Policy.Name})
 	}
 	for _, cu := range c.set.Customizations {
 		check(cu.Source, restrict.Declaration{Kind: "ResourceInterpreterCustomization", Group: "config.karmada.io", Name: cu.Customization.Name})

@@ -66,8 +66,9 @@ const shopRestrictions = `folders:
 // TestHostileFolderPoliciesStayInTheirFolder: a folder restricted to the
 // namespace shop may not change the payments team's templates through a
 // policy: an OverridePolicy in namespace payments, a cluster-wide
-// ClusterOverridePolicy or ClusterPropagationPolicy, or an interpreter
-// customization, each committed under teams/shop, fails the load at its
+// ClusterOverridePolicy or ClusterPropagationPolicy, an interpreter
+// customization, or a Cluster or ClusterTaintPolicy that would taint the
+// members it shares, each committed under teams/shop, fails the load at its
 // file; the same files outside the folder load.
 func TestHostileFolderPoliciesStayInTheirFolder(t *testing.T) {
 	policy := loadRestrictions(t, shopRestrictions)
@@ -98,6 +99,23 @@ spec:
   resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
   placement:
     clusterAffinity: {clusterNames: [m1]}
+`,
+		"cluster.yaml": `apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata:
+  name: m1
+  labels: {region: eu}
+spec:
+  syncMode: Push
+  taints: [{key: evacuate, effect: NoExecute}]
+`,
+		"ctp.yaml": `apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterTaintPolicy
+metadata: {name: evict-all}
+spec:
+  taints: [{key: evacuate, effect: NoExecute}]
+  addOnConditions:
+  - {conditionType: Ready, operator: In, statusValues: ["True"]}
 `,
 		"ric.yaml": `apiVersion: config.karmada.io/v1alpha1
 kind: ResourceInterpreterCustomization

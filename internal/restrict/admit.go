@@ -17,11 +17,13 @@ type Declaration struct {
 	Name, Source string
 }
 
-// Customizations, cluster-wide policies and namespaced policies as the
-// folder rules see them.
+// The kinds the folder rules treat apart.
 const (
 	kindCustomization = "ResourceInterpreterCustomization"
 )
+
+// fleetKinds declare the fleet itself, not a team's part of it.
+var fleetKinds = map[string]bool{"Cluster": true, "ClusterTaintPolicy": true}
 
 // Admit returns why a policy, override or interpreter customization may
 // not take effect, nil when it may. A folder rule binds what the files of
@@ -32,7 +34,9 @@ const (
 // live in a folder that restricts namespaces, and must be among the
 // folder's cluster-scoped kinds when it lists some; an interpreter
 // customization changes how every object of its kind is read, applied and
-// judged healthy, so it may not live in a restricted folder at all. Files
+// judged healthy, so it may not live in a restricted folder at all, nor
+// may a Cluster or ClusterTaintPolicy, which decide where every team's
+// templates run. Files
 // outside every folder rule are the platform team's and are only held to
 // the policy's own namespace list.
 func (p *Policy) Admit(d Declaration) *Refusal {
@@ -57,6 +61,9 @@ func (p *Policy) Admit(d Declaration) *Refusal {
 	case d.Kind == kindCustomization:
 		return refuse("kind", "an interpreter customization changes how every %s of every team is applied and judged healthy; "+
 			"only files outside the restricted folders may declare one", "object of its kind")
+	case fleetKinds[d.Kind]:
+		return refuse("kind", "it shapes where every team's templates run (a member's labels, taints or endpoint); "+
+			"only files outside the restricted folders may declare one")
 	case d.Namespace != "" && len(f.Namespaces) > 0 && !matchAny(f.Namespaces, d.Namespace):
 		return refuse("metadata.namespace", "namespace %q is not among the namespaces the folder may deploy to (%s), "+
 			"and a policy there would change that namespace's templates", d.Namespace, strings.Join(f.Namespaces, ", "))
