@@ -33,7 +33,7 @@ func reservedFailure(b *Binding, cluster string, obj *unstructured.Unstructured,
 		return nil
 	}
 	e := &RenderError{Template: b.Key, Source: b.Template.Source, Cluster: cluster, Rule: -1, Path: field,
-		Message: "changes " + field + ", which only Git (identity) or propagit (propagit.io labels and annotations, the sops section) may set"}
+		Message: "may not be changed: only Git sets an object's identity, and only propagit its propagit.io labels and annotations and the sops section"}
 	pointer := "/" + strings.ReplaceAll(strings.SplitN(field, "[", 2)[0], ".", "/")
 	for _, c := range slices.Backward(res.Changes) {
 		if strings.HasPrefix(c.Path, pointer) || strings.HasPrefix(pointer, c.Path) {

@@ -45,7 +45,7 @@ func TestHostileOverrideCannotWriteReservedFields(t *testing.T) {
 			if e.Cluster != "m2" || e.Path != tc.path || e.Policy != "OverridePolicy demo/db-m2" || e.PolicySource.Path != "op.yaml" {
 				t.Errorf("error %+v: want m2, path %s, naming OverridePolicy demo/db-m2 in op.yaml", e, tc.path)
 			}
-			if !strings.Contains(e.Message, "only Git") {
+			if !strings.Contains(e.Message, "only Git sets") {
 				t.Errorf("message %q does not say why", e.Message)
 			}
 			if got := placement(res)["m1"]; len(got) != 1 {

@@ -60,6 +60,12 @@ func (e RenderError) String() string {
 	return s + e.Message
 }
 
+// detail is String without the template and cluster, which whoever shows a
+// Target's Error names already.
+func (e RenderError) detail() string {
+	return strings.TrimPrefix(e.String(), e.Template.String()+" on "+e.Cluster+": ")
+}
+
 // Unclaimed is a template in Git that no policy claims any more and that
 // keeps, on each cluster listed, the objects last recorded there.
 type Unclaimed struct {

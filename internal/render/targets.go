@@ -212,11 +212,11 @@ func renderTarget(b *Binding, t *Target, c *clusterv1alpha1.Cluster, overrides [
 		return
 	}
 	if f := sealedFailure(b, t.Cluster, obj, res, overrides); f != nil {
-		t.Failure, t.Error = f, f.String()
+		t.Failure, t.Error = f, f.detail()
 		return
 	}
 	if f := reservedFailure(b, t.Cluster, obj, res, overrides); f != nil {
-		t.Failure, t.Error = f, f.String()
+		t.Failure, t.Error = f, f.detail()
 		return
 	}
 	if fe := validate(obj); fe != nil {
