@@ -58,8 +58,8 @@ func (p *pool) do(s *Script, req *request) (*response, error) {
 		return nil, s.errorf(0, "cannot start a script worker: %v", err)
 	}
 	resp, failure := w.call(req)
-	if errors.Is(failure, errNotSent) && reused {
-		// An idle worker that died (killed from outside) never saw the
+	if reused && diedIdle(w, failure) {
+		// An idle worker that died (killed from outside) never ran the
 		// request: the script is not to blame, a fresh worker runs it.
 		w.stop()
 		if w, err = startWorker(); err != nil {
@@ -78,6 +78,22 @@ func (p *pool) do(s *Script, req *request) (*response, error) {
 	p.idle = append(p.idle, w)
 	p.mu.Unlock()
 	return resp, nil
+}
+
+// diedIdle reports whether a reused worker's call failed the way a worker
+// that died while idle fails it: the request not sent, or not a byte of an
+// answer (the pipe may take a request its dead reader never sees). A worker
+// that overran its time or answered too much was running the script; one
+// that crashed on a reused worker's first byte runs once more on a fresh
+// worker and then fails as itself.
+func diedIdle(w *worker, failure error) bool {
+	if failure == nil || errors.Is(failure, errWorkerOverran) || errors.Is(failure, errFrameTooLarge) {
+		return false
+	}
+	if errors.Is(failure, errNotSent) {
+		return true
+	}
+	return errors.Is(failure, io.EOF) // not a byte of an answer
 }
 
 // take returns an idle worker (reused) or a new one.
