@@ -11,6 +11,7 @@ import (
 	"net"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -143,6 +144,10 @@ func stableError(err error) string {
 	cause := err
 	for u := errors.Unwrap(cause); u != nil; u = errors.Unwrap(cause) {
 		cause = u
+	}
+	if errors.Is(cause, syscall.EPIPE) {
+		// A write into a connection the peer reset: the same outage.
+		cause = syscall.ECONNRESET
 	}
 	head, _, _ := strings.Cut(msg, ": ")
 	return head + ": " + cause.Error()

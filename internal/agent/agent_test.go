@@ -19,7 +19,7 @@ func TestStableErrorIsTheSameForEveryAttemptOfOneOutage(t *testing.T) {
 		if local > 0 {
 			src = &net.TCPAddr{IP: net.IPv4(10, 0, 0, 9), Port: local}
 		}
-		syscallName := map[string]string{"dial": "connect", "read": "read"}[op]
+		syscallName := map[string]string{"dial": "connect", "read": "read", "write": "write"}[op]
 		inner := &url.Error{Op: "Get", URL: "https://git.example.com/fleet.git/info/refs",
 			Err: &net.OpError{Op: op, Net: "tcp", Source: src, Addr: remote, Err: os.NewSyscallError(syscallName, errno)}}
 		return fmt.Errorf("failed to fetch refs/heads/propagit/works from https://git.example.com/fleet.git: %w", inner)
@@ -33,6 +33,7 @@ func TestStableErrorIsTheSameForEveryAttemptOfOneOutage(t *testing.T) {
 		{"reset while reading", netErr("read", 60328, syscall.ECONNRESET), reset},
 		{"reset on another port", netErr("read", 60344, syscall.ECONNRESET), reset},
 		{"reset while dialling", netErr("dial", 0, syscall.ECONNRESET), reset},
+		{"writing into a reset connection", netErr("write", 60352, syscall.EPIPE), reset},
 		{"refused", netErr("dial", 0, syscall.ECONNREFUSED),
 			"failed to fetch refs/heads/propagit/works from https://git.example.com/fleet.git: connection refused"},
 		{"text only, from an error that does not unwrap",
