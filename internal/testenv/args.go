@@ -61,8 +61,31 @@ func (m *Member) apiserverArgs() []string {
 	if !m.workloads {
 		args = append(args, "--disable-admission-plugins=ServiceAccount")
 	}
+	if m.audit {
+		args = append(args,
+			"--audit-policy-file="+filepath.Join(m.Dir, auditPolicyFile),
+			"--audit-log-path="+m.AuditLogPath(),
+			"--audit-log-format=json",
+			"--audit-log-mode=blocking",
+			"--audit-log-maxsize=0")
+	}
 	return args
 }
+
+// auditPolicyFile is the audit policy written next to the member's logs.
+const auditPolicyFile = "audit-policy.yaml"
+
+// auditPolicy records, at Metadata level, every request that can change an
+// object (who wrote what, when, and the answer), and nothing else: reads and
+// watches would bury the writes a test looks for.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  verbs: [create, update, patch, delete, deletecollection]
+- level: None
+`
 
 // controllerManagerArgs runs every default controller as the admin user,
 // without leader election and without serving.

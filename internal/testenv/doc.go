@@ -14,7 +14,8 @@
 //   - Every child process runs in its own process group with a parent-death
 //     signal (SIGKILL on Linux), so it dies with the test binary even when the
 //     binary is killed without running any cleanup.
-//   - Env.Stop (registered with t.Cleanup by Start) stops every process group,
+//   - Env.Stop (registered with t.Cleanup by Start) kills every process group
+//     (no grace: the data is removed next),
 //     waits for it, and removes the temporary root. New installs a
 //     SIGINT/SIGTERM handler that does the same for every live Env before the
 //     signal takes its default effect.

@@ -31,6 +31,10 @@ type Options struct {
 	Workloads bool
 	// AssetsDir holds the binaries; empty means DefaultAssetsDir().
 	AssetsDir string
+	// Audit makes every member's apiserver write an audit log of the
+	// requests that change objects, at Member.AuditLogPath: proof from
+	// the member itself of who wrote what.
+	Audit bool
 }
 
 // Env is a set of running members under one temporary root.
@@ -48,8 +52,14 @@ type Env struct {
 // Start starts an Env for a test and stops it in t.Cleanup. If the test has
 // failed by then, the tail of every member's apiserver log is logged first.
 // A failure to start fails the test.
+//
+// With -short, a test that needs members is skipped: `go test -short ./...`
+// is the fast loop of pure and single-process tests.
 func Start(t testing.TB, opts Options) *Env {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs real members; skipped with -short")
+	}
 	began := time.Now()
 	e, err := New(opts)
 	if err != nil {
@@ -111,9 +121,14 @@ func (e *Env) start(opts Options) error {
 	}
 	members := make([]*Member, 0, opts.Members)
 	for i := 1; i <= opts.Members; i++ {
-		m, err := newMember(e.dir, fmt.Sprintf("member%d", i), opts.AssetsDir, opts.Workloads)
+		m, err := newMember(e.dir, fmt.Sprintf("member%d", i), opts.AssetsDir, opts.Workloads, opts.Audit)
 		if err != nil {
 			return err
+		}
+		if opts.Audit {
+			if err := os.WriteFile(filepath.Join(m.Dir, auditPolicyFile), []byte(auditPolicy), 0o600); err != nil {
+				return fmt.Errorf("failed to write the audit policy of %s: %w", m.Name, err)
+			}
 		}
 		members = append(members, m)
 	}

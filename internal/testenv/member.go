@@ -40,6 +40,7 @@ type Member struct {
 
 	assets    string
 	workloads bool
+	audit     bool
 	pki       *pki
 	etcdPort  int
 	peerPort  int
@@ -54,7 +55,7 @@ type Member struct {
 
 // newMember prepares a member's folder, ports, certificates, kubeconfig and
 // client without starting anything.
-func newMember(root, name, assets string, workloads bool) (*Member, error) {
+func newMember(root, name, assets string, workloads, audit bool) (*Member, error) {
 	dir := filepath.Join(root, name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("failed to create folder of %s: %w", name, err)
@@ -73,6 +74,7 @@ func newMember(root, name, assets string, workloads bool) (*Member, error) {
 		KubeconfigPath: filepath.Join(dir, "kubeconfig"),
 		assets:         assets,
 		workloads:      workloads,
+		audit:          audit,
 		pki:            p,
 		etcdPort:       ports[0],
 		peerPort:       ports[1],
@@ -87,6 +89,11 @@ func newMember(root, name, assets string, workloads bool) (*Member, error) {
 	}
 	return m, nil
 }
+
+// AuditLogPath is the member's audit log (JSON lines, one event per
+// request that changed something), written only with Options.Audit. It
+// survives apiserver restarts: a restarted apiserver appends to it.
+func (m *Member) AuditLogPath() string { return filepath.Join(m.Dir, "audit.log") }
 
 // restConfig returns the admin config for the member's apiserver.
 func (m *Member) restConfig() *rest.Config {
@@ -230,7 +237,10 @@ func (m *Member) stop() error {
 	m.mu.Unlock()
 	var errs []error
 	for i := len(procs) - 1; i >= 0; i-- {
-		if err := procs[i].stop(stopGrace); err != nil {
+		// No grace: the folder is removed next, so nothing a graceful
+		// shutdown saves is kept, and an apiserver with a watch open would
+		// use its whole grace.
+		if err := procs[i].stop(0); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", m.Name, err))
 		}
 	}
