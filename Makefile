@@ -70,10 +70,22 @@ lint: ## gofmt and go vet
 	cd hack/image && go vet ./...
 
 .PHONY: test
-test: test-assets lint ## Everything: lint, unit, integration against real apiservers, examples, fuzz (bounded)
-	go test -timeout $(GO_TEST_TIMEOUT) -count=1 ./...
-	cd hack/image && go test -timeout $(GO_TEST_TIMEOUT) -count=1 ./...
+test: test-assets lint ## Everything: lint, unit, integration against real apiservers, examples, fuzz (bounded); the slowest tests are listed
+	go build -o bin/testtimes ./e2e/tools/testtimes
+	go test -json -timeout $(GO_TEST_TIMEOUT) -count=1 ./... | bin/testtimes
+	cd hack/image && go test -json -timeout $(GO_TEST_TIMEOUT) -count=1 ./... | ../../bin/testtimes -top 5
 	$(MAKE) fuzz
+
+.PHONY: test-short
+test-short: lint ## The fast loop: every test that needs no real member (go test -short)
+	go test -short -count=1 ./...
+
+SOAK_DURATION ?= 10m
+
+.PHONY: soak
+soak: test-assets ## Chaos soak for SOAK_DURATION (default 10m; SOAK_SEED replays a run): faults overlap, invariants are checked as it runs
+	PROPAGIT_SOAK_DURATION=$(SOAK_DURATION) PROPAGIT_SOAK_SEED=$(SOAK_SEED) \
+		go test -run '^TestSoak$$' -v -count=1 -timeout 3h ./e2e/soak/
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target FUZZTIME times (default 20000x; a duration like 1m works too)
