@@ -29,6 +29,7 @@ const (
 // promtool comes from make test-assets; without it the test fails rather
 // than skips, so CI cannot pass without checking.
 func TestSyncAlertRules(t *testing.T) {
+	t.Parallel()
 	promtool := filepath.Join(testenv.DefaultAssetsDir(), "promtool")
 	if _, err := os.Stat(promtool); err != nil {
 		t.Fatalf("promtool missing (%v): run make test-assets", err)

@@ -135,6 +135,7 @@ func TestDashboardBrowser(t *testing.T) {
 // revisions page counts the commit applied on both, and a template page
 // carries its explain trace with the policy and the override.
 func TestDashboardCRStore(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 3})
 	members, hubMember := env.Members[:2], env.Members[2]
 	hub := startHub(t, hubMember)

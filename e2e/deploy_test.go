@@ -18,6 +18,7 @@ import (
 // kustomize and applies it server-side to a fresh real apiserver: every
 // object must be created, and a second apply must change nothing.
 func TestDeployManifestsApplyServerSide(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []string{"../deploy", "../deploy/agent/cluster-wide", "../deploy/agent/cluster-wide-bind", "../deploy/agent/namespaced"} {
 		t.Run(dir, func(t *testing.T) { applyDeploy(t, dir) })
 	}

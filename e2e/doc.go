@@ -4,8 +4,12 @@
 // file:// URL), real go-git, and real server-side apply. Nothing is faked.
 //
 // The controller runs in-process, started and stopped by each test. Every
-// test starts its own members and its own remote, so tests share nothing
-// and can run one at a time on a small machine:
+// test starts its own members and its own remote, so tests share nothing.
+// Most tests wait on members far more than they compute, so they call
+// t.Parallel and run three at a time (-parallel changes it; testenv starts
+// at most three members at once in the process). A test stays serial when
+// it measures the process or the machine (script budgets, memory peaks,
+// many objects, a browser), so others' load cannot make it fail:
 //
 //	go test ./e2e/ -run TestPush -v -timeout 20m
 //

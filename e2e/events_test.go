@@ -18,6 +18,7 @@ import (
 // `kubectl describe work` shows them: Applied when it runs a revision
 // healthy, RenderFailed (Warning) for a template that fails to render.
 func TestOpsEventsOnWorks(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	m1, hubMember := env.Members[0], env.Members[1]
 	hub := startHub(t, hubMember)

@@ -28,6 +28,7 @@ func failoverLines(r *running) []string {
 // 5/2/2) and stops member3: its replicas move to member1 and member2 per
 // their weights 2:1 (6/3), and the total stays 9.
 func TestFailoverDivided(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 3})
 	m1, m2, m3 := env.Members[0], env.Members[1], env.Members[2]
 	remote := fileRemote(t)
@@ -109,6 +110,7 @@ spec:
 // ClusterFailureThreshold: the member never turns NotReady, so nothing
 // fails over.
 func TestFailoverMissedProbe(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2, Workloads: true})
 	primary, backup := env.Members[0], env.Members[1]
 	remote := fileRemote(t)
@@ -222,6 +224,7 @@ func deploymentCount(t *testing.T, m *testenv.Member, ns string) int {
 // pending across the restart (a Gracefully one ends as soon as the backup
 // is healthy, which may well be before the restart).
 func TestFailoverControllerRestart(t *testing.T) {
+	t.Parallel()
 	const toleration = 5
 	env := testenv.Start(t, testenv.Options{Members: 2, Workloads: true})
 	primary, backup := env.Members[0], env.Members[1]

@@ -147,6 +147,7 @@ func checkClusterRow(t *testing.T, reader *statusReader, member, ready string, t
 // eviction as soon as the backup reports healthy, so the old copy goes as
 // soon as the primary returns.
 func TestFailoverPrimaryBackup(t *testing.T) {
+	t.Parallel()
 	const toleration = 10
 	for _, tc := range []struct {
 		purge     string

@@ -39,6 +39,7 @@ spec:
 // names the script and the changed kind); no Pod appears on the member and
 // the ConfigMap keeps its previous value.
 func TestHostileRetentionCannotReplaceObject(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 1})
 	m := env.Members[0]
 	ns := randomNamespace("retain")

@@ -235,6 +235,7 @@ const memoryBudget = 1 << 30
 // revision stays applied on the member, /healthz keeps answering and the
 // peak RSS stays under 1 GiB; a good commit afterwards is applied.
 func TestHostileControllerKeepsLastGood(t *testing.T) {
+	t.Parallel()
 	bin, err := propagitBinary()
 	if err != nil {
 		t.Fatal(err)

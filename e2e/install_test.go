@@ -43,6 +43,7 @@ import (
 // mounts (the required webhook Secret is never created) and the probes are
 // not exercised.
 func TestOpsInstallDeploymentAvailable(t *testing.T) {
+	t.Parallel()
 	bin := buildPropagit(t)
 	ns := e2etest.RandomName("propagit-ops")
 	flags := []string{"--repo", "https://git.example.com/fleet.git", "--branch", "release", "--path", "clusters/prod",

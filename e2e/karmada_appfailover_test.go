@@ -24,6 +24,7 @@ import (
 // unavailable there, and after tolerationSeconds the application runs on
 // the backup, while the primary's copy goes (purge mode Directly).
 func TestKarmadaApplicationFailover(t *testing.T) {
+	t.Parallel()
 	const toleration = 5
 	env := testenv.Start(t, testenv.Options{Members: 2, Workloads: true})
 	primary, backup := env.Members[0], env.Members[1]

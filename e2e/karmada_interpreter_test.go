@@ -110,6 +110,7 @@ spec:
 // the InterpretHealth script judges it, not as kstatus would (kstatus
 // calls a custom resource without conditions Current at once).
 func TestKarmadaInterpreterDividesACRD(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	m1, m2 := env.Members[0], env.Members[1]
 	crdFile := filepath.Join(t.TempDir(), "crd.yaml")

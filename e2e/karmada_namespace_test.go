@@ -13,6 +13,7 @@ import (
 // Namespace like any cluster-scoped template. Both members apply the
 // revision; only member1 gets the Namespace and what lives in it.
 func TestKarmadaNamespacePlacedOnOneMember(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	m1, m2 := env.Members[0], env.Members[1]
 	remote := fileRemote(t)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -13,15 +14,31 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
+// parallelTests is how many tests marked parallel run at once unless
+// -parallel says otherwise: they mostly wait on members and controllers,
+// and testenv bounds how many members start at once in the process.
+const parallelTests = "3"
+
 func TestMain(m *testing.M) {
 	// controller-runtime complains with a stack trace after 30 s when no
 	// logger is set; the controller's own logs go to logRecorder.
 	ctrllog.SetLogger(logr.Discard())
+	flag.Parse()
+	if !flagSet("test.parallel") {
+		_ = flag.Set("test.parallel", parallelTests)
+	}
 	code := m.Run()
 	if binaryDir != "" {
 		os.RemoveAll(binaryDir) // the propagit binary the tests built (100 MiB)
 	}
 	os.Exit(code)
+}
+
+// flagSet reports whether the command line set the flag.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // logRecorder keeps every line the controller logs, for assertions, and

@@ -59,6 +59,7 @@ func (h *gitHost) last(sha string) map[string]any {
 // ends "success" with "propagit: 2/2 clusters healthy" once both real
 // members run it.
 func TestOpsCommitStatusFollowsTheRollout(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	ns := randomNamespace("notify")
 	remote := httpRemote(t)

@@ -38,6 +38,7 @@ data:
 // error names file:line in the controller state and its logs; a fixed
 // commit then converges.
 func TestPushBadCommitKeepsLastGood(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	m1, m2 := env.Members[0], env.Members[1]
 	remote := httpRemote(t)

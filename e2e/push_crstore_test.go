@@ -18,6 +18,7 @@ const quickstartSecretNamespace = "karmada-cluster"
 // member credentials read from the hub Secrets the Clusters' spec.secretRef
 // name, not from kubeconfig files.
 func TestPushCRStore(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 3})
 	members, hubMember := env.Members[:2], env.Members[2]
 	hub := startHub(t, hubMember)

@@ -15,6 +15,7 @@ import (
 // member2's apiserver is back it converges, without duplicates and without
 // recreating anything.
 func TestPushMemberDownDuringApply(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	m1, m2 := env.Members[0], env.Members[1]
 	remote := httpRemote(t)

@@ -24,6 +24,7 @@ const (
 // checks the members, the stored status (applied and healthy) and an object
 // made by hand.
 func TestPushQuickstart(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2, Workloads: true})
 	remote := httpRemote(t)
 	runQuickstart(t, quickstart{remote: remote, members: env.Members, setup: newSetup(t, remote, env.Members...),
@@ -33,6 +34,7 @@ func TestPushQuickstart(t *testing.T) {
 // TestPushFileRemote is the quickstart over a file:// URL, without
 // workloads (health is not checked).
 func TestPushFileRemote(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	remote := fileRemote(t)
 	runQuickstart(t, quickstart{remote: remote, members: env.Members, setup: newSetup(t, remote, env.Members...),

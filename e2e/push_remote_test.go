@@ -30,6 +30,7 @@ const (
 // back on the same address (serving commits pushed meanwhile) the
 // controller recovers on its own.
 func TestPushRemoteUnreachable(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 1})
 	m1 := env.Members[0]
 	ns := randomNamespace("unreachable")

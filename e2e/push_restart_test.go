@@ -22,6 +22,7 @@ const bulkObjects = 100
 // stores: it converges, nothing that stays in Git was deleted (UIDs are
 // unchanged), and the inventory still prunes exactly what later leaves Git.
 func TestPushControllerRestart(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	ns := randomNamespace("restart")
 	remote := httpRemote(t)
@@ -71,6 +72,7 @@ func TestPushControllerRestart(t *testing.T) {
 // controller: what the interrupted apply created must be pruned, since Git
 // no longer has it, and nothing that stays may be deleted.
 func TestPushControllerRestartAfterRevert(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	ns := randomNamespace("revert")
 	remote := httpRemote(t)

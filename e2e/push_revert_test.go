@@ -14,6 +14,7 @@ import (
 // reverted content, so the ConfigMap the failed apply created is pruned,
 // and the hand-made object is never touched.
 func TestPushRevertAfterFailedApply(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 1})
 	m1 := env.Members[0]
 	ns := randomNamespace("revert")

@@ -90,6 +90,7 @@ spec:
 // resourceVersion), every other change applies, `propagit status` names the
 // policy and the field, and the fixing commit applies normally.
 func TestSafetyOverrideTypoKeepsWhatRuns(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	m1, m2 := env.Members[0], env.Members[1]
 	ns := randomNamespace("typo")
@@ -143,6 +144,7 @@ func TestSafetyOverrideTypoKeepsWhatRuns(t *testing.T) {
 // whose policy said preserveResourcesOnDeletion, which stays on the member
 // without propagit's labels and annotations (Karmada §10.4).
 func TestSafetyDeletedPolicyLeavesTemplatesRunning(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 1})
 	m1 := env.Members[0]
 	ns := randomNamespace("unclaimed")
@@ -214,6 +216,7 @@ func TestSafetyDeletedPolicyLeavesTemplatesRunning(t *testing.T) {
 // refused, not adopted. When the first removes its templates, it prunes
 // only its own objects; the second one's stay.
 func TestSafetyTwoInstallationsKeepTheirOwnObjects(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 1})
 	m1 := env.Members[0]
 	ns := randomNamespace("owners")

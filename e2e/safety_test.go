@@ -17,6 +17,7 @@ import (
 // `propagit status` must say why, and the commit that acknowledges the
 // deletion through Git (the Propagit-Allow-Prune trailer) applies it.
 func TestSafetyPruneGuardHoldsALargeDeletion(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 1})
 	m1 := env.Members[0]
 	ns := randomNamespace("guard")

@@ -74,6 +74,7 @@ func objectResult(st *workv1alpha1.WorkStatus, kind, ns, name string) *workv1alp
 // is found in the work branch, the controller log, `status`, `diff` or
 // `explain`.
 func TestSecretsEncryptedUntilTheirMember(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	m1, m2 := env.Members[0], env.Members[1]
 	idA, idB := sopstest.NewIdentity(), sopstest.NewIdentity()
@@ -203,6 +204,7 @@ func gitObjects(t *testing.T, dir string) string {
 // reports the missing key. The Work CRs hold the ciphertext, never the
 // plaintext.
 func TestSecretsCRStoreAndHubKeys(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 3})
 	m1, m2, hubMember := env.Members[0], env.Members[1], env.Members[2]
 	hub := startHub(t, hubMember)

@@ -19,6 +19,7 @@ import (
 // Work within a few drift intervals and recorded as drift in the status. A
 // label another tool adds is not drift and stays.
 func TestSyncDriftCorrected(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 1})
 	m := env.Members[0]
 	remote := fileRemote(t)
@@ -158,6 +159,7 @@ func driftCount(st *workv1alpha1.WorkStatus, name string) int {
 // change of replicas through the scale subresource (what an HPA does) is
 // neither reverted nor drift.
 func TestSyncDriftWatch(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 1, Workloads: true})
 	m := env.Members[0]
 	remote := fileRemote(t)

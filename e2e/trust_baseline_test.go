@@ -51,6 +51,7 @@ subjects:
 // the binding: a render error naming admin-bindings at roleRef.name, no
 // binding on the member, and mallory cannot mint the token.
 func TestTrustBaselineRefusesEscalation(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 1})
 	m1 := env.Members[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)

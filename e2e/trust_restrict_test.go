@@ -52,6 +52,7 @@ spec:
 // `propagit status` names the rule — and a controller whose restriction
 // policy (outside the repository) allows admin bindings lets it through.
 func TestTrustRestrictionPolicyRefusesClusterWideGrants(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 1})
 	m1 := env.Members[0]
 	name := randomNamespace("readers")

@@ -117,6 +117,7 @@ func trustCluster(name, endpoint, ref string) string {
 // mismatch, and no token appears in the logs. member1, correctly bound,
 // gets its ConfigMap through the Cluster and Secret `propagit join` wrote.
 func TestTrustClusterCannotRedirectCredentials(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	m1, hubMember := env.Members[0], env.Members[1]
 	hub := startHub(t, hubMember)

@@ -56,6 +56,7 @@ func (r cliRun) String() string {
 // cause, and `status --exit-code` exits 1. A member without credentials
 // shows NoCredentials in its row.
 func TestOpsWaitForARevision(t *testing.T) {
+	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	m1, m2 := env.Members[0], env.Members[1]
 	ns := randomNamespace("wait")

@@ -81,9 +81,10 @@ func Start(t testing.TB, opts Options) *Env {
 	return e
 }
 
-// New starts the members in parallel (startingAtOnce at a time) and returns once all are ready. The
-// caller must call Stop; a SIGINT or SIGTERM stops the Env too. On error
-// everything started so far is stopped and removed.
+// New starts the members in parallel (startingAtOnce at a time in the
+// process) and returns once all are ready. The caller must call Stop; a
+// SIGINT or SIGTERM stops the Env too. On error everything started so far
+// is stopped and removed.
 func New(opts Options) (*Env, error) {
 	if opts.Members <= 0 {
 		opts.Members = 1
@@ -107,10 +108,14 @@ func New(opts Options) (*Env, error) {
 	return e, nil
 }
 
-// startingAtOnce is how many members start at the same time: a start
-// (etcd, then an apiserver building its caches) takes a core for seconds,
-// and this machine has two. More members start in waves.
+// startingAtOnce is how many members start at the same time in the whole
+// test binary, whatever the number of Envs (parallel tests): a start (etcd,
+// then an apiserver building its caches) takes a core for seconds, and this
+// machine has two. More members start in waves.
 const startingAtOnce = 3
+
+// startSlots bounds the starts of every Env of the process.
+var startSlots = make(chan struct{}, startingAtOnce)
 
 // start writes the owner file, prepares every member, then starts them in
 // parallel, startingAtOnce at a time.
@@ -142,12 +147,11 @@ func (e *Env) start(opts Options) error {
 		return errors.New("the environment was stopped while starting")
 	}
 	errs := make([]error, len(members))
-	slots := make(chan struct{}, startingAtOnce)
 	var wg sync.WaitGroup
 	for i, m := range members {
 		wg.Go(func() {
-			slots <- struct{}{}
-			defer func() { <-slots }()
+			startSlots <- struct{}{}
+			defer func() { <-startSlots }()
 			ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 			defer cancel()
 			errs[i] = m.start(ctx)
