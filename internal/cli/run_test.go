@@ -14,6 +14,11 @@ import (
 	"time"
 )
 
+// atOnce bounds what should happen at once (a refusal, a stop): generous,
+// so a machine with both cores busy passes, yet far below the minute after
+// which a hung command is cut off.
+const atOnce = 30 * time.Second
+
 // runCommand runs propagit with args until it returns or ctx ends, and how
 // long it took.
 func runCommand(ctx context.Context, args ...string) (error, time.Duration) {
@@ -84,7 +89,7 @@ func TestInvalidOptionsExitTwoNamingTheFlag(t *testing.T) {
 	for _, tc := range tests {
 		name := tc.base[0] + " " + strings.Join(tc.args, " ")
 		t.Run(name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			err, took := runCommand(ctx, append(append([]string{}, tc.base...), tc.args...)...)
 			if err == nil {
@@ -93,8 +98,8 @@ func TestInvalidOptionsExitTwoNamingTheFlag(t *testing.T) {
 			if exitCode(err) != 2 || !strings.Contains(err.Error(), tc.flag) {
 				t.Errorf("%s: exit %d %q, want exit 2 naming %s", name, exitCode(err), err, tc.flag)
 			}
-			if took > 5*time.Second {
-				t.Errorf("%s took %s to fail, want at once", name, took)
+			if took > atOnce {
+				t.Errorf("%s took %s to fail, want at once (within %s)", name, took, atOnce)
 			}
 		})
 	}
@@ -119,7 +124,7 @@ func TestControllerStopsWhenAPortIsTaken(t *testing.T) {
 	free := listenLocal(t)
 	freeAddr := free.Addr().String()
 	_ = free.Close() // the health server may take it
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err, took := runCommand(ctx, "controller", "--repo", "file:///nonexistent/fleet.git", "--cache-dir", t.TempDir(),
 		"--health-addr", freeAddr, "--http-addr", taken.Addr().String())
@@ -129,8 +134,8 @@ func TestControllerStopsWhenAPortIsTaken(t *testing.T) {
 	if !strings.Contains(err.Error(), "--http-addr") || !strings.Contains(err.Error(), taken.Addr().String()) {
 		t.Errorf("error %q does not name --http-addr and its address", err)
 	}
-	if took > 5*time.Second {
-		t.Errorf("the controller took %s to stop, want at once", took)
+	if took > atOnce {
+		t.Errorf("the controller took %s to stop, want at once (within %s)", took, atOnce)
 	}
 	if c, err := net.DialTimeout("tcp", freeAddr, time.Second); err == nil {
 		_ = c.Close()
@@ -184,7 +189,7 @@ func TestRunGroupWaitsForRequestsInFlight(t *testing.T) {
 		if err != nil {
 			t.Errorf("runGroup = %v, want nil after a clean shutdown", err)
 		}
-	case <-time.After(shutdownTimeout + 5*time.Second):
+	case <-time.After(shutdownTimeout + atOnce):
 		t.Fatal("runGroup did not return after the shutdown")
 	}
 }
