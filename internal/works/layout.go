@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -56,22 +57,18 @@ func validateCluster(name string) error {
 	return nil
 }
 
-// encodeWork returns the files of w's folder, by path relative to the
-// folder: WorkFile and one YAML file (sorted keys) per manifest.
-func encodeWork(w *workv1alpha1.Work) (map[string][]byte, error) {
-	return encodeWorkWith(w, nil)
-}
-
-// encodeWorkWith is encodeWork reusing, through memo (nil: none), the files
-// of manifests encoded before.
-func encodeWorkWith(w *workv1alpha1.Work, memo *encodeMemo) (map[string][]byte, error) {
+// encodeWorkWith returns the files of w's folder, by path relative to the
+// folder: WorkFile and one YAML file (sorted keys) per manifest, each with
+// its blob hash. Through memo (nil: none) it reuses the files, and their
+// hashes, of manifests encoded before.
+func encodeWorkWith(w *workv1alpha1.Work, memo *encodeMemo) (map[string]indexFile, error) {
 	cluster := w.Spec.Cluster
 	head, err := encodeHead(w)
 	if err != nil {
 		return nil, err
 	}
-	files := make(map[string][]byte, len(w.Spec.Manifests)+1)
-	files[WorkFile] = head
+	files := make(map[string]indexFile, len(w.Spec.Manifests)+1)
+	files[WorkFile] = newIndexFile(head)
 	for i := range w.Spec.Manifests {
 		m := &w.Spec.Manifests[i]
 		f, ok := memo.get(m)
@@ -84,9 +81,14 @@ func encodeWorkWith(w *workv1alpha1.Work, memo *encodeMemo) (map[string][]byte, 
 		if _, dup := files[f.path]; dup {
 			return nil, fmt.Errorf("work %s: two manifests map to %s", cluster, f.path)
 		}
-		files[f.path] = f.data
+		files[f.path] = f.file
 	}
 	return files, nil
+}
+
+// newIndexFile is a regular file holding data, with its blob hash.
+func newIndexFile(data []byte) indexFile {
+	return indexFile{mode: filemode.Regular, hash: blobHash(data), data: data}
 }
 
 // encodeHead returns the content of WorkFile for w.
@@ -108,7 +110,7 @@ func encodeHead(w *workv1alpha1.Work) ([]byte, error) {
 // encodedFile is one manifest's file in a cluster's folder.
 type encodedFile struct {
 	path string
-	data []byte
+	file indexFile
 }
 
 func encodeManifest(m *runtime.RawExtension) (encodedFile, error) {
@@ -124,7 +126,7 @@ func encodeManifest(m *runtime.RawExtension) (encodedFile, error) {
 	if err != nil {
 		return encodedFile{}, fmt.Errorf("failed to encode %s: %w", p, err)
 	}
-	return encodedFile{path: p, data: data}, nil
+	return encodedFile{path: p, file: newIndexFile(data)}, nil
 }
 
 // encodeMemo keeps the files of the manifests one Put encoded, by their
