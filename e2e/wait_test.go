@@ -105,7 +105,9 @@ func TestOpsWaitForARevision(t *testing.T) {
 			fmt.Sprintf("member2's message = %q, want the probe's cause", msg)
 	})
 
-	r = runCLI(t, converge, append([]string{"wait", "--revision", rev2[:12], "--timeout", "3s", "--interval", "200ms"}, store...)...)
+	// The timeout must cover reading the store over HTTP, which takes
+	// seconds on a loaded machine; member2 never reaches it anyway.
+	r = runCLI(t, converge, append([]string{"wait", "--revision", rev2[:12], "--timeout", "15s", "--interval", "200ms"}, store...)...)
 	if r.code != 1 {
 		t.Fatalf("wait for %s with member2 down: %s, want exit 1", short(rev2), r)
 	}
@@ -116,7 +118,7 @@ func TestOpsWaitForARevision(t *testing.T) {
 	if got := strings.Join(rows[m2.Name], " "); !strings.Contains(got, "no "+rev1[:7]+" False not applied yet: member not reachable: ClusterUnreachable") {
 		t.Errorf("member2's row %q, want not reached, %s applied, the probe's cause; %s", got, rev1[:7], r)
 	}
-	if !strings.Contains(r.err.Error(), "timed out after 3s: 1/2 clusters reached") {
+	if !strings.Contains(r.err.Error(), "timed out after 15s: 1/2 clusters reached") {
 		t.Errorf("wait's error %v, want 1/2 clusters reached", r.err)
 	}
 	t.Logf("wait with member2 down:\n%s", r.stdout)

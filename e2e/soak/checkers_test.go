@@ -11,7 +11,9 @@ import (
 // after a real handover is not.
 func TestHandoversFindOverlap(t *testing.T) {
 	at := func(ms int) time.Time { return time.Unix(1_800_000_000, 0).Add(time.Duration(ms) * time.Millisecond) }
-	w := func(user string, ms int) auditWrite { return auditWrite{id: user + at(ms).String(), user: user, at: at(ms), what: "patch"} }
+	w := func(user string, ms int) auditWrite {
+		return auditWrite{id: user + at(ms).String(), user: user, at: at(ms), what: "patch"}
+	}
 	for _, tc := range []struct {
 		name     string
 		writes   []auditWrite
@@ -43,8 +45,8 @@ type recorder struct {
 func (r *recorder) Errorf(string, ...any) { r.errors++ }
 
 // TestObserverFindsViolations proves the value checks fire: a value going
-// back, a bad commit's value and a value nobody wrote
-// are violations; a newer value and the injector's drift are not.
+// back, a bad commit's value and a value nobody wrote are violations; a
+// newer value and the injector's drift are not.
 func TestObserverFindsViolations(t *testing.T) {
 	ev, err := newEventLog(t.TempDir() + "/events.log")
 	if err != nil {

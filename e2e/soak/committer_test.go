@@ -248,7 +248,7 @@ func (c *committer) snapshot() (map[string]int, []goodCommit, bool) {
 }
 
 // run commits every 1–3 s until until, leaving a bad commit alone until
-// its fix is due; at the end the newest commit is a good one.
+// its fix is due.
 func (c *committer) run(ctx context.Context, until time.Time) error {
 	for {
 		c.mu.Lock()
@@ -269,6 +269,11 @@ func (c *committer) run(ctx context.Context, until time.Time) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// finish fixes a bad commit left at the tip, so the last commit is good.
+func (c *committer) finish() error {
 	if _, _, broken := c.snapshot(); broken {
 		_, err := c.step()
 		return err

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/propagit/propagit/internal/shard"
 	"github.com/propagit/propagit/internal/testenv"
 )
 
@@ -168,8 +169,10 @@ func (f *injector) gitSlow(until time.Time) {
 		func() error { f.proxy.setDelay(delay); return nil }, func() error { f.proxy.setDelay(0); return nil })
 }
 
-// replicaKill sends SIGKILL to a killable replica, mid-apply or not, and
-// starts it again later with the same cache.
+// replicaKill sends SIGKILL to the replica holding a random push member's
+// Lease (mid-apply or not; a random killable one when that one is not
+// killable or the hub cannot say) and starts it again later with the same
+// cache.
 func (f *injector) replicaKill(until time.Time) {
 	var killable []*proc
 	for _, p := range f.replicas {
@@ -178,10 +181,30 @@ func (f *injector) replicaKill(until time.Time) {
 		}
 	}
 	p := killable[f.rng.IntN(len(killable))]
-	// Down for up to three lease durations: a short kill is taken back by
-	// the restarted replica itself, a long one hands its members over.
-	f.during(p.name, "replica-kill", f.hold(0, 3*leaseDuration, until),
-		func() error { p.kill(); return nil }, p.start)
+	member := f.members[f.rng.IntN(2)] // both draws always, so a seed replays
+	d := f.hold(2*leaseDuration, 4*leaseDuration, until)
+	if h := f.holder(member.Name); h != nil && h.killable {
+		p = h
+	}
+	// Down for two to four lease durations, so its members are handed
+	// over (a replica back within one takes its own Leases back).
+	f.during(p.name, "replica-kill", d, func() error { p.kill(); return nil }, p.start)
+}
+
+// holder returns the replica holding member's Lease on the hub, or nil.
+func (f *injector) holder(member string) *proc {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	l, err := f.hub.Client().CoordinationV1().Leases(hubNamespace).Get(ctx, shard.MemberKey(member), metav1.GetOptions{})
+	if err != nil || l.Spec.HolderIdentity == nil {
+		return nil
+	}
+	for _, p := range f.replicas {
+		if p.name == *l.Spec.HolderIdentity {
+			return p
+		}
+	}
+	return nil
 }
 
 // agentRestart kills the pull agent and starts it on its stale cache.

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/propagit/propagit/internal/gitserver"
+	"github.com/propagit/propagit/internal/shard"
 	"github.com/propagit/propagit/internal/testenv"
 )
 
@@ -97,8 +98,10 @@ func (s *soak) identities(ctx context.Context, ids []string) (map[string]string,
 	return dirs, agentKC
 }
 
-// startProcesses starts three sharded replicas (r3 is never killed, so one
-// process lives the whole run for the resource slopes) and the agent.
+// startProcesses starts three sharded replicas and the agent. One replica
+// is never killed, so a busy process lives the whole run for the resource
+// slopes: one that applies to one push member while all three live, so
+// the other member's holder can be killed and hand it over.
 func (s *soak) startProcesses(repoURL string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -108,8 +111,9 @@ func (s *soak) startProcesses(repoURL string) {
 	}
 	ids := []string{"r1", "r2", "r3"}
 	kcDirs, agentKC := s.identities(ctx, ids)
-	for i, id := range ids {
-		s.replicas = append(s.replicas, s.newProc(id, i < 2, func(dir, metrics string) []string {
+	immortal := immortalReplica(ids, s.members[0].Name, s.members[1].Name)
+	for _, id := range ids {
+		s.replicas = append(s.replicas, s.newProc(id, id != immortal, func(dir, metrics string) []string {
 			return replicaArgs(id, repoURL, kcDirs[id], s.hub.KubeconfigPath, dir, metrics)
 		}))
 	}
@@ -129,6 +133,23 @@ func (s *soak) startProcesses(repoURL string) {
 			}
 		}
 	})
+}
+
+// immortalReplica is the replica never killed: one owning exactly one of
+// the push members while all replicas live, else one owning none.
+func immortalReplica(ids []string, push ...string) string {
+	owned := map[string]int{}
+	for _, m := range push {
+		owned[shard.Owner(shard.MemberKey(m), ids)]++
+	}
+	for _, want := range []int{1, 0} {
+		for _, id := range ids {
+			if owned[id] == want {
+				return id
+			}
+		}
+	}
+	return ids[0]
 }
 
 // newProc prepares a process slot with its own folder and metrics port.

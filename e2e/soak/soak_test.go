@@ -131,6 +131,9 @@ func (s *soak) run() *result {
 		}
 	})
 	work.Wait()
+	if err := s.com.finish(); err != nil {
+		s.t.Errorf("committer: %v", err)
+	}
 	stopped := time.Now()
 	obs.faultsStopped(stopped)
 	s.ev.add("phase", "faults stopped; convergence within %s", convergeBound)

@@ -3,12 +3,11 @@ package works
 import (
 	"context"
 	"fmt"
-	"maps"
+	"io"
 	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"sigs.k8s.io/yaml"
@@ -19,7 +18,7 @@ import (
 // encodedWork is one cluster's Work and the files of its folder.
 type encodedWork struct {
 	work  *workv1alpha1.Work
-	files map[string][]byte
+	files map[string]indexFile
 }
 
 // encodeAll encodes every Work, giving those without a source revision
@@ -78,110 +77,152 @@ func (g *GitStore) putOnce(ctx context.Context, revision string, enc map[string]
 	if err != nil {
 		return nil, err
 	}
-	var old *object.Tree
-	if !tip.IsZero() {
-		if old, err = commitTree(g.works, tip); err != nil {
-			return nil, err
-		}
-	}
-	root, changed, err := buildRoot(g.works, old, enc)
+	old, err := g.indexAt(tip)
 	if err != nil {
 		return nil, err
 	}
-	if (old == nil && len(enc) == 0) || (old != nil && old.Hash == root) {
+	w := &treeWriter{s: g.works}
+	root, changed, err := w.buildRoot(old, enc)
+	if err != nil {
+		return nil, err
+	}
+	g.counted(w)
+	if (old == nil && len(enc) == 0) || (old != nil && old.hash == root.hash) {
 		return nil, keepTip(&g.works, &g.worksTip, g.trackingRef(), tip)
 	}
-	commit, err := g.writeCommit(g.works, root, tip, renderMessage(revision, changed))
+	commit, err := g.writeCommit(g.works, root.hash, tip, renderMessage(revision, changed))
 	if err != nil {
 		return nil, err
 	}
 	if err := g.push(ctx, g.worksEP, g.works, g.branchRef(), g.branchRef(), commit); err != nil {
 		return nil, err
 	}
+	g.index, g.indexTip = root, commit
 	return changed, keepTip(&g.works, &g.worksTip, g.trackingRef(), commit)
 }
 
-// buildRoot stores the tree of every cluster's folder and the root tree,
-// reusing a stored folder whose content is unchanged, and returns the root
-// and the clusters whose folder changed, sorted.
-func buildRoot(s storer.EncodedObjectStorer, old *object.Tree, enc map[string]*encodedWork) (plumbing.Hash, []string, error) {
-	var entries []object.TreeEntry
+// indexAt returns the index of the tree of commit tip (nil when zero): the
+// one kept from the last Put or read when tip is that Put's commit, read
+// from the fetched tree otherwise (after a restart, or when another writer
+// moved the branch).
+func (g *GitStore) indexAt(tip plumbing.Hash) (*treeIndex, error) {
+	if tip.IsZero() {
+		return nil, nil
+	}
+	if g.index != nil && g.indexTip == tip {
+		return g.index, nil
+	}
+	c, err := object.GetCommit(g.works, tip)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read commit %s: %w", tip, err)
+	}
+	ix, err := readIndex(g.works, c.TreeHash)
+	if err != nil {
+		return nil, err
+	}
+	g.index, g.indexTip = ix, tip
+	return ix, nil
+}
+
+// buildRoot builds the folder of every cluster and the root tree against
+// old (nil: none), writing only what old does not hold, and returns the
+// root and the clusters whose folder changed, sorted.
+func (w *treeWriter) buildRoot(old *treeIndex, enc map[string]*encodedWork) (*treeIndex, []string, error) {
+	root := &treeIndex{files: map[string]indexFile{}, dirs: map[string]*treeIndex{}}
 	var changed []string
 	for cluster, ew := range enc {
-		prev := oldFolder(old, cluster)
-		h, err := folderHash(s, old, prev, ew)
-		if err != nil {
-			return plumbing.ZeroHash, nil, err
+		var prev *treeIndex
+		if old != nil {
+			prev = old.dirs[cluster]
 		}
-		if prev == nil || prev.Hash != h {
+		f, err := w.folder(prev, ew)
+		if err != nil {
+			return nil, nil, err
+		}
+		if prev == nil || prev.hash != f.hash {
 			changed = append(changed, cluster)
 		}
-		entries = append(entries, object.TreeEntry{Name: cluster, Mode: filemode.Dir, Hash: h})
+		root.dirs[cluster] = f
 	}
 	if old != nil {
-		for _, e := range old.Entries {
-			if _, kept := enc[e.Name]; !kept && e.Mode == filemode.Dir {
-				changed = append(changed, e.Name)
+		for name := range old.dirs {
+			if _, kept := enc[name]; !kept {
+				changed = append(changed, name)
 			}
 		}
 	}
 	sort.Strings(changed)
-	root, err := writeTree(s, entries)
-	return root, changed, err
+	return root, changed, w.seal(root, old)
 }
 
-// oldFolder returns the stored folder entry of cluster, or nil.
-func oldFolder(old *object.Tree, cluster string) *object.TreeEntry {
-	if old == nil {
-		return nil
+// folder builds ew's folder against prev, the stored one (nil: none).
+// When prev records another source revision and ew's folder with that
+// revision is prev, only the revision differs: prev is kept as it is.
+func (w *treeWriter) folder(prev *treeIndex, ew *encodedWork) (*treeIndex, error) {
+	ix, err := w.children(ew.files, prev)
+	if err != nil {
+		return nil, err
 	}
-	for i, e := range old.Entries {
-		if e.Name == cluster && e.Mode == filemode.Dir {
-			return &old.Entries[i]
-		}
-	}
-	return nil
-}
-
-// folderHash stores ew's folder and returns its tree. When the stored
-// folder prev records another source revision, the folder is first built
-// with that revision (only WorkFile differs): if that matches prev, only
-// the revision differs and prev is kept.
-func folderHash(s storer.EncodedObjectStorer, old *object.Tree, prev *object.TreeEntry, ew *encodedWork) (plumbing.Hash, error) {
 	if prev != nil {
-		sub, err := old.Tree(prev.Name)
-		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("failed to read folder %s: %w", prev.Name, err)
-		}
-		if rev, ok := storedRevision(sub); ok && rev != ew.work.Spec.SourceRevision {
-			w := *ew.work // the head only: manifests are shared, not changed
-			w.Spec.SourceRevision = rev
-			head, err := encodeHead(&w)
-			if err != nil {
-				return plumbing.ZeroHash, err
-			}
-			files := maps.Clone(ew.files)
-			files[WorkFile] = head
-			if h, err := writeFiles(s, files); err != nil || h == prev.Hash {
-				return h, err
-			}
+		if same, err := w.sameButRevision(prev, ix, ew); err != nil || same {
+			return prev, err
 		}
 	}
-	return writeFiles(s, ew.files)
+	ix.revision, ix.revOK = ew.work.Spec.SourceRevision, true
+	return ix, w.seal(ix, prev)
 }
 
-// storedRevision reads the source revision of a stored cluster folder.
-func storedRevision(folder *object.Tree) (string, bool) {
-	f, err := folder.File(WorkFile)
+// sameButRevision reports whether ix, ew's folder, is prev apart from the
+// source revision in WorkFile.
+func (w *treeWriter) sameButRevision(prev, ix *treeIndex, ew *encodedWork) (bool, error) {
+	rev, ok := w.revision(prev)
+	if !ok || rev == ew.work.Spec.SourceRevision {
+		return false, nil
+	}
+	wk := *ew.work // the head only: manifests are shared, not changed
+	wk.Spec.SourceRevision = rev
+	head, err := encodeHead(&wk)
+	if err != nil {
+		return false, err
+	}
+	h, err := ix.hashWith(WorkFile, newIndexFile(head))
+	return h == prev.hash, err
+}
+
+// revision returns the source revision recorded in folder's WorkFile,
+// reading it once.
+func (w *treeWriter) revision(folder *treeIndex) (string, bool) {
+	if !folder.revOK {
+		f, ok := folder.files[WorkFile]
+		if !ok {
+			return "", false
+		}
+		rev, ok := storedRevision(w.s, f.hash)
+		if !ok {
+			return "", false
+		}
+		folder.revision, folder.revOK = rev, true
+	}
+	return folder.revision, true
+}
+
+// storedRevision reads the source revision of the WorkFile blob h.
+func storedRevision(s storer.EncodedObjectStorer, h plumbing.Hash) (string, bool) {
+	b, err := object.GetBlob(s, h)
 	if err != nil {
 		return "", false
 	}
-	content, err := f.Contents()
+	r, err := b.Reader()
+	if err != nil {
+		return "", false
+	}
+	defer r.Close()
+	content, err := io.ReadAll(r)
 	if err != nil {
 		return "", false
 	}
 	var wf workFile
-	if err := yaml.Unmarshal([]byte(content), &wf); err != nil {
+	if err := yaml.Unmarshal(content, &wf); err != nil {
 		return "", false
 	}
 	return wf.Spec.SourceRevision, true

@@ -13,12 +13,12 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
-// StatusFile is the file of a status commit that holds the WorkStatus.
+// StatusFile is the file of a status commit that holds the WorkStatus:
+// JSON (which YAML readers read too), YAML in records written before.
 const StatusFile = "status.yaml"
 
 // StatusRef returns the ref holding cluster's status history: each commit's
@@ -41,6 +41,8 @@ type statusRepo struct {
 	// beat is the newest heartbeat written or read (status or heartbeat
 	// ref).
 	beat time.Time
+	// enc keeps the encoding of the entries of the last record encoded.
+	enc statusEncoder
 }
 
 func (g *GitStore) statusRepo(cluster string) (*statusRepo, error) {
@@ -124,10 +126,11 @@ func (g *GitStore) putStatusOnce(ctx context.Context, cluster string, r *statusR
 		return g.keepAlive(ctx, cluster, r, next)
 	}
 	next = settle(r.last, next, g.now())
-	data, err := yaml.Marshal(next)
+	data, entries, err := r.enc.encode(next)
 	if err != nil {
-		return fmt.Errorf("failed to encode status: %w", err)
+		return err
 	}
+	g.written.statusEntries.Add(int64(entries))
 	tree, err := writeFiles(r.s, map[string][]byte{StatusFile: data})
 	if err != nil {
 		return err
@@ -140,6 +143,7 @@ func (g *GitStore) putStatusOnce(ctx context.Context, cluster string, r *statusR
 	if err := g.push(ctx, g.statusEP, r.s, ref, ref, commit); err != nil {
 		return err
 	}
+	g.written.statusWrites.Add(1)
 	r.tip, r.last = commit, next
 	if next.Heartbeat != nil {
 		r.beat = next.Heartbeat.Time
@@ -193,11 +197,7 @@ func readStatus(s storer.EncodedObjectStorer, h plumbing.Hash) (*workv1alpha1.Wo
 	if err != nil {
 		return nil, err
 	}
-	st := &workv1alpha1.WorkStatus{}
-	if err := yaml.Unmarshal([]byte(content), st); err != nil {
-		return nil, err
-	}
-	return st, nil
+	return decodeStatus([]byte(content))
 }
 
 // trim drops every object but the tip's from the storage (see compact).

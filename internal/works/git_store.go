@@ -79,10 +79,16 @@ type GitStore struct {
 	// pushing it.
 	beforePush func()
 
-	mu       sync.Mutex // guards works, worksTip and memo: Put and List
+	mu       sync.Mutex // guards works, worksTip, memo and index: Put and List
 	works    storage.Storer
 	worksTip plumbing.Hash // the tip works was last compacted to
 	memo     encodeMemo
+	// index is the tree of commit indexTip, what Put builds on while the
+	// branch tip is that commit.
+	index    *treeIndex
+	indexTip plumbing.Hash
+
+	written writeCounters
 
 	agentMu  sync.Mutex // guards agent and agentTip: ListCluster
 	agent    storage.Storer
