@@ -211,6 +211,7 @@ func (o *observer) timeApplied(member string) {
 			o.applied[member][g.seq] = true
 			if g.seq > 1 {
 				o.latencies = append(o.latencies, at.Sub(g.pushed))
+				o.ev.add("applied", "%s seq=%d after %s", member, g.seq, at.Sub(g.pushed).Round(time.Millisecond))
 			}
 		}
 	}

@@ -45,6 +45,7 @@ type soak struct {
 	t        testing.TB
 	cfg      soakConfig
 	dir      string
+	logDir   string // events and process logs, kept when the soak fails
 	bin      string
 	env      *testenv.Env
 	members  []*testenv.Member // member1, member2 push; member3 pull
@@ -163,7 +164,7 @@ func (s *soak) newProc(name string, killable bool, args func(dir, metrics string
 		s.t.Fatal(err)
 	}
 	return &proc{name: name, bin: s.bin, args: args(dir, metrics), metrics: metrics,
-		logPath: filepath.Join(dir, name+".log"), killable: killable}
+		logPath: filepath.Join(s.logDir, name+".log"), killable: killable}
 }
 
 // waitInitial waits until every member holds every template at its first

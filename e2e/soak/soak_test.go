@@ -58,14 +58,24 @@ func TestSoak(t *testing.T) {
 	}
 	s.bin = bin
 	s.members, s.hub = s.env.Members[:3], s.env.Members[3]
-	evPath := filepath.Join(os.TempDir(), fmt.Sprintf("propagit-soak-%d.log", cfg.seed))
-	ev, err := newEventLog(evPath)
+	s.logDir = filepath.Join(os.TempDir(), fmt.Sprintf("propagit-soak-%d", cfg.seed))
+	if err := os.MkdirAll(s.logDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := newEventLog(filepath.Join(s.logDir, "events.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(ev.close)
+	t.Cleanup(func() {
+		ev.close()
+		if !t.Failed() && os.Getenv("PROPAGIT_SOAK_KEEP") == "" {
+			_ = os.RemoveAll(s.logDir)
+			return
+		}
+		t.Logf("soak: event log and process logs kept in %s", s.logDir)
+	})
 	s.ev = ev
-	t.Logf("soak: event log at %s", evPath)
+	t.Logf("soak: event log at %s (kept on failure or with PROPAGIT_SOAK_KEEP=1)", ev.file.Name())
 	repoURL := s.startGit()
 	names := []string{s.members[0].Name, s.members[1].Name, s.members[2].Name}
 	s.com, err = newCommitter(filepath.Join(s.dir, "checkout"), s.git.RepoURL("fleet.git"), names,
