@@ -97,11 +97,8 @@ func (cr *Credentials) namespace() string {
 }
 
 func (cr *Credentials) config(ctx context.Context, c *clusterv1alpha1.Cluster) (*rest.Config, error) {
-	if cr.KubeconfigDir != "" {
-		path := filepath.Join(cr.KubeconfigDir, c.Name+".kubeconfig")
-		if _, err := os.Stat(path); err == nil {
-			return clientcmd.BuildConfigFromFlags("", path)
-		}
+	if path := cr.kubeconfigFile(c.Name); path != "" {
+		return clientcmd.BuildConfigFromFlags("", path)
 	}
 	if cr.Hub == nil {
 		return nil, fmt.Errorf("%w: no %s.kubeconfig in --kubeconfig-dir and no hub to read credentials from", ErrNoCredentials, c.Name)
@@ -111,6 +108,19 @@ func (cr *Credentials) config(ctx context.Context, c *clusterv1alpha1.Cluster) (
 		return nil, err
 	}
 	return fromSecret(c, s)
+}
+
+// kubeconfigFile returns the path of cluster's file in KubeconfigDir, or
+// "" when there is none.
+func (cr *Credentials) kubeconfigFile(cluster string) string {
+	if cr.KubeconfigDir == "" {
+		return ""
+	}
+	path := filepath.Join(cr.KubeconfigDir, cluster+".kubeconfig")
+	if _, err := os.Stat(path); err != nil {
+		return ""
+	}
+	return path
 }
 
 // secret finds the Secret bound to c: named by spec.secretRef, if any, in

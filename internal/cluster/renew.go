@@ -33,9 +33,10 @@ type Renewal struct {
 // (the token's own subject) and the same lifetime; `propagit join` grants a
 // ServiceAccount a token for itself and nothing else. Credentials without
 // an expiring ServiceAccount token (client certificates, kubeconfig keys,
-// static tokens) are left alone. It needs Writer.
+// static tokens) are left alone, and so is a member reached through a file
+// in KubeconfigDir (Config uses it before any Secret). It needs Writer.
 func (cr *Credentials) Renew(ctx context.Context, c *clusterv1alpha1.Cluster, now time.Time) (Renewal, error) {
-	if cr.Hub == nil || cr.Writer == nil {
+	if cr.Hub == nil || cr.Writer == nil || cr.kubeconfigFile(c.Name) != "" {
 		return Renewal{}, nil
 	}
 	s, err := cr.secret(ctx, c)
