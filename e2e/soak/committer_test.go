@@ -41,6 +41,8 @@ type committer struct {
 	modes    []string
 	rng      *rand.Rand
 	ev       *eventLog
+	// notify is called after each push, as a Git host calls webhooks.
+	notify func()
 
 	mu     sync.Mutex
 	repo   *git.Repository
@@ -232,6 +234,9 @@ func (c *committer) commitPush(msg string) (string, error) {
 	spec := config.RefSpec(fmt.Sprintf("refs/heads/%s:refs/heads/%s", branch, branch))
 	if err := c.repo.PushContext(ctx, &git.PushOptions{RemoteName: "origin", RefSpecs: []config.RefSpec{spec}}); err != nil {
 		return "", fmt.Errorf("failed to push: %w", err)
+	}
+	if c.notify != nil {
+		c.notify()
 	}
 	return h.String(), nil
 }

@@ -35,6 +35,7 @@ var faults = []fault{
 	{"bad-commit", 2, (*injector).badCommit},
 	{"drift", 3, (*injector).drift},
 	{"agent-restart", 1, (*injector).agentRestart},
+	{"webhook-flood", 1, (*injector).webhookFlood},
 }
 
 // injector overlaps faults until a deadline, logging each.
@@ -212,6 +213,24 @@ func (f *injector) agentRestart(until time.Time) {
 	p := f.agent
 	f.during(p.name, "agent-restart", f.hold(0, 3*time.Second, until),
 		func() error { p.kill(); return nil }, p.start)
+}
+
+// webhookFlood floods a replica's /hooks/git, mostly with a wrong token,
+// for 2–5 s.
+func (f *injector) webhookFlood(until time.Time) {
+	p := f.replicas[f.rng.IntN(len(f.replicas))]
+	d := f.hold(2*time.Second, 5*time.Second, until)
+	target := "flood-" + p.name
+	if !f.claim(target, "webhook-flood") {
+		return
+	}
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		defer f.free(target)
+		f.ev.add("fault", "webhook-flood %s for %s", p.name, d.Round(time.Millisecond))
+		f.ev.add("fault", "webhook-flood %s over: answers %s", p.name, codesString(flood(p, d)))
+	}()
 }
 
 // badCommit pushes a bad commit; the committer fixes it after the hold.

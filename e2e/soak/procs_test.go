@@ -131,7 +131,7 @@ const (
 )
 
 // replicaArgs are the flags of one sharded controller replica.
-func replicaArgs(id, repoURL, kcDir, hubKubeconfig, dir, metrics string) []string {
+func replicaArgs(id, repoURL, kcDir, hubKubeconfig, dir, metrics, hookToken string) []string {
 	return []string{"controller",
 		"--repo", repoURL, "--branch", branch, "--path", fleetDir,
 		"--kubeconfig-dir", kcDir, "--cache-dir", filepath.Join(dir, "cache"),
@@ -139,6 +139,7 @@ func replicaArgs(id, repoURL, kcDir, hubKubeconfig, dir, metrics string) []strin
 		"--http-addr", metrics, "--health-addr", "",
 		"--works-store", "git", "--log-format", "json",
 		"--hub-kubeconfig", hubKubeconfig, "--namespace", hubNamespace,
+		"--webhook-token-file", hookToken,
 		"--shard", "--shard-identity", id,
 		"--leader-elect-lease-duration", leaseDuration.String(),
 		"--leader-elect-renew-deadline", renewDeadline.String(),

@@ -113,9 +113,13 @@ func (s *soak) startProcesses(repoURL string) {
 	ids := []string{"r1", "r2", "r3"}
 	kcDirs, agentKC := s.identities(ctx, ids)
 	immortal := immortalReplica(ids, s.members[0].Name, s.members[1].Name)
+	hookToken := filepath.Join(s.dir, "webhook-token")
+	if err := os.WriteFile(hookToken, []byte(webhookToken), 0o600); err != nil {
+		s.t.Fatal(err)
+	}
 	for _, id := range ids {
 		s.replicas = append(s.replicas, s.newProc(id, id != immortal, func(dir, metrics string) []string {
-			return replicaArgs(id, repoURL, kcDirs[id], s.hub.KubeconfigPath, dir, metrics)
+			return replicaArgs(id, repoURL, kcDirs[id], s.hub.KubeconfigPath, dir, metrics, hookToken)
 		}))
 	}
 	s.agent = s.newProc("agent", true, func(dir, metrics string) []string {

@@ -87,6 +87,7 @@ func TestSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.startProcesses(repoURL)
+	s.com.notify = func() { notifyAll(s.replicas) }
 	took := s.waitInitial(2 * time.Minute)
 	setup := time.Since(wall)
 	t.Logf("soak: set up in %s (first commit on every member %s after the processes started)", setup.Round(100*time.Millisecond), took.Round(100*time.Millisecond))
