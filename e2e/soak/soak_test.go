@@ -114,7 +114,7 @@ type result struct {
 // injector for 80% of the duration, then convergence until the end.
 func (s *soak) run() *result {
 	obs := newObserver(s.t, s.ev, s.com, s.members)
-	for _, m := range append(append([]*testenv.Member(nil), s.members...), s.hub) {
+	for _, m := range s.members {
 		s.audits = append(s.audits, &auditLog{member: m.Name, path: m.AuditLogPath(), users: map[string]int{}})
 	}
 	replicaUsers := map[string]bool{}
@@ -122,7 +122,7 @@ func (s *soak) run() *result {
 		replicaUsers[saUser("soak-"+p.name)] = true
 	}
 	procs := append(append([]*proc(nil), s.replicas...), s.agent)
-	mon := newMonitor(obs, s.ev, procs, s.audits[:3], replicaUsers, saUser("soak-agent"), s.members[2].Name)
+	mon := newMonitor(obs, s.ev, procs, s.audits, replicaUsers, saUser("soak-agent"), s.members[2].Name)
 	inj := &injector{t: s.t, rng: rand.New(rand.NewPCG(s.cfg.seed, 0xfa017)), ev: s.ev, obs: obs, com: s.com,
 		members: s.members, hub: s.hub, proxy: s.proxy, replicas: s.replicas, agent: s.agent,
 		busy: map[string]bool{}, counts: map[string]int{}}
