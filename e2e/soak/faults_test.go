@@ -60,15 +60,18 @@ type injector struct {
 	wg         sync.WaitGroup
 }
 
-// run draws a fault every 0.5–3.5 s until until, then waits for the
-// running ones to end (none holds past until).
+// run draws a fault every 1–5 s until until, then waits for the running
+// ones to end (none holds past until). Faults overlap: many hold for
+// longer than that. (A restart of an apiserver takes a core for 10–30 s
+// on a loaded 2-core machine; more often and the soak measures only the
+// machine.)
 func (f *injector) run(ctx context.Context, until time.Time) {
 	total := 0
 	for _, k := range faults {
 		total += k.weight
 	}
 	for {
-		wait := time.Duration(500+f.rng.IntN(3000)) * time.Millisecond
+		wait := time.Duration(1000+f.rng.IntN(4000)) * time.Millisecond
 		if time.Now().Add(wait).After(until) {
 			break
 		}
