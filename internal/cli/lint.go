@@ -38,9 +38,15 @@ fails to render for a cluster: an override that does not apply, an object
 Kubernetes would refuse; the cluster would keep its current objects),
 warning or info.
 
-Exit status: 1 when a finding is at least as serious as --fail-on (error by
-default; warning; none never fails; --strict is --fail-on info), else 0; 2
-when the source does not load.`,
+It also reports what does nothing without failing, the commonest silent
+mistakes: a policy or override that selects nothing (with what the fleet
+has that is close: "did you mean"), a template no policy sends anywhere,
+a field a built-in kind does not have (the API server would drop it), and
+a fleet that renders no object at all.
+
+Exit status: 1 when a finding is at least as serious as --fail-on (warning
+by default; error; none never fails; --strict is --fail-on info), else 0;
+2 when the source does not load.`,
 		Example: `  propagit lint --source ./fleet
   propagit lint --source ./fleet --fail-on warning`,
 		Args: cobra.NoArgs,
@@ -48,7 +54,7 @@ when the source does not load.`,
 	}
 	o.bindFlags(cmd)
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "exit 1 when there is any finding (--fail-on info)")
-	cmd.Flags().StringVar(&o.failOn, "fail-on", string(render.SeverityError), "exit 1 on findings of this severity or worse: error, warning, info or none")
+	cmd.Flags().StringVar(&o.failOn, "fail-on", string(render.SeverityWarning), "exit 1 on findings of this severity or worse: error, warning, info or none")
 	cmd.Flags().BoolVar(&o.lint.RequireEncryptedSecrets, "require-encrypted-secrets", false, "report every Secret that is not SOPS-encrypted as an error")
 	return cmd
 }
@@ -64,6 +70,7 @@ func (o *lintOptions) run(w io.Writer) error {
 	}
 	opts := o.render
 	res := render.Render(render.Input{Set: set, Options: opts})
+	o.lint.Root = o.source
 	findings := render.LintWith(set, res, o.lint)
 	for _, f := range findings {
 		fmt.Fprintln(w, f)

@@ -18,8 +18,8 @@ func TestLintFindings(t *testing.T) {
 	runCLI(t, 0, "lint", "--source", "testdata/lintfleet", "--fail-on", "none")
 }
 
-// TestLintSeverities checks that a fleet with warnings only passes by
-// default and fails with --fail-on warning.
+// TestLintSeverities checks that warnings fail by default and pass with
+// --fail-on error, and that a fleet rendering nothing is an error.
 func TestLintSeverities(t *testing.T) {
 	stdout, _ := runCLI(t, 0, "lint", "--source", "../../examples/quickstart/fleet", "--fail-on", "error")
 	if strings.Contains(stdout, ": error: ") {
@@ -33,11 +33,30 @@ func TestLintSeverities(t *testing.T) {
 		}
 		writeFile(t, filepath.Join(dir, f), string(b))
 	}
-	stdout, _ = runCLI(t, 0, "lint", "--source", dir)
-	if !strings.Contains(stdout, ": warning: Namespace.core/kube-app-prod") {
-		t.Errorf("want the skipped namespace as a warning:\n%s", stdout)
+	// No policy: nothing renders.
+	stdout, _ = runCLI(t, 1, "lint", "--source", dir, "--fail-on", "error")
+	for _, want := range []string{
+		dir + ": error: the fleet renders no object for any cluster",
+		"app.yaml:1: warning: Namespace.core/kube-app-prod",
+		"app.yaml:6: warning: Deployment.apps/shop/web is selected by no PropagationPolicy",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("want %q:\n%s", want, stdout)
+		}
 	}
-	runCLI(t, 1, "lint", "--source", dir, "--fail-on", "warning")
+	runCLI(t, 0, "lint", "--source", dir, "--fail-on", "none")
+	writeFile(t, filepath.Join(dir, "policy.yaml"), `apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterPropagationPolicy
+metadata: {name: all}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
+  placement: {clusterAffinity: {clusterNames: [member1]}}
+`)
+	stdout, _ = runCLI(t, 1, "lint", "--source", dir)
+	if strings.Contains(stdout, ": error: ") || !strings.Contains(stdout, ": warning: ") {
+		t.Errorf("want warnings only:\n%s", stdout)
+	}
+	runCLI(t, 0, "lint", "--source", dir, "--fail-on", "error")
 }
 
 func TestExplain(t *testing.T) {

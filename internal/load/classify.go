@@ -207,6 +207,7 @@ func (c *collector) template(di docInfo, n *yaml.Node, gvk schema.GroupVersionKi
 			deleteField(obj.Object, i.field)
 		}
 	}
+	c.set.Findings = append(c.set.Findings, builtinFieldFindings(di.src, n, gvk, obj.GetName())...)
 	c.set.Templates = append(c.set.Templates, Template{Object: obj, Source: di.src})
 }
 

@@ -177,7 +177,7 @@ func TestSameNameDifferentIdentityIsNoDuplicate(t *testing.T) {
 func TestTemplateUnknownMetadataFieldsAreDropped(t *testing.T) {
 	set := mustLoad(t, map[string]string{"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  nnamespace: x\n" +
 		"  ownerReferences:\n  - {apiVersion: v1, kind: X, name: y, uid: u, extra: 1}\n"})
-	wantFinds := []string{"a.yaml:5: metadata.nnamespace: unknown field; ignored", "a.yaml:7: metadata.ownerReferences[0].extra: unknown field; ignored"}
+	wantFinds := []string{"a.yaml:5: metadata.nnamespace: unknown field (did you mean \"namespace\"?); ignored", "a.yaml:7: metadata.ownerReferences[0].extra: unknown field; ignored"}
 	var got []string
 	for _, f := range set.Findings {
 		got = append(got, f.String())

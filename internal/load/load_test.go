@@ -96,7 +96,7 @@ func TestErrorText(t *testing.T) {
 	})
 	want := `apps/web/policy.yaml:10: spec.overrideRules[0].overriders.plaintext[0].operator: "repalce" is not one of add, remove, replace
 apps/web/pp.yaml:11: spec.placement.clusterAffinity.propagatePriority: unknown field
-clusters/m1.yaml:7: spec.taint: unknown field
+clusters/m1.yaml:7: spec.taint: unknown field (did you mean "taints"?)
 z.yaml:6: invalid YAML: did not find expected node content`
 	var lerr *Error
 	if !errors.As(err, &lerr) {

@@ -260,12 +260,17 @@ func got(n *yaml.Node) string {
 }
 
 // suggest returns ` (did you mean "x"?)` when a known field differs from
-// name only in case.
+// name only in case, or else is the one closest to it by a typo or two.
 func suggest(name string, fields map[string]reflect.Type) string {
+	names := make([]string, 0, len(fields))
 	for f := range fields {
 		if strings.EqualFold(f, name) {
 			return fmt.Sprintf(" (did you mean %q?)", f)
 		}
+		names = append(names, f)
+	}
+	if f := Closest(name, names); f != "" {
+		return fmt.Sprintf(" (did you mean %q?)", f)
 	}
 	return ""
 }

@@ -75,7 +75,7 @@ var strictCases = []struct {
 		want: []string{
 			`a.yaml:9: spec.priority: expected an integer, got "x"`,
 			`a.yaml:10: spec.preemption: "Sometimes" is not one of Always, Never`,
-			"a.yaml:11: spec.placment: unknown field",
+			"a.yaml:11: spec.placment: unknown field (did you mean \"placement\"?)",
 		},
 	},
 }
@@ -138,7 +138,7 @@ func TestSoftProblemsBecomeFindings(t *testing.T) {
 		{
 			name:      "unknown metadata field is ignored",
 			doc:       "apiVersion: policy.karmada.io/v1alpha1\nkind: OverridePolicy\nmetadata:\n  name: o\n  nnamespace: x\n",
-			wantFinds: []string{"a.yaml:5: metadata.nnamespace: unknown field; ignored"},
+			wantFinds: []string{"a.yaml:5: metadata.nnamespace: unknown field (did you mean \"namespace\"?); ignored"},
 			loaded:    true,
 		},
 		{

@@ -243,7 +243,7 @@ var validationCases = []struct {
 	{
 		name: "cluster spec.taint is not a field",
 		doc:  clHead + "  taint:\n  - {key: k, effect: NoSchedule}\n",
-		want: []string{"a.yaml:6: spec.taint: unknown field"},
+		want: []string{"a.yaml:6: spec.taint: unknown field (did you mean \"taints\"?)"},
 	},
 }
 

@@ -73,6 +73,7 @@ func LintWith(set *load.Set, res *Result, opts LintOptions) []Finding {
 		out = append(out, lintBinding(b, res)...)
 	}
 	out = append(out, lintCustomizations(set, res)...)
+	out = append(out, lintSilent(set, res, opts.Root)...)
 	for _, f := range lintClusterNames(set) {
 		out = append(out, Finding{Finding: f, Severity: SeverityWarning})
 	}

@@ -10,15 +10,22 @@ import (
 // lintClusterNames flags cluster names in policies that name no Cluster.
 func lintClusterNames(set *load.Set) []load.Finding {
 	known := map[string]bool{}
+	var names []string
 	for _, c := range set.Clusters {
 		known[c.Cluster.Name] = true
+		names = append(names, c.Cluster.Name)
 	}
 	var out []load.Finding
-	check := func(src load.Source, policy, field string, names []string) {
-		for _, n := range names {
-			if !known[n] {
-				out = append(out, load.Finding{Source: src, Message: fmt.Sprintf("%s: %s names cluster %q, which no Cluster declares", policy, field, n)})
+	check := func(src load.Source, policy, field string, clusters []string) {
+		for _, n := range clusters {
+			if known[n] {
+				continue
 			}
+			hint := ""
+			if m := load.Closest(n, names); m != "" {
+				hint = fmt.Sprintf("; did you mean %q?", m)
+			}
+			out = append(out, load.Finding{Source: src, Message: fmt.Sprintf("%s: %s names cluster %q, which no Cluster declares%s", policy, field, n, hint)})
 		}
 	}
 	affinity := func(src load.Source, policy, field string, a *policyv1alpha1.ClusterAffinity) {

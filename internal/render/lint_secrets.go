@@ -16,6 +16,9 @@ type LintOptions struct {
 	// RequireEncryptedSecrets reports every Secret that is not
 	// SOPS-encrypted (--require-encrypted-secrets).
 	RequireEncryptedSecrets bool
+	// Root is the fleet's folder, where a finding about the whole fleet
+	// (an empty render) points.
+	Root string
 }
 
 // lintSecrets reports plain Secrets when encryption is required, and

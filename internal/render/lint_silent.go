@@ -1,0 +1,168 @@
+package render
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/propagit/propagit/internal/api/policyv1alpha1"
+	"github.com/propagit/propagit/internal/load"
+)
+
+// lintSilent reports what renders to nothing without any error: a policy
+// that selects no template, an override that changes nothing, a template
+// no policy sends anywhere, and a fleet whose render is empty. Each is a
+// typo more often than an intent (`name: ngnix`, `apiVersion: app/v1`).
+// root names the fleet's folder in the finding of an empty render.
+func lintSilent(set *load.Set, res *Result, root string) []Finding {
+	var out []Finding
+	add := func(src load.Source, sev Severity, format string, args ...any) {
+		out = append(out, Finding{Severity: sev, Finding: load.Finding{Source: src, Message: fmt.Sprintf(format, args...)}})
+	}
+	selected := map[string]bool{}
+	objects := 0
+	for _, b := range res.Bindings {
+		for _, c := range b.Choice.Candidates {
+			selected[propagationName(c.Policy)] = true
+		}
+		for _, t := range b.Targets {
+			if t.Object != nil {
+				objects++
+			}
+		}
+		if b.Policy == nil && b.Skipped == "" && !b.Unclaimed && len(b.Targets) == 0 && len(b.DependencyOf) == 0 && !autoPropagated(b.Template) {
+			add(b.Template.Source, SeverityWarning, "%s is selected by no PropagationPolicy or ClusterPropagationPolicy: it is sent to no cluster", b.Key)
+		}
+	}
+	for i := range set.Propagations {
+		p := &set.Propagations[i]
+		if !selected[propagationName(p)] {
+			add(p.Source, SeverityWarning, "%s selects no template%s", propagationName(p), selectorHints(set, p.Policy.Spec.ResourceSelectors))
+		}
+	}
+	out = append(out, lintUnusedOverrides(set, res)...)
+	if objects == 0 && !slices.ContainsFunc(out, func(f Finding) bool { return f.Severity == SeverityError }) && !hasErrors(res) {
+		add(load.Source{Path: root}, SeverityError, "the fleet renders no object for any cluster (%d templates, %d policies, %d clusters loaded): check that the files are Kubernetes YAML, that Clusters are declared and that a policy selects the templates",
+			len(set.Templates), len(set.Propagations), len(set.Clusters))
+	}
+	return out
+}
+
+// hasErrors reports whether some template failed to schedule or render:
+// an empty render is then their doing, and they are reported.
+func hasErrors(res *Result) bool {
+	for _, b := range res.Bindings {
+		if b.ScheduleError != "" || b.DependencyError != "" {
+			return true
+		}
+		for _, t := range b.Targets {
+			if t.Error != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// autoPropagated reports whether a template goes to every cluster without
+// a policy: Namespaces do (namespace auto-propagation).
+func autoPropagated(t *load.Template) bool {
+	return t.Object.GetKind() == "Namespace" && t.Object.GetAPIVersion() == "v1"
+}
+
+// lintUnusedOverrides flags override policies that changed no rendered
+// object for any cluster.
+func lintUnusedOverrides(set *load.Set, res *Result) []Finding {
+	used := map[string]bool{}
+	usedName := map[string]bool{}
+	for _, b := range res.Bindings {
+		for _, t := range b.Targets {
+			if t.Overrides == nil {
+				continue
+			}
+			for _, c := range t.Overrides.Changes {
+				used[c.Policy] = true
+			}
+			for _, a := range slices.Concat(t.Overrides.Overrides, t.Overrides.ClusterOverrides) {
+				usedName[a.PolicyName] = true
+			}
+		}
+	}
+	var out []Finding
+	for _, o := range set.Overrides {
+		name := kindName(o.ClusterScoped, "OverridePolicy", o.Policy.Namespace, o.Policy.Name)
+		if used[name] || usedName[o.Policy.Name] {
+			continue
+		}
+		out = append(out, Finding{Severity: SeverityWarning, Finding: load.Finding{Source: o.Source,
+			Message: name + " changes no object on any cluster" + selectorHints(set, o.Policy.Spec.ResourceSelectors)}})
+	}
+	return out
+}
+
+// propagationName is "PropagationPolicy ns/name" or
+// "ClusterPropagationPolicy name".
+func propagationName(p *load.Propagation) string {
+	return kindName(p.ClusterScoped, "PropagationPolicy", p.Policy.Namespace, p.Policy.Name)
+}
+
+// selectorHints says, for each resource selector that matches no template
+// by apiVersion, kind and name, what the fleet has that is close: the
+// likeliest typos are a group (app/v1), a kind's case, or a name.
+func selectorHints(set *load.Set, sels []policyv1alpha1.ResourceSelector) string {
+	var hints []string
+	for i, s := range sels {
+		if hint := selectorHint(set, s); hint != "" {
+			hints = append(hints, fmt.Sprintf("resourceSelectors[%d] (%s %s%s): %s", i, s.APIVersion, s.Kind, nameSuffix(s.Name), hint))
+		}
+	}
+	if len(hints) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(hints, "; ")
+}
+
+func nameSuffix(name string) string {
+	if name == "" {
+		return ""
+	}
+	return " " + name
+}
+
+// selectorHint returns "" when the selector's apiVersion, kind and name
+// match a template (its namespace or labels then are what differ), else a
+// suggestion.
+func selectorHint(set *load.Set, s policyv1alpha1.ResourceSelector) string {
+	var kinds, versions, names []string
+	for _, t := range set.Templates {
+		o := t.Object
+		if !strings.EqualFold(o.GetKind(), s.Kind) {
+			kinds = append(kinds, o.GetKind())
+			continue
+		}
+		if o.GetKind() != s.Kind {
+			return fmt.Sprintf("no template is of kind %s; did you mean %s?", s.Kind, o.GetKind())
+		}
+		if o.GetAPIVersion() != s.APIVersion {
+			versions = append(versions, o.GetAPIVersion())
+			continue
+		}
+		if s.Name == "" || o.GetName() == s.Name {
+			return ""
+		}
+		names = append(names, o.GetName())
+	}
+	switch {
+	case len(names) > 0:
+		if m := load.Closest(s.Name, names); m != "" {
+			return fmt.Sprintf("no %s is named %s; did you mean %s?", s.Kind, s.Name, m)
+		}
+		return fmt.Sprintf("no %s is named %s", s.Kind, s.Name)
+	case len(versions) > 0:
+		return fmt.Sprintf("no %s has apiVersion %s; did you mean %s?", s.Kind, s.APIVersion, versions[0])
+	}
+	if m := load.Closest(s.Kind, kinds); m != "" {
+		return fmt.Sprintf("no template is of kind %s; did you mean %s?", s.Kind, m)
+	}
+	return fmt.Sprintf("no template is of kind %s", s.Kind)
+}
