@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -173,22 +174,27 @@ func (f *injector) gitSlow(until time.Time) {
 		func() error { f.proxy.setDelay(delay); return nil }, func() error { f.proxy.setDelay(0); return nil })
 }
 
-// replicaKill sends SIGKILL to the replica holding a random push member's
-// Lease (mid-apply or not; a random killable one when that one is not
-// killable or the hub cannot say) and starts it again later with the same
-// cache.
+// replicaKill sends SIGKILL to a killable replica holding a push member's
+// Lease (mid-apply or not; any killable one when none holds one or the
+// hub cannot say) and starts it again later with the same cache.
 func (f *injector) replicaKill(until time.Time) {
-	var killable []*proc
+	var killable, holders []*proc
 	for _, p := range f.replicas {
 		if p.killable {
 			killable = append(killable, p)
 		}
 	}
-	p := killable[f.rng.IntN(len(killable))]
-	member := f.members[f.rng.IntN(2)] // both draws always, so a seed replays
+	// Every draw is made whatever the hub says, so a seed replays.
+	any, pick := f.rng.IntN(len(killable)), f.rng.IntN(2)
 	d := f.hold(2*leaseDuration, 4*leaseDuration, until)
-	if h := f.holder(member.Name); h != nil && h.killable {
-		p = h
+	for _, m := range f.members[:2] {
+		if h := f.holder(m.Name); h != nil && h.killable && !slices.Contains(holders, h) {
+			holders = append(holders, h)
+		}
+	}
+	p := killable[any]
+	if len(holders) > 0 {
+		p = holders[pick%len(holders)]
 	}
 	// Down for two to four lease durations, so its members are handed
 	// over (a replica back within one takes its own Leases back).
