@@ -201,3 +201,28 @@ func (r *remote) tipTree(t *testing.T) *object.Tree {
 	}
 	return tree
 }
+
+// A Put that changes a Work builds on the tree this store recorded and
+// pushes on the lease of that tree's commit: one ref listing (the push's)
+// and no fetch.
+func TestPutPushesOnALease(t *testing.T) {
+	r := httpRemote(t)
+	g := r.store(t)
+	ctx := ctxT(t)
+	ws := fleet(2, 5, "rev1", "a")
+	if _, err := g.Put(ctx, "rev1", ws); err != nil {
+		t.Fatal(err)
+	}
+	refs, fetches, pushes := r.srv.RefAdvertisements(), r.srv.Fetches(), r.srv.Pushes()
+	if _, err := g.Put(ctx, "rev2", withValue(ws, "rev2", 0, 1, "b")); err != nil {
+		t.Fatal(err)
+	}
+	got := [3]int64{r.srv.RefAdvertisements() - refs, r.srv.Fetches() - fetches, r.srv.Pushes() - pushes}
+	if got != [3]int64{1, 0, 1} {
+		t.Errorf("changed put: ref listings, fetches, pushes = %v, want [1 0 1]", got)
+	}
+	checkFromScratch(t, r)
+	if d := cmp.Diff(map[string]string{"c0": "rev2", "c1": "rev1"}, sourceRevisions(t, r)); d != "" {
+		t.Errorf("source revisions (-want +got):\n%s", d)
+	}
+}

@@ -59,6 +59,13 @@ func (g *GitStore) Put(ctx context.Context, revision string, ws []*workv1alpha1.
 	if err != nil {
 		return nil, fmt.Errorf("failed to encode works: %w", err)
 	}
+	changed, ok, err := g.putOnLease(ctx, revision, enc)
+	switch {
+	case ok:
+		return changed, nil
+	case err != nil && !isRejected(err):
+		return nil, fmt.Errorf("failed to record works of %s: %w", shortRev(revision), err)
+	}
 	for attempt := 1; ; attempt++ {
 		changed, err := g.putOnce(ctx, revision, enc)
 		if err == nil {
@@ -99,6 +106,36 @@ func (g *GitStore) putOnce(ctx context.Context, revision string, enc map[string]
 	}
 	g.index, g.indexTip = root, commit
 	return changed, keepTip(&g.works, &g.worksTip, g.trackingRef(), commit)
+}
+
+// putOnLease builds the new tree on the one this store last recorded or
+// read (its index), and pushes it on the condition that the branch is
+// still at that tree's commit (a lease the push checks against the ref the
+// server advertises, and the server again when it updates the ref): a
+// commit costs one push, no fetch. It reports whether it recorded the
+// Works. It does not when there is no index, when the tree is unchanged
+// (only a fetch tells whether the branch moved meanwhile), or when the
+// lease fails (the branch moved): the caller then fetches and builds on
+// the tip.
+func (g *GitStore) putOnLease(ctx context.Context, revision string, enc map[string]*encodedWork) ([]string, bool, error) {
+	if g.index == nil {
+		return nil, false, nil
+	}
+	w := &treeWriter{s: g.works}
+	root, changed, err := w.buildRoot(g.index, enc)
+	g.counted(w)
+	if err != nil || root.hash == g.index.hash {
+		return nil, false, err
+	}
+	commit, err := g.writeCommit(g.works, root.hash, g.indexTip, renderMessage(revision, changed))
+	if err != nil {
+		return nil, false, err
+	}
+	if err := g.pushLease(ctx, commit, g.indexTip); err != nil {
+		return nil, false, err
+	}
+	g.index, g.indexTip = root, commit
+	return changed, true, keepTip(&g.works, &g.worksTip, g.trackingRef(), commit)
 }
 
 // indexAt returns the index of the tree of commit tip (nil when zero): the

@@ -110,9 +110,22 @@ func (g *GitStore) push(ctx context.Context, ep *endpoint, s storage.Storer, loc
 	return g.pushRef(ctx, ep, s, local, dst, commit, false)
 }
 
+// pushLease pushes commit to the work branch when the remote branch is at
+// lease, and fails (isRejected) otherwise.
+func (g *GitStore) pushLease(ctx context.Context, commit, lease plumbing.Hash) error {
+	ref := g.branchRef()
+	return g.pushRefLease(ctx, g.worksEP, g.works, ref, ref, commit, false, lease)
+}
+
 // pushRef is push; force replaces the remote ref even when commit does not
 // descend from it.
 func (g *GitStore) pushRef(ctx context.Context, ep *endpoint, s storage.Storer, local, dst plumbing.ReferenceName, commit plumbing.Hash, force bool) error {
+	return g.pushRefLease(ctx, ep, s, local, dst, commit, force, plumbing.ZeroHash)
+}
+
+// pushRefLease is pushRef; a lease that is not zero is the value the
+// remote ref must have for the push to go ahead.
+func (g *GitStore) pushRefLease(ctx context.Context, ep *endpoint, s storage.Storer, local, dst plumbing.ReferenceName, commit plumbing.Hash, force bool, lease plumbing.Hash) error {
 	if err := s.SetReference(plumbing.NewHashReference(local, commit)); err != nil {
 		return fmt.Errorf("failed to set %s: %w", local, err)
 	}
@@ -123,11 +136,15 @@ func (g *GitStore) pushRef(ctx context.Context, ep *endpoint, s storage.Storer, 
 	if force {
 		spec = "+" + spec
 	}
-	err := ep.remote(s).PushContext(ctx, &git.PushOptions{
+	opts := &git.PushOptions{
 		RemoteName: "origin",
 		RefSpecs:   []config.RefSpec{config.RefSpec(spec)},
 		Auth:       g.opts.Auth,
-	})
+	}
+	if !lease.IsZero() {
+		opts.RequireRemoteRefs = []config.RefSpec{config.RefSpec(lease.String() + ":" + dst.String())}
+	}
+	err := ep.remote(s).PushContext(ctx, opts)
 	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return nil
 	}

@@ -122,7 +122,7 @@ func (g *GitStore) putStatusOnce(ctx context.Context, cluster string, r *statusR
 			return err
 		}
 	}
-	if !StatusChanged(r.last, next, 0) {
+	if !normalizedChanged(r.last, next, 0) {
 		return g.keepAlive(ctx, cluster, r, next)
 	}
 	next = settle(r.last, next, g.now())

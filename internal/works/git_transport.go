@@ -48,15 +48,16 @@ func transportURL(url string) string {
 }
 
 // isRejected reports whether a push failed because the remote ref moved
-// since it was fetched — the client's fast-forward check, an unknown remote
-// tip, or the server refusing the ref update — so refetching and
-// rebuilding may succeed.
+// since it was fetched — the client's fast-forward check, a lease the
+// remote ref no longer holds, an unknown remote tip, or the server refusing
+// the ref update — so refetching and rebuilding may succeed.
 func isRejected(err error) bool {
 	if errors.Is(err, git.ErrForceNeeded) || errors.Is(err, plumbing.ErrObjectNotFound) {
 		return true
 	}
 	msg := err.Error()
-	for _, s := range []string{"non-fast-forward", "command error on", "failed to update ref", "fetch first", "cannot lock ref"} {
+	for _, s := range []string{"non-fast-forward", "command error on", "failed to update ref", "fetch first", "cannot lock ref",
+		"required to be"} {
 		if strings.Contains(msg, s) {
 			return true
 		}

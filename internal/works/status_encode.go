@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/yaml"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
@@ -78,10 +79,13 @@ func sameResult(a, b workv1alpha1.ObjectResult) bool {
 	if a.ObjectRef != b.ObjectRef || a.Action != b.Action || a.Health != b.Health || a.Message != b.Message {
 		return false
 	}
-	if a.Status == nil || b.Status == nil {
+	switch {
+	case a.Status == nil || b.Status == nil:
 		return a.Status == b.Status
+	case a.Status.Object == nil && b.Status.Object == nil:
+		return bytes.Equal(a.Status.Raw, b.Status.Raw)
 	}
-	return a.Status.Object == nil && b.Status.Object == nil && bytes.Equal(a.Status.Raw, b.Status.Raw)
+	return equality.Semantic.DeepEqual(a.Status, b.Status)
 }
 
 // entryCache keeps a sorted list of entries and the JSON of each.

@@ -2,6 +2,7 @@ package works
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -125,5 +126,13 @@ func TestStatusEncodesOnlyChangedEntries(t *testing.T) {
 	want.Conditions[1].LastTransitionTime = metav1.Time{Time: t0.Truncate(time.Second)}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("record after one change (-want +got):\n%s", d)
+	}
+}
+
+// sameResult and the status encoder's reuse compare an object result field
+// by field: a new field must be compared there too.
+func TestSameResultKnowsEveryField(t *testing.T) {
+	if n := reflect.TypeFor[workv1alpha1.ObjectResult]().NumField(); n != 5 {
+		t.Errorf("ObjectResult has %d fields, sameResult compares 5", n)
 	}
 }

@@ -1,6 +1,7 @@
 package works
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -37,19 +38,40 @@ import (
 // exactly, with times at the one-second precision they are stored with. A
 // nil prev or next is the zero status.
 func StatusChanged(prev, next *workv1alpha1.WorkStatus, heartbeatInterval time.Duration) bool {
-	a, b := Normalize(prev), Normalize(next)
+	return normalizedChanged(Normalize(prev), Normalize(next), heartbeatInterval)
+}
+
+// normalizedChanged is StatusChanged of two normalized statuses, which it
+// leaves as they are. The long lists, inventory and object results, are
+// compared entry by entry without reflection: a member's thousands of
+// entries are compared on every sync.
+func normalizedChanged(a, b *workv1alpha1.WorkStatus, heartbeatInterval time.Duration) bool {
 	if heartbeatInterval > 0 && b.Heartbeat != nil &&
 		(a.Heartbeat == nil || b.Heartbeat.Sub(a.Heartbeat.Time) >= heartbeatInterval) {
 		return true
 	}
-	a.Heartbeat, b.Heartbeat = nil, nil
-	for _, s := range []*workv1alpha1.WorkStatus{a, b} {
-		clearTransitions(s.Conditions)
-		if s.Cluster != nil {
-			clearTransitions(s.Cluster.Conditions)
-		}
+	if !slices.Equal(a.Inventory, b.Inventory) || !slices.EqualFunc(a.Objects, b.Objects, sameResult) {
+		return true
 	}
-	return !equality.Semantic.DeepEqual(a, b)
+	x, y := statusHead(a), statusHead(b)
+	return !equality.Semantic.DeepEqual(x, y)
+}
+
+// statusHead returns a shallow copy of st without heartbeat, inventory and
+// object results, its conditions (its own and its cluster state's) copied
+// without what does not make a condition change.
+func statusHead(st *workv1alpha1.WorkStatus) *workv1alpha1.WorkStatus {
+	out := *st
+	out.Heartbeat, out.Inventory, out.Objects = nil, nil, nil
+	out.Conditions = slices.Clone(st.Conditions)
+	clearTransitions(out.Conditions)
+	if st.Cluster != nil {
+		cl := *st.Cluster
+		cl.Conditions = slices.Clone(cl.Conditions)
+		clearTransitions(cl.Conditions)
+		out.Cluster = &cl
+	}
+	return &out
 }
 
 // clearTransitions zeroes what does not make a condition change: its
