@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -16,6 +17,7 @@ import (
 	"github.com/propagit/propagit/internal/interpret"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/logging"
+	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/observe"
 	"github.com/propagit/propagit/internal/render"
 	"github.com/propagit/propagit/internal/shard"
@@ -62,6 +64,10 @@ type Controller struct {
 	// Reconcile are their only users.
 	fetchFailed bool
 	failures    int
+	// stages times the stages of the pass under way; Reconcile is its
+	// only user. rendered counts the templates rendered anew (Costs).
+	stages   *stageClock
+	rendered atomic.Int64
 
 	mu      sync.Mutex
 	members map[string]*member
@@ -198,6 +204,7 @@ func retryDelay(n int, interval time.Duration) time.Duration {
 // A fetch or load error keeps the last good revision in force.
 func (c *Controller) Reconcile(ctx context.Context) (err error) {
 	start := c.clock.Now()
+	c.stages = newStageClock(c.clock, c.opts.Metrics)
 	defer func() {
 		result := "success"
 		if err != nil {
@@ -220,17 +227,22 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 		return c.follow(ctx, cur, sourceErr)
 	}
 	status := c.observe(ctx, cur.set.Clusters)
+	c.stages.done(metrics.StageObserve)
 	ws, placed, err := c.renderWorks(ctx, cur, status)
 	if err != nil {
 		return err
 	}
+	c.rendered.Add(int64(c.memo.Rendered))
+	c.stages.done(metrics.StageRender)
 	changed, err := c.works.Put(ctx, cur.revision, ws)
 	if err != nil {
 		return fmt.Errorf("failed to record works of %s: %w", workv1alpha1.ShortRevision(cur.revision), err)
 	}
+	c.stages.done(metrics.StageRecord)
 	if len(changed) > 0 {
 		c.log.Info("works recorded", logging.KeyRevision, workv1alpha1.ShortRevision(cur.revision), "changed", changed,
 			"filesParsed", c.files.Parsed, "templatesRendered", c.memo.Rendered, "templatesReused", c.memo.Reused)
+		c.stages.log(c, cur.revision)
 	}
 	c.mu.Lock() // the workers' notifyRollout reads it
 	c.recorded = placed
@@ -309,6 +321,7 @@ func (c *Controller) track(clusters []load.Cluster) {
 // fetches and loads, otherwise the last good one (nil when there is none).
 func (c *Controller) fetchAndLoad(ctx context.Context) (*loaded, error) {
 	snap, err := c.source.Fetch(ctx)
+	c.stages.done(metrics.StageFetch)
 	c.fetchFailed = err != nil
 	if err != nil {
 		c.opts.Metrics.SourceFetchError()
@@ -325,6 +338,7 @@ func (c *Controller) fetchAndLoad(ctx context.Context) (*loaded, error) {
 		return c.last, nil
 	}
 	set, err := c.files.Load(snap.FS, snap.Root)
+	c.stages.done(metrics.StageLoad)
 	if err != nil {
 		err = fmt.Errorf("revision %s does not load; %s stays in force: %w", workv1alpha1.ShortRevision(snap.Revision), workv1alpha1.ShortRevision(c.lastRevision()), err)
 		return c.keepLast(err), err

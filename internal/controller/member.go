@@ -42,6 +42,14 @@ type member struct {
 	cluster *clusterv1alpha1.Cluster
 	work    *workv1alpha1.Work
 	probe   *clusterv1alpha1.ClusterStatus
+	// dispatched is when work was handed over.
+	dispatched time.Time
+
+	// status is the syncer's status store, timed; timed is the source
+	// revision of the last Work whose first sync was timed (the worker's
+	// own): each revision's first sync is timed, not every poll's.
+	status *timedStatus
+	timed  string
 
 	mgr *apply.Manager
 	// mgrCred identifies the credential mgr was built with: a rotated or
@@ -85,7 +93,8 @@ func (c *Controller) syncMembers(ctx context.Context, clusters []load.Cluster) {
 			mctx, cancel := context.WithCancel(ctx)
 			m = &member{name: cl.Name, c: c, log: c.log.WithValues(logging.KeyCluster, cl.Name), wake: make(chan struct{}, 1), stop: cancel,
 				done: make(chan struct{})}
-			m.syncer = deliver.New(cl.Name, c.opts.Deliver, c.status, m.manager, m.log, deliver.WithStamp(m.stampProbe))
+			m.status = &timedStatus{StatusStore: c.status, clock: c.clock}
+			m.syncer = deliver.New(cl.Name, c.opts.Deliver, m.status, m.manager, m.log, deliver.WithStamp(m.stampProbe))
 			c.members[cl.Name] = m
 			c.wg.Add(1)
 			go func() { defer c.wg.Done(); defer close(m.done); m.run(mctx) }()
@@ -138,10 +147,11 @@ func (c *Controller) Release(key string) {
 // dispatch hands every push member its Work and the current source
 // problem ("" when none), and wakes its worker.
 func (c *Controller) dispatch(ws []*workv1alpha1.Work, sourceErr string) {
+	now := c.clock.Now()
 	for _, w := range ws {
 		if m := c.member(w.Spec.Cluster); m != nil {
 			m.mu.Lock()
-			m.work, m.sourceErr = w, sourceErr
+			m.work, m.sourceErr, m.dispatched = w, sourceErr, now
 			m.mu.Unlock()
 			m.poke()
 		}
@@ -230,7 +240,7 @@ func (m *member) run(ctx context.Context) {
 // again.
 func (m *member) reconcile(ctx context.Context) time.Duration {
 	m.mu.Lock()
-	w, probe, sourceErr := m.work, m.probe, m.sourceErr
+	w, probe, sourceErr, dispatched := m.work, m.probe, m.sourceErr, m.dispatched
 	m.mu.Unlock()
 	if w == nil {
 		return 0
@@ -238,7 +248,7 @@ func (m *member) reconcile(ctx context.Context) time.Duration {
 	var again time.Duration
 	if ready(probe) {
 		m.renewToken(ctx)
-		again = m.syncer.Sync(ctx, w, sourceErr)
+		again = m.timeSync(ctx, w, sourceErr, dispatched)
 	} else {
 		again = m.syncer.Unreachable(ctx, w, sourceErr, notReadyCause(probe))
 	}
@@ -252,6 +262,29 @@ func (m *member) reconcile(ctx context.Context) time.Duration {
 		m.recordTransition(state, m.syncer.Status())
 	}
 	m.recordDrift(m.syncer.Status())
+	return again
+}
+
+// timeSync syncs w and, the first time for w, records the stages from its
+// dispatch: the wait for the worker, the apply (with health) and the status
+// writes.
+func (m *member) timeSync(ctx context.Context, w *workv1alpha1.Work, sourceErr string, dispatched time.Time) time.Duration {
+	first := w.Spec.SourceRevision != m.timed
+	start := m.c.clock.Now()
+	m.status.take()
+	again := m.syncer.Sync(ctx, w, sourceErr)
+	if !first {
+		return again
+	}
+	m.timed = w.Spec.SourceRevision
+	total, status := m.c.clock.Since(start), m.status.take()
+	wait := start.Sub(dispatched)
+	metricsRec := m.c.opts.Metrics
+	metricsRec.ReconcileStage(metrics.StageDispatch, wait)
+	metricsRec.ReconcileStage(metrics.StageApply, total-status)
+	metricsRec.ReconcileStage(metrics.StageStatus, status)
+	m.log.V(1).Info("member stages", logging.KeyRevision, workv1alpha1.ShortRevision(w.Spec.SourceRevision),
+		metrics.StageDispatch, wait.String(), metrics.StageApply, (total - status).String(), metrics.StageStatus, status.String())
 	return again
 }
 

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 )
 
 func TestSetWorksSetsEveryState(t *testing.T) {
@@ -145,5 +147,26 @@ propagit_seconds_since_last_source_fetch 300
 	}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestReconcileStageKeepsStagesApart(t *testing.T) {
+	r, _, _ := newTestRecorder(t)
+	r.ReconcileStage(StageRecord, 30*time.Millisecond)
+	r.ReconcileStage(StageRecord, 40*time.Millisecond)
+	r.ReconcileStage(StageApply, 2*time.Second)
+	r.ReconcileStage("made-up", time.Second)
+	if got := testutil.CollectAndCount(r.stages); got != 3 {
+		t.Fatalf("series = %d, want 3 (record, apply, other)", got)
+	}
+	for stage, want := range map[string]int{StageRecord: 2, StageApply: 1, Other: 1, StageStatus: 0} {
+		h := r.stages.WithLabelValues(stage).(prometheus.Histogram)
+		m := &dto.Metric{}
+		if err := h.Write(m); err != nil {
+			t.Fatal(err)
+		}
+		if got := int(m.GetHistogram().GetSampleCount()); got != want {
+			t.Errorf("stage %s: %d observations, want %d", stage, got, want)
+		}
 	}
 }

@@ -16,6 +16,7 @@ const (
 	LabelProvider    = "provider"
 	LabelFromCluster = "from_cluster"
 	LabelToCluster   = "to_cluster"
+	LabelStage       = "stage"
 )
 
 // Other is recorded in place of an enumerated label value outside its list.
@@ -33,6 +34,7 @@ type Recorder struct {
 	driftDetected   *prometheus.CounterVec
 	driftCorrected  *prometheus.CounterVec
 	reconcile       *prometheus.HistogramVec
+	stages          *prometheus.HistogramVec
 	fetchErrors     prometheus.Counter
 	revisionTime    prometheus.Gauge
 	failover        *prometheus.CounterVec
@@ -66,6 +68,7 @@ func NewRecorderWithClock(clk clock.PassiveClock) *Recorder {
 			Help:    "Duration of one hub reconcile (fetch to Works recorded), by result.",
 			Buckets: []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120},
 		}, []string{LabelResult}),
+		stages: newStageHistogram(),
 		fetchErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "propagit_source_fetch_errors_total",
 			Help: "Failed fetches of the Git source.",
@@ -96,7 +99,7 @@ func NewRecorderWithClock(clk clock.PassiveClock) *Recorder {
 func (r *Recorder) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		r.clusterReady, r.works, r.scheduleAttempt, r.policyMatches, r.apply, r.appliedObjects,
-		r.driftDetected, r.driftCorrected, r.reconcile, r.fetchErrors, r.revisionTime,
+		r.driftDetected, r.driftCorrected, r.reconcile, r.stages, r.fetchErrors, r.revisionTime,
 		r.failover, r.failoverSeconds, r.webhook, r.pruneHeld, r.renderErrors, r.lastApply, r.lastFetch,
 	}
 }

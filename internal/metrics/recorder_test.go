@@ -33,6 +33,7 @@ func exercise(r *Recorder) {
 	r.DriftDetected("member1", "Deployment")
 	r.DriftCorrected("member1", "Deployment")
 	r.ReconcileDuration(time.Second, ReconcileSuccess)
+	r.ReconcileStage(StageRecord, time.Millisecond)
 	r.SourceFetchError()
 	r.SourceFetchSuccess(epoch)
 	r.SourceRevisionTimestamp(epoch)
@@ -51,6 +52,7 @@ var allNames = []string{
 	"propagit_last_apply_success_timestamp_seconds",
 	"propagit_policy_matches",
 	"propagit_reconcile_duration_seconds",
+	"propagit_reconcile_stage_seconds",
 	"propagit_schedule_attempts_total",
 	"propagit_seconds_since_last_apply",
 	"propagit_seconds_since_last_source_fetch",
