@@ -236,6 +236,12 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 	c.stages.done(metrics.StageRender)
 	changed, err := c.works.Put(ctx, cur.revision, ws)
 	if err != nil {
+		// The write may have landed (a push whose answer was lost): the
+		// next pass reads what the store holds instead of trusting what
+		// this replica recorded last, which the store may have moved past.
+		c.mu.Lock()
+		c.recorded = nil
+		c.mu.Unlock()
 		return fmt.Errorf("failed to record works of %s: %w", workv1alpha1.ShortRevision(cur.revision), err)
 	}
 	c.stages.done(metrics.StageRecord)
