@@ -36,13 +36,19 @@ func TestSyncDriftCorrected(t *testing.T) {
 
 	ctx, cancel := kubeCtx()
 	defer cancel()
-	cm, err := getConfigMap(m, ns, "settings")
+	// The controller may apply between the read and the write: retry a
+	// stale resourceVersion as kubectl edit does.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cm, err := getConfigMap(m, ns, "settings")
+		if err != nil || cm == nil {
+			return fmt.Errorf("ConfigMap settings: %v (found %v)", err, cm != nil)
+		}
+		cm.Data["value"] = "edited-by-hand"
+		cm.Labels["team.example.com/owner"] = "someone"
+		_, err = m.Client().CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{FieldManager: "kubectl-edit"})
+		return err
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	cm.Data["value"] = "edited-by-hand"
-	cm.Labels["team.example.com/owner"] = "someone"
-	if _, err := m.Client().CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Client().CoreV1().ConfigMaps(ns).Delete(ctx, "other", metav1.DeleteOptions{}); err != nil {
@@ -62,9 +68,9 @@ func TestSyncDriftCorrected(t *testing.T) {
 			fmt.Sprintf("settings=%q other=%q", cm.Data["value"], other.Data["value"])
 	})
 	t.Logf("edit on the member → reverted in %s", time.Since(edited).Round(100*time.Millisecond))
-	cm, err = getConfigMap(m, ns, "settings")
-	if err != nil {
-		t.Fatal(err)
+	cm, err := getConfigMap(m, ns, "settings")
+	if err != nil || cm == nil {
+		t.Fatalf("ConfigMap settings: %v (found %v)", err, cm != nil)
 	}
 	if cm.Labels["team.example.com/owner"] != "someone" {
 		t.Errorf("a label another tool added was removed: %v", cm.Labels)
