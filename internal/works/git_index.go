@@ -61,10 +61,12 @@ func readIndex(s storer.EncodedObjectStorer, h plumbing.Hash) (*treeIndex, error
 }
 
 // treeWriter writes the objects of a new tree that its index does not
-// already hold, and counts them.
+// already hold, and counts them. A blob several clusters receive is
+// written once.
 type treeWriter struct {
 	s            storer.EncodedObjectStorer
 	blobs, trees int
+	written      map[plumbing.Hash]bool
 }
 
 // build returns the index of the folder holding files (slash-separated
@@ -117,12 +119,16 @@ func (w *treeWriter) seal(ix, old *treeIndex) error {
 		return nil
 	}
 	for name, f := range ix.files {
-		if o, ok := oldFile(old, name); ok && o.hash == f.hash && o.mode == f.mode {
+		if o, ok := oldFile(old, name); (ok && o.hash == f.hash && o.mode == f.mode) || w.written[f.hash] {
 			continue
 		}
 		if _, err := storeBlob(w.s, f.data); err != nil {
 			return fmt.Errorf("failed to store %s: %w", name, err)
 		}
+		if w.written == nil {
+			w.written = map[plumbing.Hash]bool{}
+		}
+		w.written[f.hash] = true
 		w.blobs++
 	}
 	forgetData(ix)

@@ -106,8 +106,19 @@ func TestPutWritesOnlyWhatChanged(t *testing.T) {
 	if d := cmp.Diff(map[string]string{"c0": "rev1", "c1": "rev2", "c2": "rev1"}, sourceRevisions(t, r)); d != "" {
 		t.Errorf("source revisions (-want +got):\n%s", d)
 	}
+	// The same object changed for every cluster: its blob is written once.
 	before = g.Written()
-	if changed, err := g.Put(ctx, "rev3", withValue(ws, "rev3", 0, 0, "a")); err != nil || len(changed) != 0 {
+	all := withValue(withValue(withValue(ws, "rev3", 0, 9, "c"), "rev3", 1, 9, "c"), "rev3", 2, 9, "c")
+	if changed, err := g.Put(ctx, "rev3", all); err != nil || len(changed) != 3 {
+		t.Fatalf("a change for every cluster = %v, %v; want 3 clusters changed", changed, err)
+	}
+	if got := written(g, before); got.Blobs != 4 || got.Trees != 7 {
+		t.Errorf("one object changed everywhere: wrote %d blobs and %d trees, want 4 and 7", got.Blobs, got.Trees)
+	}
+	checkFromScratch(t, r)
+	ws = all
+	before = g.Written()
+	if changed, err := g.Put(ctx, "rev4", withValue(ws, "rev4", 0, 0, "a")); err != nil || len(changed) != 0 {
 		t.Fatalf("an unchanged put = %v, %v; want nothing changed", changed, err)
 	}
 	if got := written(g, before); got.Blobs != 0 || got.Trees != 0 {

@@ -232,6 +232,9 @@ func sameContent(a, b *workv1alpha1.Work) (bool, error) {
 		return false, nil
 	}
 	for i := range a.Spec.Manifests {
+		if ra, rb := a.Spec.Manifests[i].Raw, b.Spec.Manifests[i].Raw; ra != nil && string(ra) == string(rb) {
+			continue // the same bytes: no need to decode and re-encode both
+		}
 		x, err := canonicalJSON(&a.Spec.Manifests[i])
 		if err != nil {
 			return false, err
