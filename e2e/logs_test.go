@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+
+	"github.com/propagit/propagit/e2e/e2etest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
@@ -23,7 +25,7 @@ func TestMain(m *testing.M) {
 	// controller-runtime complains with a stack trace after 30 s when no
 	// logger is set; the controller's own logs go to logRecorder.
 	ctrllog.SetLogger(logr.Discard())
-	flag.Parse()
+	e2etest.ExitIfShort()
 	if !flagSet("test.parallel") {
 		_ = flag.Set("test.parallel", parallelTests)
 	}

@@ -5,7 +5,10 @@ package e2etest
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 )
@@ -82,5 +85,16 @@ func (l *Loop) Stop() {
 		}
 	case <-timer.C:
 		l.t.Fatalf("%s: Run did not return within %s of its context ending", l.what, l.timeout)
+	}
+}
+
+// ExitIfShort, called first in an end-to-end package's TestMain, ends the
+// test binary at once with -short: every test there needs real members or
+// builds the binary, and `go test -short ./...` is the fast loop.
+func ExitIfShort() {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("skipped with -short: every test of this package needs real members")
+		os.Exit(0)
 	}
 }

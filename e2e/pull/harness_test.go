@@ -48,6 +48,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	e2etest.ExitIfShort()
 	// controller-runtime prints a stack trace after 30 s without a logger;
 	// the controller and agents log through testLogger instead.
 	ctrllog.SetLogger(logr.Discard())

@@ -42,6 +42,7 @@ const (
 var binary string
 
 func TestMain(m *testing.M) {
+	e2etest.ExitIfShort()
 	os.Exit(run(m))
 }
 
