@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -51,6 +52,7 @@ type injector struct {
 	proxy    *gitProxy
 	replicas []*proc
 	agent    *proc
+	mode     string
 
 	mu     sync.Mutex
 	busy   map[string]bool
@@ -201,16 +203,23 @@ func (f *injector) replicaKill(until time.Time) {
 	f.during(p.name, "replica-kill", d, func() error { p.kill(); return nil }, p.start)
 }
 
-// holder returns the replica holding member's Lease on the hub, or nil.
+// holder returns the replica holding member's Lease on the hub (the
+// leader's in leader mode), or nil.
 func (f *injector) holder(member string) *proc {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	l, err := f.hub.Client().CoordinationV1().Leases(hubNamespace).Get(ctx, shard.MemberKey(member), metav1.GetOptions{})
+	lease := shard.MemberKey(member)
+	if f.mode == modeLeader {
+		lease = leaderLease
+	}
+	l, err := f.hub.Client().CoordinationV1().Leases(hubNamespace).Get(ctx, lease, metav1.GetOptions{})
 	if err != nil || l.Spec.HolderIdentity == nil {
 		return nil
 	}
+	id := *l.Spec.HolderIdentity
 	for _, p := range f.replicas {
-		if p.name == *l.Spec.HolderIdentity {
+		// A shard's identity is its name; a leader's is <host>_<pid>.
+		if pid, _ := p.pid(); p.name == id || pid != 0 && strings.HasSuffix(id, fmt.Sprintf("_%d", pid)) {
 			return p
 		}
 	}

@@ -17,14 +17,15 @@ type monitor struct {
 	procs  []*proc
 	audits []*auditLog
 	users  map[string]bool // identities whose writes the audit logs keep
-	// pushOnly are the audit logs of push members; a replica writing to
-	// another member (the pull member) is a violation.
+	// replicaUsers are the replicas' identities; one writing to the pull
+	// member, which only its agent applies to, is a violation.
 	replicaUsers map[string]bool
 	pullMember   string
 
-	mu     sync.Mutex
-	series map[string]*series // proc name + start → series
-	order  []*series
+	mu       sync.Mutex
+	series   map[string]*series // proc name + start → series
+	order    []*series
+	restarts int
 }
 
 func newMonitor(obs *observer, ev *eventLog, procs []*proc, audits []*auditLog, replicaUsers map[string]bool, agentUser, pullMember string) *monitor {
@@ -66,9 +67,7 @@ func (m *monitor) sampleAll() {
 		m.obs.count("process-alive", 1)
 		s, _, began, err := measure(p)
 		if err != nil {
-			if !p.isDown() {
-				m.obs.violate("process-alive", p.name, "%s exited though nobody killed it; tail of its log:\n%s", p.name, p.logTail(30))
-			}
+			m.exited(p)
 			continue
 		}
 		key := fmt.Sprintf("%s#%d", p.name, p.startCount())
@@ -82,6 +81,33 @@ func (m *monitor) sampleAll() {
 		sr.samples = append(sr.samples, s)
 		m.mu.Unlock()
 	}
+}
+
+// exited handles a process found not running. One the soak killed is
+// left to its fault; a leader-elected replica exits when it loses its
+// Lease, by design, and is started again as its Deployment would; any
+// other exit is a crash.
+func (m *monitor) exited(p *proc) {
+	switch {
+	case p.isDown():
+	case p.restartOnExit:
+		m.ev.add("restart", "%s exited on its own (%s); started again", p.name, lastLine(p.logTail(1)))
+		if err := p.start(); err != nil {
+			m.ev.add("restart", "%s: %v", p.name, err)
+		}
+		m.mu.Lock()
+		m.restarts++
+		m.mu.Unlock()
+	default:
+		m.obs.violate("process-alive", p.name, "%s exited though nobody killed it; tail of its log:\n%s", p.name, p.logTail(30))
+	}
+}
+
+func lastLine(s string) string {
+	if len(s) > 200 {
+		s = s[len(s)-200:]
+	}
+	return s
 }
 
 // judge fails an incarnation whose samples span judgeAfter and grow

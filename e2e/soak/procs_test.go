@@ -22,6 +22,9 @@ type proc struct {
 	metrics  string // host:port of its /metrics
 	logPath  string
 	killable bool // false keeps one long-lived process for the resource slopes
+	// restartOnExit starts it again when it exits on its own, as a
+	// Deployment does for a leader that lost its Lease.
+	restartOnExit bool
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -31,7 +34,8 @@ type proc struct {
 	down    bool // killed by the soak and not started again
 }
 
-// start runs the process unless it is running.
+// start runs the process unless it is running (the monitor may have
+// restarted it first).
 func (p *proc) start() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -39,7 +43,7 @@ func (p *proc) start() error {
 		select {
 		case <-p.done:
 		default:
-			return fmt.Errorf("%s is already running", p.name)
+			return nil
 		}
 	}
 	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
@@ -130,32 +134,49 @@ const (
 	retryPeriod   = 500 * time.Millisecond
 )
 
-// replicaArgs are the flags of one sharded controller replica.
-func replicaArgs(id, repoURL, kcDir, hubKubeconfig, dir, metrics, hookToken string) []string {
-	return []string{"controller",
+// Modes: the replicas shard the push members with the Git store, or one
+// leader does everything with the Work CR store on the hub.
+const (
+	modeShard  = "shard"
+	modeLeader = "leader"
+)
+
+// leaderLease is the Lease of the leader-elected controller.
+const leaderLease = "propagit-controller"
+
+// replicaArgs are the flags of one controller replica in mode.
+func replicaArgs(mode, id, repoURL, kcDir, hubKubeconfig, dir, metrics, hookToken string) []string {
+	args := []string{"controller",
 		"--repo", repoURL, "--branch", branch, "--path", fleetDir,
 		"--kubeconfig-dir", kcDir, "--cache-dir", filepath.Join(dir, "cache"),
 		"--interval", "1s", "--probe-interval", "1s",
-		"--http-addr", metrics, "--health-addr", "",
-		"--works-store", "git", "--log-format", "json",
+		"--http-addr", metrics, "--health-addr", "", "--log-format", "json",
 		"--hub-kubeconfig", hubKubeconfig, "--namespace", hubNamespace,
 		"--webhook-token-file", hookToken,
-		"--shard", "--shard-identity", id,
 		"--leader-elect-lease-duration", leaseDuration.String(),
 		"--leader-elect-renew-deadline", renewDeadline.String(),
 		"--leader-elect-retry-period", retryPeriod.String(),
 	}
+	if mode == modeLeader {
+		return append(args, "--works-store", "cr", "--leader-elect", "--leader-elect-lease-name", leaderLease)
+	}
+	return append(args, "--works-store", "git", "--shard", "--shard-identity", id)
 }
 
 // agentArgs are the flags of the pull member's agent; its cache folder is
-// kept across restarts, so a restarted agent starts from a stale clone.
-func agentArgs(cluster, repoURL, kubeconfig, dir, metrics string) []string {
-	return []string{"agent", "--cluster", cluster,
-		"--repo", repoURL, "--kubeconfig", kubeconfig,
+// kept across restarts, so a restarted agent starts from a stale clone. In
+// leader mode it reads its Work CR from the hub.
+func agentArgs(mode, cluster, repoURL, kubeconfig, hubKubeconfig, dir, metrics string) []string {
+	args := []string{"agent", "--cluster", cluster,
+		"--kubeconfig", kubeconfig,
 		"--cache-dir", filepath.Join(dir, "cache"),
 		"--interval", "1s", "--heartbeat-interval", "5s",
 		"--metrics-addr", metrics, "--log-format", "json",
 	}
+	if mode == modeLeader {
+		return append(args, "--works-store", "cr", "--hub-kubeconfig", hubKubeconfig, "--namespace", hubNamespace)
+	}
+	return append(args, "--repo", repoURL)
 }
 
 // isDown reports whether the soak killed the process and has not started

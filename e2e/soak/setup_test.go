@@ -11,9 +11,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/gitserver"
 	"github.com/propagit/propagit/internal/shard"
 	"github.com/propagit/propagit/internal/testenv"
@@ -113,18 +117,25 @@ func (s *soak) startProcesses(repoURL string) {
 	ids := []string{"r1", "r2", "r3"}
 	kcDirs, agentKC := s.identities(ctx, ids)
 	immortal := immortalReplica(ids, s.members[0].Name, s.members[1].Name)
+	if s.cfg.mode == modeLeader {
+		installWorkCRD(s.t, s.hub)
+		immortal = "r3" // a follower, until a kill makes it the leader
+	}
 	hookToken := filepath.Join(s.dir, "webhook-token")
 	if err := os.WriteFile(hookToken, []byte(webhookToken), 0o600); err != nil {
 		s.t.Fatal(err)
 	}
 	for _, id := range ids {
 		s.replicas = append(s.replicas, s.newProc(id, id != immortal, func(dir, metrics string) []string {
-			return replicaArgs(id, repoURL, kcDirs[id], s.hub.KubeconfigPath, dir, metrics, hookToken)
+			return replicaArgs(s.cfg.mode, id, repoURL, kcDirs[id], s.hub.KubeconfigPath, dir, metrics, hookToken)
 		}))
 	}
 	s.agent = s.newProc("agent", true, func(dir, metrics string) []string {
-		return agentArgs(s.members[2].Name, repoURL, agentKC, dir, metrics)
+		return agentArgs(s.cfg.mode, s.members[2].Name, repoURL, agentKC, s.hub.KubeconfigPath, dir, metrics)
 	})
+	for _, p := range s.replicas {
+		p.restartOnExit = s.cfg.mode == modeLeader
+	}
 	for _, p := range append(append([]*proc(nil), s.replicas...), s.agent) {
 		if err := p.start(); err != nil {
 			s.t.Fatal(err)
@@ -138,6 +149,23 @@ func (s *soak) startProcesses(repoURL string) {
 			}
 		}
 	})
+}
+
+// workCRD is the Work CustomResourceDefinition the CR store needs on the
+// hub.
+const workCRD = "../../deploy/crds/propagit.io_works.yaml"
+
+// installWorkCRD installs the Work CRD on hub and waits until it serves.
+func installWorkCRD(t testing.TB, hub *testenv.Member) {
+	scheme := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(hub.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2etest.InstallCRD(t, c, workCRD, time.Minute, 100*time.Millisecond)
 }
 
 // immortalReplica is the replica never killed: one owning exactly one of

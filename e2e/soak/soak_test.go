@@ -20,6 +20,7 @@ import (
 type soakConfig struct {
 	duration time.Duration
 	seed     uint64
+	mode     string // modeShard or modeLeader
 }
 
 // readConfig reads PROPAGIT_SOAK_DURATION (the test is skipped without
@@ -33,7 +34,14 @@ func readConfig(t *testing.T) soakConfig {
 	if err != nil || d < 30*time.Second {
 		t.Fatalf("PROPAGIT_SOAK_DURATION=%q: want a duration of at least 30s", raw)
 	}
-	cfg := soakConfig{duration: d, seed: uint64(time.Now().UnixNano())}
+	cfg := soakConfig{duration: d, seed: uint64(time.Now().UnixNano()), mode: modeShard}
+	switch m := os.Getenv("PROPAGIT_SOAK_MODE"); m {
+	case "", modeShard:
+	case modeLeader:
+		cfg.mode = m
+	default:
+		t.Fatalf("PROPAGIT_SOAK_MODE=%q: want %s (sharded replicas, Git store) or %s (leader election, Work CRs)", m, modeShard, modeLeader)
+	}
 	if raw := os.Getenv("PROPAGIT_SOAK_SEED"); raw != "" {
 		if cfg.seed, err = strconv.ParseUint(raw, 10, 64); err != nil {
 			t.Fatalf("PROPAGIT_SOAK_SEED=%q: %v", raw, err)
@@ -48,7 +56,7 @@ func readConfig(t *testing.T) soakConfig {
 // checked as it runs. See the package comment.
 func TestSoak(t *testing.T) {
 	cfg := readConfig(t)
-	t.Logf("soak: seed %d, duration %s (replay with PROPAGIT_SOAK_SEED=%d)", cfg.seed, cfg.duration, cfg.seed)
+	t.Logf("soak: seed %d, duration %s, mode %s (replay with PROPAGIT_SOAK_SEED=%d PROPAGIT_SOAK_MODE=%s)", cfg.seed, cfg.duration, cfg.mode, cfg.seed, cfg.mode)
 	wall := time.Now()
 	s := &soak{t: t, cfg: cfg, dir: t.TempDir()}
 	bin, built := buildBinary(s.dir)
@@ -125,7 +133,7 @@ func (s *soak) run() *result {
 	mon := newMonitor(obs, s.ev, procs, s.audits, replicaUsers, saUser("soak-agent"), s.members[2].Name)
 	inj := &injector{t: s.t, rng: rand.New(rand.NewPCG(s.cfg.seed, 0xfa017)), ev: s.ev, obs: obs, com: s.com,
 		members: s.members, hub: s.hub, proxy: s.proxy, replicas: s.replicas, agent: s.agent,
-		busy: map[string]bool{}, counts: map[string]int{}}
+		busy: map[string]bool{}, counts: map[string]int{}, mode: s.cfg.mode}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var bg sync.WaitGroup
@@ -182,7 +190,7 @@ func (s *soak) waitEnd(obs *observer, stopped, end time.Time) {
 // String is the summary the soak prints.
 func (r *result) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "  seed %d, duration %s, wall %s (setup %s)\n", r.cfg.seed, r.cfg.duration,
+	fmt.Fprintf(&b, "  seed %d, mode %s, duration %s, wall %s (setup %s)\n", r.cfg.seed, r.cfg.mode, r.cfg.duration,
 		r.wall.Round(time.Second), r.setup.Round(100*time.Millisecond))
 	fmt.Fprintf(&b, "  faults: %s\n", counts(r.faults))
 	fmt.Fprintf(&b, "  commits: %d good, %d bad (%s)\n", r.good, sum(r.bad), counts(r.bad))
@@ -194,6 +202,8 @@ func (r *result) String() string {
 	fmt.Fprintf(&b, "  converged %s after the faults stopped (bound %s)\n", r.convergeTook.Round(time.Millisecond), convergeBound)
 	fmt.Fprintf(&b, "  invariant checks run: %s\n", counts(r.obs.checks))
 	fmt.Fprintf(&b, "  invariant violations: %d (%s)\n", sum(r.obs.violations), counts(r.obs.violations))
+	fmt.Fprintf(&b, "  prunes not held (members not Ready are not guarded): %s\n", counts(r.obs.pruneLost))
+	fmt.Fprintf(&b, "  replicas restarted after exiting on their own (leader mode: a lost lease): %d\n", r.mon.restarts)
 	for _, a := range r.mon.audits {
 		sw, gap, ov := a.handovers()
 		shortest := "-"
