@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/propagit/propagit/e2e/e2etest"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // parallelTests is how many tests marked parallel run at once unless

@@ -51,6 +51,9 @@ var bombs = []struct {
 // working after the call returns: the goroutine count comes back, and a
 // worker process stopped for its budget is gone.
 func TestScriptBombsStopWithinBounds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: each script runs to its budget; skipped with -short")
+	}
 	const heapBound = 64 << 20
 	stopBound := DefaultLimits().HardTimeout + 3*time.Second
 	for _, b := range bombs {

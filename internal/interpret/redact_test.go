@@ -12,6 +12,9 @@ import (
 // operation, file, the script's first line and the class, and holds
 // neither the value nor the faked line, while Error still has the detail.
 func TestRedactedCarriesNothingTheScriptSaw(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: each script runs to its budget; skipped with -short")
+	}
 	for _, tc := range []struct {
 		name, src string
 		class     ErrorClass
