@@ -103,10 +103,10 @@ func (s *soak) identities(ctx context.Context, ids []string) (map[string]string,
 	return dirs, agentKC
 }
 
-// startProcesses starts three sharded replicas and the agent. One replica
-// is never killed, so a busy process lives the whole run for the resource
-// slopes: one that applies to one push member while all three live, so
-// the other member's holder can be killed and hand it over.
+// startProcesses starts three replicas and the agent. With sharding one
+// replica is never killed, so a busy process lives the whole run for the
+// resource slopes: one that applies to one push member while all three
+// live, so the other member's holder can be killed and hand it over.
 func (s *soak) startProcesses(repoURL string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -119,7 +119,7 @@ func (s *soak) startProcesses(repoURL string) {
 	immortal := immortalReplica(ids, s.members[0].Name, s.members[1].Name)
 	if s.cfg.mode == modeLeader {
 		installWorkCRD(s.t, s.hub)
-		immortal = "r3" // a follower, until a kill makes it the leader
+		immortal = "" // the leader does everything: any replica may be killed
 	}
 	hookToken := filepath.Join(s.dir, "webhook-token")
 	if err := os.WriteFile(hookToken, []byte(webhookToken), 0o600); err != nil {
