@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
 
 	"github.com/propagit/propagit/internal/join"
 	"github.com/propagit/propagit/internal/restrict"
@@ -24,6 +25,7 @@ type joinOptions struct {
 	out           string
 	// restrictions is the restriction policy file, "" for the default.
 	restrictions string
+	dryRun       bool
 }
 
 func newJoinCommand() *cobra.Command {
@@ -70,6 +72,7 @@ Running join again changes nothing but mints a fresh token.`,
 	fs.BoolVar(&o.AgeKey, "age-key", false, "create (or keep) the member's age key for SOPS-encrypted Secrets, Secret propagit-system/"+join.AgeKeySecret+
 		", annotate the Cluster with its recipient (propagit.io/age-recipient) and print it; a pull agent is given --decryption-secret")
 	fs.DurationVar(&o.HubTokenExpiration, "hub-token-expiration", o.HubTokenExpiration, "lifetime of the pull agent's hub token (--hub-kubeconfig), limited to the agent's own Work; the agent renews it after two thirds of its life")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print everything join would create in the member (RBAC included) and on the hub, and the manifests, without contacting either; the kubeconfig files are only read")
 	fs.StringVar(&o.restrictions, "restrictions", "", "the controller's restriction policy file: the member grants only its namespaces (exact names), "+
 		"and bind/escalate on roles only when it allows admin-bindings (without it, the default policy: no bind/escalate)")
 	return cmd
@@ -96,6 +99,9 @@ func (o *joinOptions) run(cmd *cobra.Command) error {
 	cfg, err := requireConfig(o.kubeconfig)
 	if err != nil {
 		return err
+	}
+	if o.dryRun {
+		return o.printPlan(cmd, cfg)
 	}
 	res, err := join.Join(cmd.Context(), cfg, o.Options)
 	if err != nil {
@@ -124,6 +130,26 @@ func (o *joinOptions) run(cmd *cobra.Command) error {
 	return writeManifests(cmd.OutOrStdout(), o.out, o.Name, m)
 }
 
+// printPlan writes what join would create and print, contacting nothing.
+// The hub kubeconfig is not even read: the hub objects depend only on the
+// cluster's name.
+func (o *joinOptions) printPlan(cmd *cobra.Command, cfg *rest.Config) error {
+	plan, err := join.DryRun(cfg, o.Options)
+	if err != nil {
+		return err
+	}
+	m := plan.Manifests
+	m.Plan = plan.Member
+	m.HubPlan = plan.Hub
+	if o.Mode == join.ModePush {
+		fmt.Fprintf(cmd.ErrOrStderr(), "dry run: nothing was contacted; a real join also mints the push token and prints Secret %s/%s for the hub\n",
+			join.CredentialsNamespace, join.SecretName(o.Name))
+	} else {
+		fmt.Fprintln(cmd.ErrOrStderr(), "dry run: nothing was contacted")
+	}
+	return writeManifests(cmd.OutOrStdout(), o.out, o.Name, m)
+}
+
 // joinHub makes the agent's identity on the hub and returns the member
 // Secret holding its kubeconfig.
 func (o *joinOptions) joinHub(cmd *cobra.Command) ([]byte, error) {
@@ -147,6 +173,8 @@ func writeManifests(stdout io.Writer, dir, name string, m join.Manifests) error 
 		body []byte
 		mode os.FileMode
 	}{
+		{name + "-member-objects.yaml", m.Plan, 0o644},
+		{name + "-hub-objects.yaml", m.HubPlan, 0o644},
 		{name + "-cluster.yaml", m.Cluster, 0o644},
 		{name + "-credentials.secret.yaml", m.Secret, 0o600},
 		{name + "-agent.yaml", m.Agent, 0o644},

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
@@ -93,18 +92,16 @@ func JoinHub(ctx context.Context, hubCfg *rest.Config, opts Options) (*HubIdenti
 }
 
 func applyHubRBAC(ctx context.Context, cs kubernetes.Interface, ns string) error {
-	l := joinLabels()
-	sa := corev1ac.ServiceAccount(HubAgent, ns).WithLabels(l)
+	objs := hubObjects(ns)
+	sa := objs[0].(*corev1ac.ServiceAccountApplyConfiguration)
 	if _, err := cs.CoreV1().ServiceAccounts(ns).Apply(ctx, sa, applyOpts); err != nil {
 		return fmt.Errorf("failed to apply ServiceAccount %s/%s on the hub: %w", ns, HubAgent, err)
 	}
-	role := rbacv1ac.Role(HubAgent, ns).WithLabels(l).WithRules(hubRules()...)
+	role := objs[1].(*rbacv1ac.RoleApplyConfiguration)
 	if _, err := cs.RbacV1().Roles(ns).Apply(ctx, role, applyOpts); err != nil {
 		return fmt.Errorf("failed to apply Role %s/%s on the hub: %w", ns, HubAgent, err)
 	}
-	rb := rbacv1ac.RoleBinding(HubAgent, ns).WithLabels(l).
-		WithSubjects(rbacv1ac.Subject().WithKind(rbacv1.ServiceAccountKind).WithName(HubAgent).WithNamespace(ns)).
-		WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("Role").WithName(HubAgent))
+	rb := objs[2].(*rbacv1ac.RoleBindingApplyConfiguration)
 	if _, err := cs.RbacV1().RoleBindings(ns).Apply(ctx, rb, applyOpts); err != nil {
 		return fmt.Errorf("failed to apply RoleBinding %s/%s on the hub: %w", ns, HubAgent, err)
 	}

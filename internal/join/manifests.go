@@ -25,6 +25,10 @@ type Manifests struct {
 	// HubSecret is, for pull with the CR store, the Secret holding the
 	// agent's hub kubeconfig, to apply in the member. Never commit it.
 	HubSecret []byte
+	// Plan and HubPlan are, for a dry run only, the objects join would
+	// write in the member and on the hub.
+	Plan    []byte
+	HubPlan []byte
 }
 
 // HubSecretName is the member Secret holding the agent's hub kubeconfig.
