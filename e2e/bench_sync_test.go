@@ -128,8 +128,8 @@ func BenchmarkSyncWebhook(b *testing.B) {
 // of a commit's cost.
 //
 // It fails (issue 32) when a commit renders more than its one template,
-// writes more than one blob per member for the changed object besides the
-// member's work.yaml, or encodes more than one status entry per member:
+// writes more blobs than the changed object's and each member's work.yaml,
+// or encodes more than one status entry per member:
 // what a commit costs must follow what it changed, not the fleet. The
 // stages of each commit (see propagit_reconcile_stage_seconds) are logged.
 func BenchmarkSyncOneTemplateChange(b *testing.B) {
