@@ -209,6 +209,7 @@ func writeManifests(stdout io.Writer, dir, name string, m join.Manifests) error 
 
 func newUnjoinCommand() *cobra.Command {
 	var kubeconfig, hub kubeconfigOptions
+	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "unjoin NAME --kubeconfig member.kubeconfig [--hub-kubeconfig hub.kubeconfig]",
 		Short: "Delete what propagit join created in a member (and on the hub for a pull agent)",
@@ -227,11 +228,15 @@ Remove the Cluster from Git and the credential Secret from the hub yourself.`,
 			if err != nil {
 				return err
 			}
-			res, err := join.Unjoin(cmd.Context(), cfg)
+			unjoinMember, unjoinHub := join.Unjoin, join.UnjoinHub
+			if dryRun {
+				unjoinMember, unjoinHub = join.PlanUnjoin, join.PlanUnjoinHub
+			}
+			res, err := unjoinMember(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
-			printUnjoin(cmd.OutOrStdout(), "", res)
+			printUnjoin(cmd.OutOrStdout(), "", res, dryRun)
 			if hub.path == "" && hub.context == "" {
 				return nil
 			}
@@ -239,24 +244,33 @@ Remove the Cluster from Git and the credential Secret from the hub yourself.`,
 			if err != nil {
 				return err
 			}
-			if res, err = join.UnjoinHub(cmd.Context(), hubCfg, args[0]); err != nil {
+			if res, err = unjoinHub(cmd.Context(), hubCfg, args[0]); err != nil {
 				return err
 			}
-			printUnjoin(cmd.OutOrStdout(), "hub: ", res)
+			printUnjoin(cmd.OutOrStdout(), "hub: ", res, dryRun)
 			return nil
 		},
 	}
 	kubeconfig.bindFlags(cmd.Flags(), "", "the member", "~/.kube/config")
 	hub.bindFlags(cmd.Flags(), "hub-", "the hub", "")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "read the member (and hub) and print what unjoin would delete and keep, deleting nothing")
 	cmd.Flags().Lookup("hub-kubeconfig").Usage = "kubeconfig of the hub: also revoke the pull agent's identity there (the hub is not contacted without this flag or --hub-context)"
 	return cmd
 }
 
-func printUnjoin(w io.Writer, prefix string, res *join.UnjoinResult) {
+func printUnjoin(w io.Writer, prefix string, res *join.UnjoinResult, dryRun bool) {
+	verb := "deleted"
+	if dryRun {
+		verb = "would delete"
+	}
 	for _, d := range res.Deleted {
-		fmt.Fprintf(w, "%sdeleted %s\n", prefix, d)
+		fmt.Fprintf(w, "%s%s %s\n", prefix, verb, d)
+	}
+	kept := "kept"
+	if dryRun {
+		kept = "would keep"
 	}
 	for _, k := range res.Kept {
-		fmt.Fprintf(w, "%skept %s\n", prefix, k)
+		fmt.Fprintf(w, "%s%s %s\n", prefix, kept, k)
 	}
 }

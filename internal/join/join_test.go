@@ -2,6 +2,7 @@ package join
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -131,10 +132,29 @@ func TestJoinLifecycle(t *testing.T) {
 		if _, err := admin.CoreV1().ServiceAccounts(Namespace).Create(ctx, other, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
+		before, err := listJoined(ctx, admin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := PlanUnjoin(ctx, cfg)
+		if err != nil {
+			t.Fatalf("PlanUnjoin: %v", err)
+		}
+		if after, err := listJoined(ctx, admin); err != nil || len(after) != len(before) {
+			t.Fatalf("the plan deleted something: %d labelled objects before, %d after (%v)", len(before), len(after), err)
+		}
+		var deleted []string
 		for i := 0; i < 2; i++ {
-			if _, err := Unjoin(ctx, cfg); err != nil {
+			res, err := Unjoin(ctx, cfg)
+			if err != nil {
 				t.Fatalf("Unjoin #%d: %v", i+1, err)
 			}
+			if i == 0 {
+				deleted = res.Deleted
+			}
+		}
+		if !slices.Equal(plan.Deleted, deleted) || len(plan.Kept) != 1 {
+			t.Errorf("the plan said delete %v and keep %v; Unjoin deleted %v", plan.Deleted, plan.Kept, deleted)
 		}
 		left, err := listJoined(ctx, admin)
 		if err != nil {

@@ -112,7 +112,8 @@ func listJoined(ctx context.Context, cs kubernetes.Interface) ([]joined, error) 
 
 // UnjoinResult lists what Unjoin deleted and what it kept.
 type UnjoinResult struct {
-	// Deleted holds Kind/namespace/name of each deleted object.
+	// Deleted holds Kind/namespace/name of each deleted object (of each it
+	// would delete, for a plan).
 	Deleted []string
 	// Kept holds labelled namespaces left in place because they still hold
 	// objects Join did not create, with the first such object.
@@ -124,8 +125,16 @@ type UnjoinResult struct {
 // only when no other object remains in it, because deleting a namespace
 // deletes its content. Unjoin is idempotent.
 func Unjoin(ctx context.Context, cfg *rest.Config) (*UnjoinResult, error) {
-	return unjoin(ctx, cfg, func(o joined) bool { return !o.hubIdentity() })
+	return unjoin(ctx, cfg, false, memberObject)
 }
+
+// PlanUnjoin is Unjoin without deleting: it reads the member and returns
+// what Unjoin would delete and keep.
+func PlanUnjoin(ctx context.Context, cfg *rest.Config) (*UnjoinResult, error) {
+	return unjoin(ctx, cfg, true, memberObject)
+}
+
+func memberObject(o joined) bool { return !o.hubIdentity() }
 
 // hubIdentity reports whether o is part of a pull agent's identity JoinHub
 // made, which only UnjoinHub removes: a cluster may be hub and member.
@@ -143,16 +152,27 @@ func (o joined) hubIdentity() bool {
 // holds nothing else; while it holds the member's Work it is kept (the
 // controller deletes the Work once the Cluster leaves Git).
 func UnjoinHub(ctx context.Context, cfg *rest.Config, cluster string) (*UnjoinResult, error) {
+	return unjoinHub(ctx, cfg, cluster, false)
+}
+
+// PlanUnjoinHub is UnjoinHub without deleting.
+func PlanUnjoinHub(ctx context.Context, cfg *rest.Config, cluster string) (*UnjoinResult, error) {
+	return unjoinHub(ctx, cfg, cluster, true)
+}
+
+func unjoinHub(ctx context.Context, cfg *rest.Config, cluster string, dryRun bool) (*UnjoinResult, error) {
 	ns, err := workv1alpha1.MemberNamespace(cluster)
 	if err != nil {
 		return nil, err
 	}
-	return unjoin(ctx, cfg, func(o joined) bool {
+	return unjoin(ctx, cfg, dryRun, func(o joined) bool {
 		return o.namespace == ns || (o.kind == kindNamespace && o.name == ns)
 	})
 }
 
-func unjoin(ctx context.Context, cfg *rest.Config, keep func(joined) bool) (*UnjoinResult, error) {
+// unjoin deletes the labelled objects keep selects; with dryRun it only
+// reports what it would delete and keep.
+func unjoin(ctx context.Context, cfg *rest.Config, dryRun bool, keep func(joined) bool) (*UnjoinResult, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("failed to build the client: %w", err)
@@ -178,6 +198,10 @@ func unjoin(ctx context.Context, cfg *rest.Config, keep func(joined) bool) (*Unj
 				res.Kept = append(res.Kept, o.String()+" (holds "+other+")")
 				continue
 			}
+		}
+		if dryRun {
+			res.Deleted = append(res.Deleted, o.String())
+			continue
 		}
 		if err := o.delete(ctx, cs); err != nil {
 			return nil, err
