@@ -97,4 +97,10 @@ func TestLintSilentMistakes(t *testing.T) {
 	if n := strings.Count(stdout, ": warning: ") + strings.Count(stdout, ": error: "); n != len(silentFindings) {
 		t.Errorf("%d findings, want %d:\n%s", n, len(silentFindings), stdout)
 	}
+	// A namespace no Namespace declares is created unmanaged: worth
+	// knowing (info), said once.
+	const info = "app.yaml:1: info: namespace demo is declared by no Namespace in the fleet"
+	if strings.Count(stdout, ": info: ") != 1 || !strings.Contains(stdout, info) {
+		t.Errorf("want one info finding %q:\n%s", info, stdout)
+	}
 }

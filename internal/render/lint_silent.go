@@ -41,6 +41,7 @@ func lintSilent(set *load.Set, res *Result, root string) []Finding {
 		}
 	}
 	out = append(out, lintUnusedOverrides(set, res)...)
+	out = append(out, lintUndeclaredNamespaces(res)...)
 	if objects == 0 && !slices.ContainsFunc(out, func(f Finding) bool { return f.Severity == SeverityError }) && !hasErrors(res) {
 		add(load.Source{Path: root}, SeverityError, "the fleet renders no object for any cluster (%d templates, %d policies, %d clusters loaded): check that the files are Kubernetes YAML, that Clusters are declared and that a policy selects the templates",
 			len(set.Templates), len(set.Propagations), len(set.Clusters))
@@ -165,4 +166,28 @@ func selectorHint(set *load.Set, s policyv1alpha1.ResourceSelector) string {
 		return fmt.Sprintf("no template is of kind %s; did you mean %s?", s.Kind, m)
 	}
 	return fmt.Sprintf("no template is of kind %s", s.Kind)
+}
+
+// lintUndeclaredNamespaces notes, once per namespace at its first template,
+// a namespace that objects are sent to but no Namespace in the fleet
+// declares: apply creates it on each member, unmanaged (never updated or
+// pruned), which is seldom what the author had in mind.
+func lintUndeclaredNamespaces(res *Result) []Finding {
+	declared := map[string]bool{"default": true}
+	for _, b := range res.Bindings {
+		if autoPropagated(b.Template) || b.Template.Object.GetKind() == "Namespace" {
+			declared[b.Template.Object.GetName()] = true
+		}
+	}
+	var out []Finding
+	for _, b := range res.Bindings {
+		ns := b.Template.Object.GetNamespace()
+		if ns == "" || declared[ns] || len(b.Targets) == 0 {
+			continue
+		}
+		declared[ns] = true // once
+		out = append(out, Finding{Severity: SeverityInfo, Finding: load.Finding{Source: b.Template.Source, Message: fmt.Sprintf(
+			"namespace %s is declared by no Namespace in the fleet: apply creates it on each member unmanaged (never updated or pruned); add a Namespace to manage it", ns)}})
+	}
+	return out
 }
