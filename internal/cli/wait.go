@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/propagit/propagit/internal/source"
 	"github.com/propagit/propagit/internal/status"
 	"github.com/propagit/propagit/internal/termsafe"
 )
@@ -34,6 +35,8 @@ type waitOptions struct {
 	timeout  time.Duration
 	interval time.Duration
 	clusters []string
+	// source is where a --revision that is not a hash is resolved.
+	source string
 }
 
 func newWaitCommand() *cobra.Command {
@@ -45,15 +48,17 @@ func newWaitCommand() *cobra.Command {
 (or every --cluster) runs the source revision REV: its Work is the one the
 controller recorded for REV (or a later revision that did not change it) and
 the member applied exactly that content; --for healthy (the default) also
-needs the Work's Ready condition True. REV is a full revision or a prefix of
-at least 7 characters.
+needs the Work's Ready condition True. REV is a commit hash (or a prefix of
+at least 7 characters), or a branch, tag, HEAD or HEAD~1, resolved as git
+rev-parse would in the repository --source names (the checkout the
+pipeline runs in, by default; a URL is cloned).
 
 A line goes to stderr each time a member's state changes. wait exits 0 when
 every targeted member reached REV, 1 when --timeout ran out (with a table of
 each member, its applied revision, Ready and why it has not reached REV),
 and 2 on invalid flags or when the store cannot be read at all.`,
 		Example: `  # in a deploy pipeline, after the merge
-  propagit wait --repo https://git.example.com/fleet.git --revision "$(git rev-parse HEAD)" --timeout 10m
+  propagit wait --repo https://git.example.com/fleet.git --revision HEAD --timeout 10m
   propagit wait --works-store cr --hub-kubeconfig hub.kubeconfig --revision 3f2a9c1 --for applied --cluster prod-eu --cluster prod-us`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -63,7 +68,8 @@ and 2 on invalid flags or when the store cannot be read at all.`,
 	o.repo.bindFlags(cmd, "repo", "the repository holding the work branch (git store)")
 	o.store.bindFlags(cmd)
 	f := cmd.Flags()
-	f.StringVar(&o.revision, "revision", "", "source revision to wait for: a full commit hash or a prefix of at least 7 characters (required)")
+	f.StringVar(&o.revision, "revision", "", "source revision to wait for: a commit hash (or a prefix of at least 7 characters), a branch, a tag or HEAD (required)")
+	f.StringVar(&o.source, "source", ".", "the Git checkout, repository or URL where a --revision that is not a hash is resolved")
 	f.StringVar(&o.forState, "for", "healthy", `what each member must reach: "applied" (the revision's content applied) or "healthy" (applied and Ready)`)
 	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long to wait before exiting 1 (at most 24h)")
 	f.DurationVar(&o.interval, "interval", 2*time.Second, "how often to read the store (at least 100ms)")
@@ -75,8 +81,6 @@ func (o *waitOptions) validate() error {
 	switch {
 	case o.revision == "":
 		return errors.New("--revision is required")
-	case len(o.revision) < status.MinRevisionPrefix || !isHex(o.revision):
-		return fmt.Errorf("--revision %q: want a commit hash or a prefix of at least %d hex characters", o.revision, status.MinRevisionPrefix)
 	case o.forState != "applied" && o.forState != "healthy":
 		return fmt.Errorf(`--for must be "applied" or "healthy", not %q`, o.forState)
 	case o.timeout <= 0 || o.timeout > maxWaitTimeout:
@@ -92,6 +96,25 @@ func (o *waitOptions) validate() error {
 	return nil
 }
 
+// resolveRevision turns a --revision that is not a hash prefix (a branch,
+// a tag, HEAD) into the commit hash --source resolves it to.
+func (o *waitOptions) resolveRevision(ctx context.Context) error {
+	if len(o.revision) >= status.MinRevisionPrefix && isHex(o.revision) {
+		return nil
+	}
+	repo, err := source.Open(ctx, o.source)
+	if err != nil {
+		return fmt.Errorf("--revision %q is not a commit hash (at least %d hex characters), and --source %s cannot resolve it: %w",
+			o.revision, status.MinRevisionPrefix, o.source, err)
+	}
+	hash, err := repo.Resolve(o.revision)
+	if err != nil {
+		return fmt.Errorf("--revision: %w", err)
+	}
+	o.revision = hash
+	return nil
+}
+
 func isHex(s string) bool {
 	for _, r := range s {
 		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f' || 'A' <= r && r <= 'F') {
@@ -103,6 +126,9 @@ func isHex(s string) bool {
 
 func (o *waitOptions) run(parent context.Context, stdout, stderr io.Writer) error {
 	if err := o.validate(); err != nil {
+		return err
+	}
+	if err := o.resolveRevision(orBackground(parent)); err != nil {
 		return err
 	}
 	// Members write the messages printed here: nothing reaches the

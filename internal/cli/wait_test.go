@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -217,9 +218,59 @@ func TestWaitInvalidFlagsExitTwo(t *testing.T) {
 		{[]string{"--revision", waitRev1, "--cluster", ""}, "--cluster"},
 	} {
 		var out, errOut syncBuffer
-		err := runWait(context.Background(), &out, &errOut, append([]string{"--repo", "file:///nonexistent.git"}, tt.args...)...)
+		// --source is no repository: a name cannot resolve there.
+		err := runWait(context.Background(), &out, &errOut, append([]string{"--repo", "file:///nonexistent.git", "--source", t.TempDir()}, tt.args...)...)
 		if code := exitCode(err); code != 2 || !strings.Contains(fmt.Sprint(err), tt.want) {
 			t.Errorf("%v: exit %d, error %v; want exit 2 naming %s", tt.args, code, err, tt.want)
 		}
+	}
+}
+
+// TestWaitResolvesBranchesAndTags: --revision main, HEAD or a tag is the
+// commit the checkout names, as git rev-parse would give it; a name the
+// checkout does not have is refused before anything is read.
+func TestWaitResolvesBranchesAndTags(t *testing.T) {
+	dir := t.TempDir()
+	repo, err := git.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := &object.Signature{Name: "t", Email: "t@example.com", When: time.Now()}
+	first, err := wt.Commit("first", &git.CommitOptions{AllowEmptyCommits: true, Author: sig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.CreateTag("v1", first, nil); err != nil {
+		t.Fatal(err)
+	}
+	second, err := wt.Commit("second", &git.CommitOptions{AllowEmptyCommits: true, Author: sig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newWorkFleet(t)
+	f.put(first.String(), map[string]string{"m1": "a"})
+	f.report("m1", true, "True", "ok")
+	run := func(rev string) (string, error) {
+		var out, errOut syncBuffer
+		err := runWait(context.Background(), &out, &errOut, "--repo", f.url, "--source", dir, "--revision", rev, "--timeout", "30s", "--interval", "100ms")
+		return out.String(), err
+	}
+	if out, err := run("v1"); err != nil || !strings.HasPrefix(out, first.String()+" healthy on 1/1") {
+		t.Errorf("wait --revision v1: %q, %v; want %s reached", out, err, first)
+	}
+	// HEAD is the second commit, which no Work records yet.
+	f.put(second.String(), map[string]string{"m1": "b"})
+	f.report("m1", true, "True", "ok")
+	for _, rev := range []string{"HEAD", "master", "HEAD~0"} {
+		if out, err := run(rev); err != nil || !strings.HasPrefix(out, second.String()+" healthy") {
+			t.Errorf("wait --revision %s: %q, %v; want %s reached", rev, out, err, second)
+		}
+	}
+	if _, err := run("no-such-branch"); exitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), `cannot resolve "no-such-branch"`) {
+		t.Errorf("wait --revision no-such-branch: %v (exit %d), want exit 2 naming it", err, exitCode(err))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
@@ -153,4 +154,14 @@ func isURL(location string) bool {
 	colon := strings.Index(location, ":")
 	slash := strings.Index(location, "/")
 	return at > 0 && colon > at && (slash < 0 || slash > colon)
+}
+
+// Resolve returns the full commit hash rev names: a branch, a tag, HEAD,
+// HEAD~1, a hash or a prefix of one, as git rev-parse would.
+func (r *Repository) Resolve(rev string) (string, error) {
+	hash, err := r.repo.ResolveRevision(plumbing.Revision(rev))
+	if err != nil {
+		return "", fmt.Errorf("%s: cannot resolve %q: %w", r.location, rev, err)
+	}
+	return hash.String(), nil
 }
