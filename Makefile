@@ -75,6 +75,7 @@ test: test-assets lint ## Everything: lint, unit, integration against real apise
 	go test -json -timeout $(GO_TEST_TIMEOUT) -count=1 ./... | bin/testtimes
 	cd hack/image && go test -json -timeout $(GO_TEST_TIMEOUT) -count=1 ./... | ../../bin/testtimes -top 5
 	$(MAKE) fuzz
+	$(MAKE) soak SOAK_DURATION=2m
 
 .PHONY: test-short
 test-short: lint ## The fast loop: every test that needs no real member (go test -short)
@@ -83,8 +84,8 @@ test-short: lint ## The fast loop: every test that needs no real member (go test
 SOAK_DURATION ?= 10m
 
 .PHONY: soak
-soak: test-assets ## Chaos soak for SOAK_DURATION (default 10m; SOAK_SEED replays a run): faults overlap, invariants are checked as it runs
-	PROPAGIT_SOAK_DURATION=$(SOAK_DURATION) PROPAGIT_SOAK_SEED=$(SOAK_SEED) \
+soak: test-assets ## Chaos soak for SOAK_DURATION (default 10m; SOAK_SEED replays a run; SOAK_MODE=leader: leader election and Work CRs): faults overlap, invariants are checked as it runs
+	PROPAGIT_SOAK_DURATION=$(SOAK_DURATION) PROPAGIT_SOAK_SEED=$(SOAK_SEED) PROPAGIT_SOAK_MODE=$(SOAK_MODE) \
 		go test -run '^TestSoak$$' -v -count=1 -timeout 3h ./e2e/soak/
 
 .PHONY: fuzz
