@@ -46,14 +46,13 @@ type observer struct {
 	stoppedAt   time.Time // when the faults stopped; zero while they run
 	convergedAt time.Time
 	unreachable int
-	pruneLost   map[string]int // member and what → templates
 }
 
 func newObserver(t testing.TB, ev *eventLog, com *committer, members []*testenv.Member) *observer {
 	o := &observer{t: t, ev: ev, com: com, members: members,
 		seen: map[string]map[string]*seenObject{}, drifts: map[string]bool{},
 		applied: map[string]map[int]bool{}, checks: map[string]int{},
-		violations: map[string]int{}, reported: map[string]bool{}, pruneLost: map[string]int{}}
+		violations: map[string]int{}, reported: map[string]bool{}}
 	for _, m := range members {
 		o.seen[m.Name] = map[string]*seenObject{}
 		o.applied[m.Name] = map[int]bool{}
@@ -144,13 +143,8 @@ func (o *observer) checkMember(ctx context.Context, m *testenv.Member) {
 		o.count("nothing-lost", 1)
 		after, ok := now[key]
 		switch {
-		case (!ok || after.uid != before.uid) && o.com.prunedByBadCommit(key):
-			o.pruneNotHeld(m.Name, key, ok)
-			if !ok {
-				delete(seen, key)
-			}
 		case !ok:
-			o.violate("nothing-lost", m.Name+key, "%s: %s (uid %s) was deleted; no commit removed it", m.Name, key, before.uid)
+			o.violate("nothing-lost", m.Name+key, "%s: %s (uid %s) was deleted; no good commit removed it", m.Name, key, before.uid)
 			delete(seen, key)
 		case after.uid != before.uid:
 			o.violate("nothing-lost", m.Name+key, "%s: %s was deleted and created again (uid %s → %s)", m.Name, key, before.uid, after.uid)
@@ -160,23 +154,6 @@ func (o *observer) checkMember(ctx context.Context, m *testenv.Member) {
 		o.checkValue(m.Name, key, obj)
 	}
 	o.timeApplied(m.Name)
-}
-
-// pruneNotHeld records a template a prune bad commit removed going from
-// member (or coming back with a new uid after the fix). The guard holds
-// such a revision only for members that are Ready ("a member that is not
-// Ready is not guarded: moving its applications away is failover",
-// README), so this is counted and shown, not failed: a member that was
-// not Ready when the prune came lost those objects.
-func (o *observer) pruneNotHeld(member, key string, back bool) {
-	what := "deleted by a prune the guard did not hold"
-	if back {
-		what = "created again after the fix, new uid"
-	}
-	o.mu.Lock()
-	o.pruneLost[member+" "+what]++
-	o.mu.Unlock()
-	o.ev.add("prune", "%s %s %s", member, key, what)
 }
 
 // checkValue checks one template's value on member: never a bad commit's,

@@ -53,8 +53,6 @@ type committer struct {
 	broken bool
 	// holdUntil keeps a bad commit the tip until then.
 	holdUntil time.Time
-	// pruned are the templates a prune bad commit removed.
-	pruned map[string]bool
 }
 
 func newCommitter(dir, url string, clusters, modes []string, seed uint64, ev *eventLog) (*committer, error) {
@@ -68,7 +66,7 @@ func newCommitter(dir, url string, clusters, modes []string, seed uint64, ev *ev
 		return nil, err
 	}
 	return &committer{dir: dir, url: url, clusters: clusters, modes: modes, repo: repo,
-		rng: rand.New(rand.NewPCG(seed, 0xc0ffee)), ev: ev, values: map[string]int{}, bad: map[string]int{}, pruned: map[string]bool{}}, nil
+		rng: rand.New(rand.NewPCG(seed, 0xc0ffee)), ev: ev, values: map[string]int{}, bad: map[string]int{}}, nil
 }
 
 // initial commits every template with value 1.
@@ -150,7 +148,6 @@ func (c *committer) badCommit(kind string, fixAfter time.Duration) error {
 		bad, drop = nil, map[string]bool{}
 		for _, i := range c.rng.Perm(len(ts))[:15] {
 			drop[ts[i].key()] = true
-			c.pruned[ts[i].key()] = true
 		}
 	}
 	if err := c.writeFleet(bad, scheduling, drop); err != nil {
@@ -293,11 +290,4 @@ func (c *committer) holdUntilTime() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.holdUntil
-}
-
-// prunedByBadCommit reports whether a prune bad commit removed template key.
-func (c *committer) prunedByBadCommit(key string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.pruned[key]
 }

@@ -202,7 +202,6 @@ func (r *result) String() string {
 	fmt.Fprintf(&b, "  converged %s after the faults stopped (bound %s)\n", r.convergeTook.Round(time.Millisecond), convergeBound)
 	fmt.Fprintf(&b, "  invariant checks run: %s\n", counts(r.obs.checks))
 	fmt.Fprintf(&b, "  invariant violations: %d (%s)\n", sum(r.obs.violations), counts(r.obs.violations))
-	fmt.Fprintf(&b, "  prunes not held (members not Ready are not guarded): %s\n", counts(r.obs.pruneLost))
 	fmt.Fprintf(&b, "  replicas restarted after exiting on their own (leader mode: a lost lease): %d\n", r.mon.restarts)
 	for _, a := range r.mon.audits {
 		sw, gap, ov := a.handovers()

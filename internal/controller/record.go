@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,6 +50,7 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 	enc := c.encoder
 	enc.Next()
 	keys := objectKeys{}
+	moved := failedOver(res.Bindings)
 	for _, cl := range res.Clusters {
 		objs := byCluster[cl.Name].Objects
 		w, err := toWork(cl, cur.revision, objs, enc)
@@ -56,7 +58,7 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 			return nil, nil, err
 		}
 		maps.Copy(w.Annotations, problems[cl.Name])
-		if held := c.guard(cur, rec, cl, w, objs, keys, now); held != nil {
+		if held := c.guard(cur, rec, cl, w, objs, keys, moved[cl.Name], now); held != nil {
 			w, objs = held, rec.objects[cl.Name]
 		}
 		out = append(out, w)
@@ -153,20 +155,22 @@ func (c *Controller) scheduleProblems(res *render.Result, seen map[string]bool) 
 }
 
 // guard returns the Work to record instead of the new one w when w would
-// delete more of a Ready member than the prune guard allows, by itself or
-// with the revisions applied since the member's window opened (see
+// delete more of member cl than the prune guard allows, by itself or with
+// the revisions applied since the member's window opened (see
 // guard.Window), and the commit does not acknowledge it: the recorded Work
 // again, with the reason in an annotation. nil lets w go ahead, carrying
-// the window to measure the next revisions against. A member that is not
-// Ready is not guarded (moving its applications away is failover) and
-// starts a new window.
-func (c *Controller) guard(cur *loaded, rec *recording, cl *clusterv1alpha1.Cluster, w *workv1alpha1.Work, objs []*unstructured.Unstructured, keys objectKeys, now time.Time) *workv1alpha1.Work {
+// the window to measure the next revisions against. Templates failover
+// moved off the member (moved) do not count as deleted: that is the
+// policy's decision, not a commit's. A member that is not Ready is guarded
+// as well: a Work recorded for it now is applied the moment it is back.
+func (c *Controller) guard(cur *loaded, rec *recording, cl *clusterv1alpha1.Cluster, w *workv1alpha1.Work, objs []*unstructured.Unstructured, keys objectKeys,
+	moved map[workv1alpha1.ObjectKey]bool, now time.Time) *workv1alpha1.Work {
 	prev := rec.work(cl.Name)
 	if c.opts.Guard.MaxPercent >= 100 {
 		c.opts.Metrics.PruneHeld(cl.Name, false)
 		return nil
 	}
-	if prev == nil || !clusterReady(cl) {
+	if prev == nil {
 		c.opts.Metrics.PruneHeld(cl.Name, false)
 		w.Annotations[guard.WindowAnnotation] = guard.NewWindow(keyList(objs, keys), now).Record()
 		return nil
@@ -180,8 +184,19 @@ func (c *Controller) guard(cur *loaded, rec *recording, cl *clusterv1alpha1.Clus
 	if err != nil && prev.Annotations[guard.WindowAnnotation] != "" {
 		c.log.Info("prune guard window unreadable; it starts again from the recorded objects", logging.KeyCluster, cl.Name, "error", err.Error())
 	}
-	after := keyList(objs, keys)
-	hold, next := guard.Judge(keyList(rec.objects[cl.Name], keys), after, win, now, c.opts.Guard)
+	before, after := keyList(rec.objects[cl.Name], keys), keyList(objs, keys)
+	if len(moved) > 0 {
+		kept := make(map[workv1alpha1.ObjectKey]bool, len(after))
+		for _, k := range after {
+			kept[k] = true
+		}
+		for _, k := range before {
+			if moved[k] && !kept[k] {
+				after = append(after, k) // failover's, not the commit's
+			}
+		}
+	}
+	hold, next := guard.Judge(before, after, win, now, c.opts.Guard)
 	if hold != nil && cur.allowPrune {
 		c.log.Info("large prune acknowledged by the commit", logging.KeyCluster, cl.Name, logging.KeyRevision,
 			workv1alpha1.ShortRevision(cur.revision), "removed", hold.Removed, "of", hold.Total)
@@ -255,10 +270,31 @@ func (k objectKeys) same(before, after []*unstructured.Unstructured) bool {
 	return true
 }
 
-// clusterReady reports whether the render saw cl Ready (a Cluster without
-// status counts as Ready).
-func clusterReady(cl *clusterv1alpha1.Cluster) bool {
-	return cl.Status == nil || meta.IsStatusConditionTrue(cl.Status.Conditions, clusterv1alpha1.ConditionReady)
+// failedOver returns, by cluster, the templates failover moved off it
+// (pending evictions and those ending in this render), with the
+// dependencies only they pulled in there.
+func failedOver(bindings []*render.Binding) map[string]map[workv1alpha1.ObjectKey]bool {
+	out := map[string]map[workv1alpha1.ObjectKey]bool{}
+	byName := map[string]map[string]bool{}
+	for _, b := range bindings {
+		for _, e := range b.Evictions {
+			if out[e.Cluster] == nil {
+				out[e.Cluster], byName[e.Cluster] = map[workv1alpha1.ObjectKey]bool{}, map[string]bool{}
+			}
+			out[e.Cluster][b.Key], byName[e.Cluster][b.Key.String()] = true, true
+		}
+	}
+	for _, b := range bindings {
+		if len(b.DependencyOf) == 0 {
+			continue
+		}
+		for cl, evicted := range byName {
+			if !slices.ContainsFunc(b.DependencyOf, func(ref string) bool { return !evicted[ref] }) {
+				out[cl][b.Key] = true
+			}
+		}
+	}
+	return out
 }
 
 // toWork converts rendered objects to a Work record, encoding them with enc.

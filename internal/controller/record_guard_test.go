@@ -10,9 +10,11 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/guard"
 	"github.com/propagit/propagit/internal/works"
@@ -26,6 +28,8 @@ type guardFleet struct {
 	store *works.GitStore
 	clock *clocktesting.FakeClock
 	revs  int
+	// status is what the members report, by name; none counts as Ready.
+	status map[string]*clusterv1alpha1.ClusterStatus
 }
 
 func newGuardFleet(t *testing.T) *guardFleet {
@@ -86,7 +90,7 @@ func (f *guardFleet) commit(c *Controller, message string) *workv1alpha1.Work {
 		f.t.Fatal(err)
 	}
 	cur := &loaded{revision: fmt.Sprintf("%040d", f.revs), set: set, interp: set.Interpreter(), allowPrune: guard.Allowed(message)}
-	ws, rec, err := c.renderWorks(context.Background(), cur, nil)
+	ws, rec, err := c.renderWorks(context.Background(), cur, f.status)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -132,5 +136,67 @@ func TestPruneGuardHoldsADeletionSplitAcrossCommits(t *testing.T) {
 				t.Fatalf("the acknowledged deletion: %d objects recorded, prune-held %q", len(w.Spec.Manifests), held)
 			}
 		})
+	}
+}
+
+// ready sets what member reports: Ready or not since the fleet's clock.
+func (f *guardFleet) ready(member string, ready bool) {
+	if f.status == nil {
+		f.status = map[string]*clusterv1alpha1.ClusterStatus{}
+	}
+	s := metav1.ConditionTrue
+	if !ready {
+		s = metav1.ConditionFalse
+	}
+	f.status[member] = &clusterv1alpha1.ClusterStatus{Conditions: []metav1.Condition{{Type: clusterv1alpha1.ConditionReady,
+		Status: s, Reason: "Test", LastTransitionTime: metav1.NewTime(f.clock.Now())}}}
+}
+
+// TestPruneGuardHoldsAPruneCommittedWhileTheMemberIsDown: a commit that
+// deletes 8 of a member's 10 objects lands while the member is not Ready.
+// It is held as for a Ready member — recorded, it would be applied the
+// moment the member came back — and stays held once it is Ready again,
+// until a commit acknowledges it. (Found by make soak: such prunes went
+// through.)
+func TestPruneGuardHoldsAPruneCommittedWhileTheMemberIsDown(t *testing.T) {
+	f := newGuardFleet(t)
+	c := f.controller()
+	f.configMaps("real", 10, true)
+	f.commit(c, "the application")
+	f.ready("m1", false)
+	f.configMaps("real", 8, false)
+	w := f.commit(c, "tidy up")
+	if held := w.Annotations[workv1alpha1.AnnotationPruneHeld]; !strings.Contains(held, "8 of 11") || len(w.Spec.Manifests) != 11 {
+		t.Fatalf("the prune went ahead on the member that is down: %d objects recorded, prune-held %q", len(w.Spec.Manifests), held)
+	}
+	f.ready("m1", true)
+	w = f.commit(c, "tidy up")
+	if held := w.Annotations[workv1alpha1.AnnotationPruneHeld]; !strings.Contains(held, "8 of 11") || len(w.Spec.Manifests) != 11 {
+		t.Fatalf("the prune went ahead once the member was back: %d objects recorded, prune-held %q", len(w.Spec.Manifests), held)
+	}
+	w = f.commit(c, "tidy up\n\nPropagit-Allow-Prune: true\n")
+	if held := w.Annotations[workv1alpha1.AnnotationPruneHeld]; held != "" || len(w.Spec.Manifests) != 3 {
+		t.Fatalf("the acknowledged prune: %d objects recorded, prune-held %q", len(w.Spec.Manifests), held)
+	}
+}
+
+// TestPruneGuardLetsFailoverGo: a member that is not Ready loses all its
+// applications to cluster failover; that is the policy's own decision, not
+// a commit's, so the guard does not hold it.
+func TestPruneGuardLetsFailoverGo(t *testing.T) {
+	f := newGuardFleet(t)
+	f.write("clusters/m2.yaml", "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: m2\nspec:\n  syncMode: Push\n")
+	f.write("policy.yaml", "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata:\n  name: all\n  namespace: app\n"+
+		"spec:\n  resourceSelectors:\n  - apiVersion: v1\n    kind: ConfigMap\n  placement:\n    clusterAffinity:\n      clusterNames: [m1, m2]\n"+
+		"    replicaScheduling:\n      replicaSchedulingType: Duplicated\n  failover:\n    cluster:\n      purgeMode: Directly\n")
+	c := f.controller()
+	f.configMaps("real", 10, true)
+	if w := f.commit(c, "the application"); len(w.Spec.Manifests) != 11 {
+		t.Fatalf("m1 got %d objects, want 11", len(w.Spec.Manifests))
+	}
+	f.ready("m1", false)
+	w := f.commit(c, "a setting")
+	if held := w.Annotations[workv1alpha1.AnnotationPruneHeld]; held != "" || len(w.Spec.Manifests) != 1 {
+		t.Fatalf("failover off m1: %d objects recorded, prune-held %q", len(w.Spec.Manifests), held)
 	}
 }
