@@ -68,7 +68,7 @@ const (
 func BenchmarkSyncWebhook(b *testing.B) {
 	const objects = 100
 	env := testenv.Start(b, testenv.Options{Members: benchMembers})
-	names := memberNames(env)
+	names := memberNames(env.Members)
 	remote := httpRemote(b)
 	co := newCheckout(b, remote)
 	ns := randomNamespace("bench")
@@ -146,7 +146,7 @@ func BenchmarkSyncOneTemplateChangeLarge(b *testing.B) {
 // perNamespace templates on the given number of members.
 func benchOneTemplate(b *testing.B, namespaces, perNamespace, members int) {
 	env := testenv.Start(b, testenv.Options{Members: members})
-	names := memberNames(env)
+	names := memberNames(env.Members)
 	remote := httpRemote(b)
 	co := newCheckout(b, remote)
 	prefix := randomNamespace("big")

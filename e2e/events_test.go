@@ -19,8 +19,8 @@ import (
 // healthy, RenderFailed (Warning) for a template that fails to render.
 func TestOpsEventsOnWorks(t *testing.T) {
 	t.Parallel()
-	env := testenv.Start(t, testenv.Options{Members: 2})
-	m1, hubMember := env.Members[0], env.Members[1]
+	m1 := sharedMembers(t, 1)[0]
+	hubMember := testenv.Start(t, testenv.Options{Members: 1}).Members[0] // its Work CRs' namespaces are named after the clusters
 	hub := startHub(t, hubMember)
 	hubNS := randomNamespace("propagit")
 	createNamespace(t, hub, hubNS)

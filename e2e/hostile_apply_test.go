@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-	"github.com/propagit/propagit/internal/testenv"
 )
 
 // podRetentionRIC is a committed customization whose Retain turns any
@@ -40,8 +39,7 @@ spec:
 // the ConfigMap keeps its previous value.
 func TestHostileRetentionCannotReplaceObject(t *testing.T) {
 	t.Parallel()
-	env := testenv.Start(t, testenv.Options{Members: 1})
-	m := env.Members[0]
+	m := sharedMembers(t, 1)[0]
 	ns := randomNamespace("retain")
 	pod := "pwn-" + ns
 	remote := httpRemote(t)

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/propagit/propagit/internal/cli"
-	"github.com/propagit/propagit/internal/testenv"
 )
 
 // hostileCluster and hostilePolicy send every ConfigMap of namespace shop
@@ -240,8 +239,7 @@ func TestHostileControllerKeepsLastGood(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := testenv.Start(t, testenv.Options{Members: 1})
-	m1 := env.Members[0]
+	m1 := sharedMembers(t, 1)[0]
 	remote := httpRemote(t)
 	status := newStatusReader(t, remote)
 	co := newCheckout(t, remote)

@@ -14,8 +14,8 @@ import (
 // revision; only member1 gets the Namespace and what lives in it.
 func TestKarmadaNamespacePlacedOnOneMember(t *testing.T) {
 	t.Parallel()
-	env := testenv.Start(t, testenv.Options{Members: 2})
-	m1, m2 := env.Members[0], env.Members[1]
+	members := sharedMembers(t, 2)
+	m1, m2 := members[0], members[1]
 	remote := fileRemote(t)
 	co := newCheckout(t, remote)
 	ns := randomNamespace("only1")

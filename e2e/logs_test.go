@@ -14,6 +14,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/propagit/propagit/e2e/e2etest"
+	"github.com/propagit/propagit/internal/testenv"
 )
 
 // parallelTests is how many tests marked parallel run at once unless
@@ -30,11 +31,22 @@ func TestMain(m *testing.M) {
 		_ = flag.Set("test.parallel", parallelTests)
 	}
 	code := m.Run()
+	if err := shared.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "failed to stop the shared members: %v\n", err)
+		code = max(code, 1)
+	}
 	if binaryDir != "" {
 		os.RemoveAll(binaryDir) // the propagit binary the tests built (100 MiB)
 	}
 	os.Exit(code)
 }
+
+// shared are the members the tests that do not break members share (see
+// e2etest.Pool): three plain apiservers instead of one or more per test.
+var shared = e2etest.NewPool(testenv.Options{Members: 3})
+
+// sharedMembers returns n members of the pool, n ≤ 3.
+func sharedMembers(t *testing.T, n int) []*testenv.Member { return shared.Members(t, n) }
 
 // flagSet reports whether the command line set the flag.
 func flagSet(name string) bool {

@@ -13,7 +13,6 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/propagit/propagit/internal/notify"
-	"github.com/propagit/propagit/internal/testenv"
 )
 
 // gitHost stands for GitHub's API: it records every commit status posted,
@@ -60,11 +59,11 @@ func (h *gitHost) last(sha string) map[string]any {
 // members run it.
 func TestOpsCommitStatusFollowsTheRollout(t *testing.T) {
 	t.Parallel()
-	env := testenv.Start(t, testenv.Options{Members: 2})
+	members := sharedMembers(t, 2)
 	ns := randomNamespace("notify")
 	remote := httpRemote(t)
 	co := newCheckout(t, remote)
-	configMapFleet(co, ns, memberNames(env)...)
+	configMapFleet(co, ns, memberNames(members)...)
 	co.write(fleetDir+"/app.yaml", configMapYAML(ns, "app", "v1"))
 	rev1, _ := co.commitPush("app v1")
 
@@ -73,7 +72,7 @@ func TestOpsCommitStatusFollowsTheRollout(t *testing.T) {
 	t.Cleanup(srv.Close)
 	opts := controllerOptions()
 	opts.Notifier = notify.New(logr.Discard(), 10*time.Second, &notify.GitHub{BaseURL: srv.URL, Owner: "acme", Repo: "fleet", Token: "test-token"})
-	ctrl := startControllerOpts(t, newSetup(t, remote, env.Members...), opts)
+	ctrl := startControllerOpts(t, newSetup(t, remote, members...), opts)
 
 	success := func(rev string) func() (bool, string) {
 		return func() (bool, string) {

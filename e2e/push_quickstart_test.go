@@ -35,9 +35,9 @@ func TestPushQuickstart(t *testing.T) {
 // workloads (health is not checked).
 func TestPushFileRemote(t *testing.T) {
 	t.Parallel()
-	env := testenv.Start(t, testenv.Options{Members: 2})
+	members := sharedMembers(t, 2) // the only test of the pool in namespace demo
 	remote := fileRemote(t)
-	runQuickstart(t, quickstart{remote: remote, members: env.Members, setup: newSetup(t, remote, env.Members...),
+	runQuickstart(t, quickstart{remote: remote, members: members, setup: newSetup(t, remote, members...),
 		status: newStatusReader(t, remote)})
 }
 

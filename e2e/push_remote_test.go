@@ -31,8 +31,7 @@ const (
 // controller recovers on its own.
 func TestPushRemoteUnreachable(t *testing.T) {
 	t.Parallel()
-	env := testenv.Start(t, testenv.Options{Members: 1})
-	m1 := env.Members[0]
+	m1 := sharedMembers(t, 1)[0]
 	ns := randomNamespace("unreachable")
 	root := t.TempDir()
 	srvOpts := gitserver.Options{Username: remoteUser, Password: remotePassword}
@@ -54,7 +53,7 @@ func TestPushRemoteUnreachable(t *testing.T) {
 	configMapFleet(co, ns, m1.Name)
 	co.write(fleetDir+"/app-config.yaml", configMapYAML(ns, "app-config", "v1"))
 	rev1, _ := co.commitPush("app-config v1")
-	ctrl := startController(t, newSetup(t, remote, env.Members...))
+	ctrl := startController(t, newSetup(t, remote, m1))
 	eventually(t, converge, configValueIs(m1, ns, "app-config", "v1"))
 	status.waitApplied(rev1, m1.Name)
 	cm, err := getConfigMap(m1, ns, "app-config")

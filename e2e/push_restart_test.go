@@ -23,12 +23,12 @@ const bulkObjects = 100
 // unchanged), and the inventory still prunes exactly what later leaves Git.
 func TestPushControllerRestart(t *testing.T) {
 	t.Parallel()
-	env := testenv.Start(t, testenv.Options{Members: 2})
+	members := sharedMembers(t, 2)
 	ns := randomNamespace("restart")
 	remote := httpRemote(t)
 	status := newStatusReader(t, remote)
 	co := newCheckout(t, remote)
-	clusters := memberNames(env)
+	clusters := memberNames(members)
 	configMapFleet(co, ns, clusters...)
 	var keep []string
 	for i := range 5 {
@@ -37,16 +37,16 @@ func TestPushControllerRestart(t *testing.T) {
 		co.write(fmt.Sprintf("%s/keep/%s.yaml", fleetDir, name), configMapYAML(ns, name, "kept"))
 	}
 	rev1, _ := co.commitPush("five ConfigMaps")
-	s := newSetup(t, remote, env.Members...)
+	s := newSetup(t, remote, members...)
 	first := startController(t, s)
-	kept := waitConfigMaps(t, env, ns, keep)
+	kept := waitConfigMaps(t, members, ns, keep)
 	status.waitApplied(rev1, clusters...)
 
-	bulk, rev2 := interruptBulkApply(t, env, co, ns, first)
+	bulk, rev2 := interruptBulkApply(t, members, co, ns, first)
 
 	restarted := time.Now()
 	second := startController(t, s)
-	all := waitConfigMaps(t, env, ns, append(slices.Clone(keep), bulk...))
+	all := waitConfigMaps(t, members, ns, append(slices.Clone(keep), bulk...))
 	t.Logf("timing: restarted controller converged on %d objects per member in %s", len(keep)+len(bulk), time.Since(restarted).Round(time.Millisecond))
 	status.waitApplied(rev2, clusters...)
 	checkSameUIDs(t, "after the restart", kept, all, keep)
@@ -58,7 +58,7 @@ func TestPushControllerRestart(t *testing.T) {
 	}
 	rev3, pushed := co.commitPush("50 ConfigMaps fewer")
 	remaining := append(slices.Clone(keep), bulk[bulkObjects/2:]...)
-	after := waitConfigMaps(t, env, ns, remaining)
+	after := waitConfigMaps(t, members, ns, remaining)
 	t.Logf("timing: %d ConfigMaps pruned from each member %s after the push", bulkObjects/2, time.Since(pushed).Round(time.Millisecond))
 	status.waitApplied(rev3, clusters...)
 	checkSameUIDs(t, "after the prune", all, after, remaining)
@@ -73,21 +73,21 @@ func TestPushControllerRestart(t *testing.T) {
 // no longer has it, and nothing that stays may be deleted.
 func TestPushControllerRestartAfterRevert(t *testing.T) {
 	t.Parallel()
-	env := testenv.Start(t, testenv.Options{Members: 2})
+	members := sharedMembers(t, 2)
 	ns := randomNamespace("revert")
 	remote := httpRemote(t)
 	status := newStatusReader(t, remote)
 	co := newCheckout(t, remote)
-	clusters := memberNames(env)
+	clusters := memberNames(members)
 	configMapFleet(co, ns, clusters...)
 	co.write(fleetDir+"/keep.yaml", configMapYAML(ns, "keep", "kept"))
 	rev1, _ := co.commitPush("one ConfigMap")
-	s := newSetup(t, remote, env.Members...)
+	s := newSetup(t, remote, members...)
 	first := startController(t, s)
-	kept := waitConfigMaps(t, env, ns, []string{"keep"})
+	kept := waitConfigMaps(t, members, ns, []string{"keep"})
 	status.waitApplied(rev1, clusters...)
 
-	interruptBulkApply(t, env, co, ns, first)
+	interruptBulkApply(t, members, co, ns, first)
 	co.remove(fleetDir + "/bulk")
 	// The revert deletes 100 of the 102 objects each member holds: the
 	// prune guard holds such a revision unless its commit acknowledges it.
@@ -95,7 +95,7 @@ func TestPushControllerRestartAfterRevert(t *testing.T) {
 
 	second := startController(t, s)
 	second.waitRevision(rev3)
-	after := waitConfigMaps(t, env, ns, []string{"keep"})
+	after := waitConfigMaps(t, members, ns, []string{"keep"})
 	checkSameUIDs(t, "after the restart", kept, after, []string{"keep"})
 	status.waitApplied(rev3, clusters...)
 }
@@ -103,7 +103,7 @@ func TestPushControllerRestartAfterRevert(t *testing.T) {
 // interruptBulkApply commits and pushes bulkObjects ConfigMaps, stops the
 // controller as soon as the first of them shows up on a member, and
 // returns their names and the commit.
-func interruptBulkApply(t *testing.T, env *testenv.Env, co *checkout, ns string, ctrl *running) ([]string, string) {
+func interruptBulkApply(t *testing.T, members []*testenv.Member, co *checkout, ns string, ctrl *running) ([]string, string) {
 	t.Helper()
 	var bulk []string
 	for i := range bulkObjects {
@@ -114,7 +114,7 @@ func interruptBulkApply(t *testing.T, env *testenv.Env, co *checkout, ns string,
 	rev, pushed := co.commitPush(fmt.Sprintf("%d more ConfigMaps", bulkObjects))
 	var seenOn string
 	eventuallyEvery(t, converge, 10*time.Millisecond, func() (bool, string) {
-		for _, m := range env.Members {
+		for _, m := range members {
 			cms, err := managedConfigMaps(m, ns)
 			if err != nil {
 				return false, fmt.Sprintf("%s: %v", m.Name, err)
@@ -129,7 +129,7 @@ func interruptBulkApply(t *testing.T, env *testenv.Env, co *checkout, ns string,
 	stopAt := time.Since(pushed)
 	ctrl.stop()
 	var left []string
-	for _, m := range env.Members {
+	for _, m := range members {
 		cms, err := managedConfigMaps(m, ns)
 		if err != nil {
 			t.Fatalf("%s: %v", m.Name, err)
@@ -141,9 +141,9 @@ func interruptBulkApply(t *testing.T, env *testenv.Env, co *checkout, ns string,
 	return bulk, rev
 }
 
-func memberNames(env *testenv.Env) []string {
+func memberNames(members []*testenv.Member) []string {
 	var out []string
-	for _, m := range env.Members {
+	for _, m := range members {
 		out = append(out, m.Name)
 	}
 	return out
@@ -161,12 +161,12 @@ func countPrefix(names map[string]types.UID, prefix string) int {
 
 // waitConfigMaps waits until every member holds exactly the managed
 // ConfigMaps want in ns, and returns their UIDs by member.
-func waitConfigMaps(t *testing.T, env *testenv.Env, ns string, want []string) map[string]map[string]types.UID {
+func waitConfigMaps(t *testing.T, members []*testenv.Member, ns string, want []string) map[string]map[string]types.UID {
 	t.Helper()
 	out := map[string]map[string]types.UID{}
 	wantSorted := slices.Sorted(slices.Values(want))
 	eventually(t, converge, func() (bool, string) {
-		for _, m := range env.Members {
+		for _, m := range members {
 			cms, err := managedConfigMaps(m, ns)
 			if err != nil {
 				return false, fmt.Sprintf("%s: %v", m.Name, err)

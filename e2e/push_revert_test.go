@@ -15,8 +15,7 @@ import (
 // and the hand-made object is never touched.
 func TestPushRevertAfterFailedApply(t *testing.T) {
 	t.Parallel()
-	env := testenv.Start(t, testenv.Options{Members: 1})
-	m1 := env.Members[0]
+	m1 := sharedMembers(t, 1)[0]
 	ns := randomNamespace("revert")
 	remote := httpRemote(t)
 	status := newStatusReader(t, remote)
@@ -24,8 +23,8 @@ func TestPushRevertAfterFailedApply(t *testing.T) {
 	configMapFleet(co, ns, m1.Name)
 	co.write(fleetDir+"/keep.yaml", configMapYAML(ns, "keep", "kept"))
 	rev1, _ := co.commitPush("one ConfigMap")
-	ctrl := startController(t, newSetup(t, remote, env.Members...))
-	kept := waitConfigMaps(t, env, ns, []string{"keep"})
+	ctrl := startController(t, newSetup(t, remote, m1))
+	kept := waitConfigMaps(t, []*testenv.Member{m1}, ns, []string{"keep"})
 	status.waitApplied(rev1, m1.Name)
 	clash := createHandmade(t, m1, ns, "clash")
 
@@ -42,7 +41,7 @@ func TestPushRevertAfterFailedApply(t *testing.T) {
 		ok := applied != nil && applied.Status == "False" && strings.Contains(applied.Message, "clash")
 		return ok, fmt.Sprintf("want Applied=False naming the clash for %s; %s", short(rev2), describeStatus(st))
 	})
-	waitConfigMaps(t, env, ns, []string{"keep", "fresh"})
+	waitConfigMaps(t, []*testenv.Member{m1}, ns, []string{"keep", "fresh"})
 	clash.check(t, "after the clashing commit")
 
 	// rev3 reverts rev2.
@@ -50,7 +49,7 @@ func TestPushRevertAfterFailedApply(t *testing.T) {
 	co.remove(fleetDir + "/clash.yaml")
 	rev3, _ := co.commitPush("revert")
 	ctrl.waitRevision(rev3)
-	after := waitConfigMaps(t, env, ns, []string{"keep"})
+	after := waitConfigMaps(t, []*testenv.Member{m1}, ns, []string{"keep"})
 	checkSameUIDs(t, "after the revert", kept, after, []string{"keep"})
 	clash.check(t, "after the revert")
 	status.waitApplied(rev3, m1.Name)

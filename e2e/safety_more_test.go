@@ -91,8 +91,8 @@ spec:
 // policy and the field, and the fixing commit applies normally.
 func TestSafetyOverrideTypoKeepsWhatRuns(t *testing.T) {
 	t.Parallel()
-	env := testenv.Start(t, testenv.Options{Members: 2})
-	m1, m2 := env.Members[0], env.Members[1]
+	members := sharedMembers(t, 2)
+	m1, m2 := members[0], members[1]
 	ns := randomNamespace("typo")
 	remote := httpRemote(t)
 	reader := newStatusReader(t, remote)
@@ -101,7 +101,7 @@ func TestSafetyOverrideTypoKeepsWhatRuns(t *testing.T) {
 	co.write(fleetDir+"/a.yaml", configMapYAML(ns, "a", "v1"))
 	co.write(fleetDir+"/b.yaml", configMapYAML(ns, "b", "v1"))
 	rev1, _ := co.commitPush("two ConfigMaps")
-	ctrl := startController(t, newSetup(t, remote, env.Members...))
+	ctrl := startController(t, newSetup(t, remote, members...))
 	reader.waitApplied(rev1, m1.Name, m2.Name)
 	before := configMapOn(t, m2, ns, "a")
 
@@ -109,7 +109,7 @@ func TestSafetyOverrideTypoKeepsWhatRuns(t *testing.T) {
 	co.write(fleetDir+"/b.yaml", configMapYAML(ns, "b", "v2"))
 	rev2, _ := co.commitPush("tune a on member 2 (typo) and change b")
 	ctrl.waitRevision(rev2)
-	for _, m := range env.Members {
+	for _, m := range members {
 		waitValue(t, m, ns, "b", "v2")
 	}
 	eventually(t, converge, func() (bool, string) {
@@ -145,8 +145,7 @@ func TestSafetyOverrideTypoKeepsWhatRuns(t *testing.T) {
 // without propagit's labels and annotations (Karmada §10.4).
 func TestSafetyDeletedPolicyLeavesTemplatesRunning(t *testing.T) {
 	t.Parallel()
-	env := testenv.Start(t, testenv.Options{Members: 1})
-	m1 := env.Members[0]
+	m1 := sharedMembers(t, 1)[0]
 	ns := randomNamespace("unclaimed")
 	remote := httpRemote(t)
 	reader := newStatusReader(t, remote)
@@ -160,8 +159,8 @@ func TestSafetyDeletedPolicyLeavesTemplatesRunning(t *testing.T) {
 		co.write(fleetDir+"/cm-"+n+".yaml", configMapYAML(ns, n, "v1"))
 	}
 	rev1, _ := co.commitPush("three ConfigMaps")
-	ctrl := startController(t, newSetup(t, remote, env.Members...))
-	before := waitConfigMaps(t, env, ns, names)
+	ctrl := startController(t, newSetup(t, remote, m1))
+	before := waitConfigMaps(t, []*testenv.Member{m1}, ns, names)
 	reader.waitApplied(rev1, m1.Name)
 
 	co.remove(fleetDir + "/policy.yaml")
@@ -178,14 +177,14 @@ func TestSafetyDeletedPolicyLeavesTemplatesRunning(t *testing.T) {
 			fmt.Sprintf("unclaimed templates %v, want a and b", got)
 	})
 	ctrl.waitPasses(2)
-	checkSameUIDs(t, "after the policy was deleted", before, waitConfigMaps(t, env, ns, names), names)
+	checkSameUIDs(t, "after the policy was deleted", before, waitConfigMaps(t, []*testenv.Member{m1}, ns, names), names)
 
 	for _, n := range names {
 		co.remove(fleetDir + "/cm-" + n + ".yaml")
 	}
 	rev3, _ := co.commitPush("delete the templates\n\n" + guard.AllowTrailer + ": true\n")
 	ctrl.waitRevision(rev3)
-	waitConfigMaps(t, env, ns, nil) // no managed ConfigMap left
+	waitConfigMaps(t, []*testenv.Member{m1}, ns, nil) // no managed ConfigMap left
 	kept := configMapOn(t, m1, ns, "kept")
 	if kept == nil {
 		t.Fatal("the preserved ConfigMap was deleted with its template")
@@ -217,8 +216,7 @@ func TestSafetyDeletedPolicyLeavesTemplatesRunning(t *testing.T) {
 // only its own objects; the second one's stay.
 func TestSafetyTwoInstallationsKeepTheirOwnObjects(t *testing.T) {
 	t.Parallel()
-	env := testenv.Start(t, testenv.Options{Members: 1})
-	m1 := env.Members[0]
+	m1 := sharedMembers(t, 1)[0]
 	ns := randomNamespace("owners")
 
 	blueRepo, greenRepo := httpRemote(t), httpRemote(t)
@@ -235,9 +233,9 @@ func TestSafetyTwoInstallationsKeepTheirOwnObjects(t *testing.T) {
 
 	blueOpts, greenOpts := controllerOptions(), controllerOptions()
 	blueOpts.Apply.Owner, greenOpts.Apply.Owner = "blue", "green"
-	blueCtrl := startControllerOpts(t, newSetup(t, blueRepo, env.Members...), blueOpts)
+	blueCtrl := startControllerOpts(t, newSetup(t, blueRepo, m1), blueOpts)
 	newStatusReader(t, blueRepo).waitApplied(blueRev, m1.Name)
-	greenCtrl := startControllerOpts(t, newSetup(t, greenRepo, env.Members...), greenOpts)
+	greenCtrl := startControllerOpts(t, newSetup(t, greenRepo, m1), greenOpts)
 	greenCtrl.waitRevision(greenRev)
 	waitValue(t, m1, ns, "green", "g")
 	greenStatus := newStatusReader(t, greenRepo)

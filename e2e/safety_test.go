@@ -18,8 +18,7 @@ import (
 // deletion through Git (the Propagit-Allow-Prune trailer) applies it.
 func TestSafetyPruneGuardHoldsALargeDeletion(t *testing.T) {
 	t.Parallel()
-	env := testenv.Start(t, testenv.Options{Members: 1})
-	m1 := env.Members[0]
+	m1 := sharedMembers(t, 1)[0]
 	ns := randomNamespace("guard")
 	remote := httpRemote(t)
 	reader := newStatusReader(t, remote)
@@ -30,8 +29,8 @@ func TestSafetyPruneGuardHoldsALargeDeletion(t *testing.T) {
 		co.write(fleetDir+"/cm-"+n+".yaml", configMapYAML(ns, n, "v1"))
 	}
 	rev1, _ := co.commitPush("five ConfigMaps")
-	ctrl := startController(t, newSetup(t, remote, env.Members...))
-	before := waitConfigMaps(t, env, ns, names)
+	ctrl := startController(t, newSetup(t, remote, m1))
+	before := waitConfigMaps(t, []*testenv.Member{m1}, ns, names)
 	reader.waitApplied(rev1, m1.Name)
 
 	for _, n := range names[1:] {
@@ -52,7 +51,7 @@ func TestSafetyPruneGuardHoldsALargeDeletion(t *testing.T) {
 		return false, "no status row for " + m1.Name
 	})
 	// Nothing was deleted or recreated, and the member still reports rev1.
-	held := waitConfigMaps(t, env, ns, names)
+	held := waitConfigMaps(t, []*testenv.Member{m1}, ns, names)
 	checkSameUIDs(t, "while held", before, held, names)
 	if st, err := reader.get(m1.Name); err != nil || st.AppliedRevision != rev1 {
 		t.Fatalf("while held: applied %v (err %v), want %s", st, err, short(rev1))
@@ -62,7 +61,7 @@ func TestSafetyPruneGuardHoldsALargeDeletion(t *testing.T) {
 	co.write("ACKNOWLEDGED.md", "the four ConfigMaps go\n")
 	rev3, _ := co.commitPush("acknowledge the prune\n\n" + guard.AllowTrailer + ": true\n")
 	ctrl.waitRevision(rev3)
-	after := waitConfigMaps(t, env, ns, names[:1])
+	after := waitConfigMaps(t, []*testenv.Member{m1}, ns, names[:1])
 	checkSameUIDs(t, "after the acknowledgement", before, after, names[:1])
 	ws, err := reader.works()
 	if err != nil {

@@ -75,8 +75,8 @@ func objectResult(st *workv1alpha1.WorkStatus, kind, ns, name string) *workv1alp
 // `explain`.
 func TestSecretsEncryptedUntilTheirMember(t *testing.T) {
 	t.Parallel()
-	env := testenv.Start(t, testenv.Options{Members: 2})
-	m1, m2 := env.Members[0], env.Members[1]
+	members := sharedMembers(t, 2)
+	m1, m2 := members[0], members[1]
 	idA, idB := sopstest.NewIdentity(), sopstest.NewIdentity()
 	keyDir := t.TempDir()
 	for name, id := range map[string]*age.X25519Identity{m1.Name: idA, m2.Name: idB} {
@@ -96,10 +96,10 @@ func TestSecretsEncryptedUntilTheirMember(t *testing.T) {
 
 	opts := controllerOptions()
 	opts.Keys = &keys.Source{Dir: keyDir}
-	ctl := startControllerOpts(t, newSetup(t, remote, env.Members...), opts)
+	ctl := startControllerOpts(t, newSetup(t, remote, members...), opts)
 	status := newStatusReader(t, remote)
 	status.waitApplied(rev1, m1.Name, m2.Name)
-	for _, m := range env.Members {
+	for _, m := range members {
 		if got := passwordOn(t, m, ns, "db"); got != pw(1) {
 			t.Fatalf("%s: db password = %q, want the decrypted value", m.Name, got)
 		}
@@ -136,7 +136,7 @@ func TestSecretsEncryptedUntilTheirMember(t *testing.T) {
 	co.write(fleetDir+"/db.yaml", tampered)
 	co.write(fleetDir+"/app.yaml", configMapYAML(ns, "app", "v3"))
 	co.commitPush("tampered db")
-	for _, m := range env.Members {
+	for _, m := range members {
 		eventually(t, converge, func() (bool, string) {
 			st, err := status.get(m.Name)
 			if err != nil {
@@ -205,8 +205,9 @@ func gitObjects(t *testing.T, dir string) string {
 // plaintext.
 func TestSecretsCRStoreAndHubKeys(t *testing.T) {
 	t.Parallel()
-	env := testenv.Start(t, testenv.Options{Members: 3})
-	m1, m2, hubMember := env.Members[0], env.Members[1], env.Members[2]
+	members := sharedMembers(t, 2)
+	m1, m2 := members[0], members[1]
+	hubMember := testenv.Start(t, testenv.Options{Members: 1}).Members[0] // its Work CRs' namespaces are named after the clusters
 	hub := startHub(t, hubMember)
 	hubNS := randomNamespace("propagit")
 	createNamespace(t, hub, hubNS)
@@ -233,7 +234,7 @@ func TestSecretsCRStoreAndHubKeys(t *testing.T) {
 	co.write(fleetDir+"/app.yaml", configMapYAML(ns, "app", "v1"))
 	co.commitPush("encrypted Secrets, Work CRs")
 
-	s := newSetup(t, remote, env.Members[:2]...)
+	s := newSetup(t, remote, members...)
 	s.Hub, s.HubNamespace = hub, hubNS
 	opts := controllerOptions()
 	opts.Keys = &keys.Source{Reader: hub, MemberNamespace: quickstartSecretNamespace}

@@ -20,8 +20,7 @@ import (
 // label another tool adds is not drift and stays.
 func TestSyncDriftCorrected(t *testing.T) {
 	t.Parallel()
-	env := testenv.Start(t, testenv.Options{Members: 1})
-	m := env.Members[0]
+	m := sharedMembers(t, 1)[0]
 	remote := fileRemote(t)
 	co := newCheckout(t, remote)
 	ns := randomNamespace("drift")
