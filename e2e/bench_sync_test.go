@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/controller"
 	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/testenv"
@@ -156,7 +157,7 @@ func benchOneTemplate(b *testing.B, namespaces, perNamespace, members int) {
 	nsName := func(i int) string { return fmt.Sprintf("%s-%d", prefix, i) }
 	for i := range namespaces {
 		ns := nsName(i)
-		co.write(fleetDir+"/"+ns+"/namespace.yaml", namespaceYAML(ns))
+		co.write(fleetDir+"/"+ns+"/namespace.yaml", e2etest.NamespaceYAML(ns))
 		co.write(fleetDir+"/"+ns+"/policy.yaml", configMapsPolicyYAML(ns, names...))
 		writeConfigMaps(co, ns, perNamespace, "v0")
 	}

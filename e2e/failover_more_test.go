@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/testenv"
 )
@@ -37,7 +38,7 @@ func TestFailoverDivided(t *testing.T) {
 	for _, m := range env.Members {
 		co.write(fleetDir+"/clusters/"+m.Name+".yaml", clusterYAML(m.Name))
 	}
-	co.write(fleetDir+"/ns.yaml", namespaceYAML(ns))
+	co.write(fleetDir+"/ns.yaml", e2etest.NamespaceYAML(ns))
 	co.write(fleetDir+"/app.yaml", webDeploymentYAML(ns, 9)+fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata: {name: web, namespace: %[1]s}

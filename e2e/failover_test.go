@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/render"
 	"github.com/propagit/propagit/internal/status"
@@ -27,7 +28,7 @@ func failoverFleet(c *checkout, ns, purge string, tolerationSeconds, graceSecond
 	}
 	c.write(fleetDir+"/clusters/member1.yaml", clusterYAML("member1"))
 	c.write(fleetDir+"/clusters/member2.yaml", clusterYAML("member2"))
-	c.write(fleetDir+"/ns.yaml", namespaceYAML(ns))
+	c.write(fleetDir+"/ns.yaml", e2etest.NamespaceYAML(ns))
 	c.write(fleetDir+"/app.yaml", webDeploymentYAML(ns, 1)+fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata: {name: web, namespace: %[1]s}

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/propagit/propagit/e2e/e2etest"
 )
@@ -15,23 +14,7 @@ func randomNamespace(prefix string) string { return e2etest.RandomName(prefix) }
 
 // clusterYAML is a push-mode Cluster without status: the controller probes
 // it.
-func clusterYAML(name string) string {
-	return fmt.Sprintf(`apiVersion: cluster.karmada.io/v1alpha1
-kind: Cluster
-metadata:
-  name: %s
-spec:
-  syncMode: Push
-`, name)
-}
-
-func namespaceYAML(name string) string {
-	return fmt.Sprintf(`apiVersion: v1
-kind: Namespace
-metadata:
-  name: %s
-`, name)
-}
+func clusterYAML(name string) string { return e2etest.ClusterYAML(name, "Push") }
 
 // configMapYAML is a ConfigMap with one data key.
 func configMapYAML(ns, name, value string) string {
@@ -47,23 +30,7 @@ data:
 
 // configMapsPolicyYAML propagates every ConfigMap of ns to clusters.
 func configMapsPolicyYAML(ns string, clusters ...string) string {
-	var names strings.Builder
-	for _, c := range clusters {
-		fmt.Fprintf(&names, "      - %s\n", c)
-	}
-	return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: configmaps
-  namespace: %s
-spec:
-  resourceSelectors:
-  - apiVersion: v1
-    kind: ConfigMap
-  placement:
-    clusterAffinity:
-      clusterNames:
-%s`, ns, names.String())
+	return e2etest.Policy{Namespace: ns, Clusters: clusters}.YAML()
 }
 
 // configMapFleet writes a fleet that sends every ConfigMap of ns to the
@@ -72,6 +39,6 @@ func configMapFleet(c *checkout, ns string, clusters ...string) {
 	for _, name := range clusters {
 		c.write(fleetDir+"/clusters/"+name+".yaml", clusterYAML(name))
 	}
-	c.write(fleetDir+"/namespace.yaml", namespaceYAML(ns))
+	c.write(fleetDir+"/namespace.yaml", e2etest.NamespaceYAML(ns))
 	c.write(fleetDir+"/policy.yaml", configMapsPolicyYAML(ns, clusters...))
 }

@@ -26,18 +26,13 @@ import (
 	"github.com/propagit/propagit/internal/works"
 )
 
+// The shared harness's settings (see e2etest), as this package names them.
 const (
-	// branch is the source branch every scenario follows.
-	branch = "main"
-	// fleetDir is the folder of the repository the controller reads.
-	fleetDir = "fleet"
-	// pollEvery is how often eventually re-checks its condition.
-	pollEvery = 100 * time.Millisecond
-	// converge bounds a wait for a change to reach the members.
-	converge = 90 * time.Second
-	// stopTimeout bounds the wait for Controller.Run to return once
-	// cancelled.
-	stopTimeout = time.Minute
+	branch      = e2etest.Branch
+	fleetDir    = e2etest.FleetDir
+	pollEvery   = e2etest.PollEvery
+	converge    = e2etest.Converge
+	stopTimeout = e2etest.StopTimeout
 )
 
 // eventually polls cond every pollEvery until it holds, and fails the test

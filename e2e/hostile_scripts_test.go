@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/testenv"
 )
 
@@ -76,7 +77,7 @@ func TestHostileScriptBombKeepsControllerAlive(t *testing.T) {
 	}
 	co.commitPush("app v1")
 
-	health := freeAddr(t)
+	health := e2etest.FreeAddr(t)
 	ctrl := startBinaryController(t, bin, "--repo", remote.URL, "--branch", branch, "--path", fleetDir,
 		"--kubeconfig-dir", kubeconfigDir(t, m1), "--cache-dir", t.TempDir(), "--interval", "1s",
 		"--health-addr", health, "--http-addr", "")

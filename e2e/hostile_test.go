@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/cli"
 )
 
@@ -197,16 +197,6 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // peakRSS reads the peak resident set size of a process, in bytes.
 func peakRSS(pid int) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -249,7 +239,7 @@ func TestHostileControllerKeepsLastGood(t *testing.T) {
 	co.write(fleetDir+"/app/cm.yaml", hostileConfigMap("ConfigMap", "app", "v1"))
 	good, _ := co.commitPush("app v1")
 
-	health := freeAddr(t)
+	health := e2etest.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "controller", "--repo", remote.URL, "--branch", branch, "--path", fleetDir,
 		"--kubeconfig-dir", kubeconfigDir(t, m1), "--cache-dir", t.TempDir(), "--interval", "1s",

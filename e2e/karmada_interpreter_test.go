@@ -126,7 +126,7 @@ func TestKarmadaInterpreterDividesACRD(t *testing.T) {
 	for _, name := range []string{m1.Name, m2.Name} {
 		co.write(fleetDir+"/clusters/"+name+".yaml", clusterYAML(name))
 	}
-	co.write(fleetDir+"/namespace.yaml", namespaceYAML(ns))
+	co.write(fleetDir+"/namespace.yaml", e2etest.NamespaceYAML(ns))
 	for name, content := range rolloutFleet(ns, m1.Name, m2.Name) {
 		co.write(fleetDir+"/"+name, content)
 	}

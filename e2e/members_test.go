@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/testenv"
 )
 
@@ -23,9 +23,7 @@ const (
 )
 
 // kubeCtx bounds one API call to a member.
-func kubeCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), 10*time.Second)
-}
+var kubeCtx = e2etest.KubeCtx
 
 // getOrNil calls a typed client's Get; nil, nil when the object does not
 // exist.

@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/testenv"
 )
@@ -28,7 +29,7 @@ func TestScaleFiveThousandObjectsThroughWorkCRs(t *testing.T) {
 	co := newCheckout(t, remote)
 	ns := randomNamespace("many")
 	co.write(fleetDir+"/cluster.yaml", clusterYAML(m.Name))
-	co.write(fleetDir+"/ns.yaml", namespaceYAML(ns))
+	co.write(fleetDir+"/ns.yaml", e2etest.NamespaceYAML(ns))
 	var b strings.Builder
 	for i := range objects {
 		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%05d, namespace: %s}\ndata: {value: %q}\n", i, ns, strings.Repeat("v", 400))

@@ -15,6 +15,7 @@ import (
 
 	"filippo.io/age"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/secrets/keys"
 	"github.com/propagit/propagit/internal/secrets/sopstest"
@@ -36,7 +37,7 @@ func secretYAML(t *testing.T, ns, name, password string, recipients ...*age.X255
 
 // secretsPolicyYAML propagates every Secret of ns to clusters.
 func secretsPolicyYAML(ns string, clusters ...string) string {
-	return strings.Replace(strings.Replace(configMapsPolicyYAML(ns, clusters...), "kind: ConfigMap", "kind: Secret", 1), "name: configmaps", "name: secrets", 1)
+	return e2etest.Policy{Kind: "Secret", Namespace: ns, Clusters: clusters}.YAML()
 }
 
 // passwordOn returns the decoded data.password of Secret ns/name on m,

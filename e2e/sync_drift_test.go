@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/testenv"
 )
@@ -91,7 +92,7 @@ func TestSyncDriftCorrected(t *testing.T) {
 // warn, set on the template), both propagated to cluster.
 func driftFleet(c *checkout, ns, cluster string) {
 	c.write(fleetDir+"/clusters/"+cluster+".yaml", clusterYAML(cluster))
-	c.write(fleetDir+"/app/namespace.yaml", namespaceYAML(ns))
+	c.write(fleetDir+"/app/namespace.yaml", e2etest.NamespaceYAML(ns))
 	api := strings.Replace(strings.ReplaceAll(webDeploymentYAML(ns, 1), "web", "api"),
 		"metadata: {name: api, namespace: "+ns+"}", "metadata: {name: api, namespace: "+ns+", annotations: {propagit.io/drift: warn}}", 1)
 	c.write(fleetDir+"/app/deployments.yaml", webDeploymentYAML(ns, 2)+api)

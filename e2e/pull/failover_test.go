@@ -1,12 +1,12 @@
 package pull
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/testenv"
@@ -17,30 +17,8 @@ import (
 // unreachable NoExecute taint for tolerate, then evicting directly
 // (Karmada's taint-based cluster failover).
 func failoverPolicyYAML(ns, cluster string, tolerate time.Duration) string {
-	return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: configmaps
-  namespace: %s
-spec:
-  resourceSelectors:
-  - apiVersion: v1
-    kind: ConfigMap
-  placement:
-    clusterAffinity:
-      clusterNames:
-      - %s
-    clusterTolerations:
-    - key: cluster.karmada.io/unreachable
-      operator: Exists
-      effect: NoExecute
-      tolerationSeconds: %d
-    replicaScheduling:
-      replicaSchedulingType: Duplicated
-  failover:
-    cluster:
-      purgeMode: Directly
-`, ns, cluster, int(tolerate.Seconds()))
+	return e2etest.Policy{Namespace: ns, Clusters: []string{cluster}, Scheduling: "Duplicated", PurgeDirectly: true,
+		Tolerate: []string{"cluster.karmada.io/unreachable"}, TolerateFor: tolerate}.YAML()
 }
 
 // TestPullStaleHeartbeatFailover: a pull member whose agent stopped is not
@@ -61,8 +39,8 @@ func TestPullStaleHeartbeatFailover(t *testing.T) {
 	ns := randomName("failover")
 
 	f := newFleet(t, r.url)
-	f.write("clusters/"+pullM.Name+".yaml", clusterYAML(pullM.Name, clusterv1alpha1.SyncModePull))
-	f.write("namespace.yaml", namespaceYAML(ns))
+	f.write("clusters/"+pullM.Name+".yaml", e2etest.ClusterYAML(pullM.Name, clusterv1alpha1.SyncModePull))
+	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("policy.yaml", failoverPolicyYAML(ns, pullM.Name, tolerate))
 	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
 	rev := f.commitPush("app on a pull member with cluster failover")

@@ -31,18 +31,13 @@ import (
 	"github.com/propagit/propagit/internal/works"
 )
 
+// The shared harness's settings (see e2etest), as this package names them.
 const (
-	// sourceBranch is the branch of the fleet repository the controller
-	// follows.
-	sourceBranch = "main"
-	// fleetPath is the folder of the fleet repository holding the fleet.
-	fleetPath = "fleet"
-	// pollEvery is how often eventually re-checks its condition.
-	pollEvery = 100 * time.Millisecond
-	// converge bounds a wait for a change to reach members or stores.
-	converge = 90 * time.Second
-	// stopTimeout bounds the wait for a Run loop to return once cancelled.
-	stopTimeout = time.Minute
+	sourceBranch = e2etest.Branch
+	fleetPath    = e2etest.FleetDir
+	pollEvery    = e2etest.PollEvery
+	converge     = e2etest.Converge
+	stopTimeout  = e2etest.StopTimeout
 	// agentVersion is the version the test agents write into status.
 	agentVersion = "pull-e2e"
 )
@@ -64,9 +59,7 @@ func eventually(t testing.TB, timeout time.Duration, cond func() (bool, string))
 }
 
 // kubeCtx bounds one call to a member or hub.
-func kubeCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), 30*time.Second)
-}
+var kubeCtx = e2etest.KubeCtx
 
 // randomName returns prefix-xxxxxx, a name no other test uses.
 func randomName(prefix string) string { return e2etest.RandomName(prefix) }
@@ -157,26 +150,6 @@ func (f *fleet) commitPush(msg string) string {
 	return f.CommitPush(msg)
 }
 
-// clusterYAML is a Cluster without status: a push member is probed by the
-// controller, a pull member is described by its agent.
-func clusterYAML(name, mode string) string {
-	return fmt.Sprintf(`apiVersion: cluster.karmada.io/v1alpha1
-kind: Cluster
-metadata:
-  name: %s
-spec:
-  syncMode: %s
-`, name, mode)
-}
-
-func namespaceYAML(name string) string {
-	return fmt.Sprintf(`apiVersion: v1
-kind: Namespace
-metadata:
-  name: %s
-`, name)
-}
-
 // configMapYAML is a ConfigMap with one data key, "value".
 func configMapYAML(ns, name, value string) string {
 	return fmt.Sprintf(`apiVersion: v1
@@ -194,25 +167,7 @@ data:
 // policyYAML sends every ConfigMap of ns to clusters (Duplicated: each
 // gets the whole template).
 func policyYAML(ns string, clusters ...string) string {
-	var names strings.Builder
-	for _, c := range clusters {
-		fmt.Fprintf(&names, "      - %s\n", c)
-	}
-	return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: configmaps
-  namespace: %s
-spec:
-  resourceSelectors:
-  - apiVersion: v1
-    kind: ConfigMap
-  placement:
-    clusterAffinity:
-      clusterNames:
-%s    replicaScheduling:
-      replicaSchedulingType: Duplicated
-`, ns, names.String())
+	return e2etest.Policy{Namespace: ns, Clusters: clusters, Scheduling: "Duplicated"}.YAML()
 }
 
 // overrideYAML sets path of one template (apiVersion, kind, ns/name) to a

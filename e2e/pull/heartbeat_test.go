@@ -44,9 +44,9 @@ func TestPullCRStoreHeartbeat(t *testing.T) {
 	values := []string{"pulled-by-" + pullM.Name, "pushed-to-" + pushM.Name}
 
 	f := newFleet(t, r.url)
-	f.write("clusters/"+pullM.Name+".yaml", clusterYAML(pullM.Name, clusterv1alpha1.SyncModePull))
-	f.write("clusters/"+pushM.Name+".yaml", clusterYAML(pushM.Name, clusterv1alpha1.SyncModePush))
-	f.write("namespace.yaml", namespaceYAML(ns))
+	f.write("clusters/"+pullM.Name+".yaml", e2etest.ClusterYAML(pullM.Name, clusterv1alpha1.SyncModePull))
+	f.write("clusters/"+pushM.Name+".yaml", e2etest.ClusterYAML(pushM.Name, clusterv1alpha1.SyncModePush))
+	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("policy.yaml", policyYAML(ns, names...))
 	f.write("override.yaml", configMapOverrideYAML(ns, "app", names, values))
 	f.write("app.yaml", configMapYAML(ns, "app", "template"))

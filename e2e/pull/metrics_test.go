@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/cli"
 	"github.com/propagit/propagit/internal/testenv"
@@ -27,8 +28,8 @@ func TestPullAgentExportsMetrics(t *testing.T) {
 	r := newRemote(t)
 	ns := randomName("agentmetrics")
 	f := newFleet(t, r.url)
-	f.write("clusters/"+m.Name+".yaml", clusterYAML(m.Name, clusterv1alpha1.SyncModePull))
-	f.write("namespace.yaml", namespaceYAML(ns))
+	f.write("clusters/"+m.Name+".yaml", e2etest.ClusterYAML(m.Name, clusterv1alpha1.SyncModePull))
+	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("policy.yaml", policyYAML(ns, m.Name))
 	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
 	rev := f.commitPush("app on a pull member")

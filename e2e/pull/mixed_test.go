@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/testenv"
 	"github.com/propagit/propagit/internal/works"
@@ -122,10 +123,10 @@ func TestPullMixedPushAndPull(t *testing.T) {
 	ns := randomName("mixed")
 
 	f := newFleet(t, r.url)
-	f.write("clusters/"+push.Name+".yaml", clusterYAML(push.Name, clusterv1alpha1.SyncModePush))
-	f.write("clusters/"+pull2.Name+".yaml", clusterYAML(pull2.Name, clusterv1alpha1.SyncModePull))
-	f.write("clusters/"+pull3.Name+".yaml", clusterYAML(pull3.Name, clusterv1alpha1.SyncModePull))
-	f.write("namespace.yaml", namespaceYAML(ns))
+	f.write("clusters/"+push.Name+".yaml", e2etest.ClusterYAML(push.Name, clusterv1alpha1.SyncModePush))
+	f.write("clusters/"+pull2.Name+".yaml", e2etest.ClusterYAML(pull2.Name, clusterv1alpha1.SyncModePull))
+	f.write("clusters/"+pull3.Name+".yaml", e2etest.ClusterYAML(pull3.Name, clusterv1alpha1.SyncModePull))
+	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("apps/nginx/deployment.yaml", quickstartFile(t, "deployment.yaml", ns))
 	f.write("apps/nginx/service.yaml", quickstartFile(t, "service.yaml", ns))
 	f.write("apps/nginx/config.yaml", configMapYAML(ns, "app", "template"))

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/agent"
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
@@ -50,8 +51,8 @@ func TestPullAgentRestartNoStorm(t *testing.T) {
 	const objects = 10
 
 	f := newFleet(t, r.url)
-	f.write("clusters/"+m.Name+".yaml", clusterYAML(m.Name, clusterv1alpha1.SyncModePull))
-	f.write("namespace.yaml", namespaceYAML(ns))
+	f.write("clusters/"+m.Name+".yaml", e2etest.ClusterYAML(m.Name, clusterv1alpha1.SyncModePull))
+	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("policy.yaml", policyYAML(ns, m.Name))
 	for i := range objects {
 		f.write(fmt.Sprintf("cm-%02d.yaml", i), configMapYAML(ns, fmt.Sprintf("cm-%02d", i), "v1"))

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/secrets/keys"
 	"github.com/propagit/propagit/internal/secrets/sopstest"
@@ -23,7 +24,7 @@ import (
 
 // secretsPolicyYAML sends every Secret of ns to clusters.
 func secretsPolicyYAML(ns string, clusters ...string) string {
-	return strings.Replace(strings.Replace(policyYAML(ns, clusters...), "kind: ConfigMap", "kind: Secret", 1), "name: configmaps", "name: secrets", 1)
+	return e2etest.Policy{Kind: "Secret", Namespace: ns, Clusters: clusters, Scheduling: "Duplicated"}.YAML()
 }
 
 // putKeySecret writes the agent's decryption Secret in the member.
@@ -82,8 +83,8 @@ func TestSecretsPullAgentDecryptsInTheMember(t *testing.T) {
 		return string(doc)
 	}
 	f := newFleet(t, r.url)
-	f.write("clusters/"+pullM.Name+".yaml", clusterYAML(pullM.Name, clusterv1alpha1.SyncModePull))
-	f.write("namespace.yaml", namespaceYAML(ns))
+	f.write("clusters/"+pullM.Name+".yaml", e2etest.ClusterYAML(pullM.Name, clusterv1alpha1.SyncModePull))
+	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("policy.yaml", secretsPolicyYAML(ns, pullM.Name))
 	f.write("db.yaml", encrypt(pw(1), idA.Recipient()))
 	rev := f.commitPush("encrypted db for a pull member")

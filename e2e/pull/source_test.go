@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/testenv"
@@ -138,8 +139,8 @@ func TestPullSourceUnreachable(t *testing.T) {
 	ns := randomName("unreachable")
 
 	f := newFleet(t, r.url)
-	f.write("clusters/"+m.Name+".yaml", clusterYAML(m.Name, clusterv1alpha1.SyncModePull))
-	f.write("namespace.yaml", namespaceYAML(ns))
+	f.write("clusters/"+m.Name+".yaml", e2etest.ClusterYAML(m.Name, clusterv1alpha1.SyncModePull))
+	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("policy.yaml", policyYAML(ns, m.Name))
 	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
 	f.write("other.yaml", configMapYAML(ns, "other", "v1"))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,33 +109,8 @@ func controllerIdentity(t *testing.T, hub *testenv.Member) *rest.Config {
 // twoClusterPolicyYAML sends every ConfigMap of ns to both clusters; a
 // cluster unreachable for longer than tolerate is evicted directly.
 func twoClusterPolicyYAML(ns, a, b string, tolerate time.Duration) string {
-	return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: configmaps
-  namespace: %s
-spec:
-  resourceSelectors:
-  - apiVersion: v1
-    kind: ConfigMap
-  placement:
-    clusterAffinity:
-      clusterNames: [%s, %s]
-    clusterTolerations:
-    - key: cluster.karmada.io/unreachable
-      operator: Exists
-      effect: NoExecute
-      tolerationSeconds: %d
-    - key: cluster.karmada.io/not-ready
-      operator: Exists
-      effect: NoExecute
-      tolerationSeconds: %d
-    replicaScheduling:
-      replicaSchedulingType: Duplicated
-  failover:
-    cluster:
-      purgeMode: Directly
-`, ns, a, b, int(tolerate.Seconds()), int(tolerate.Seconds()))
+	return e2etest.Policy{Namespace: ns, Clusters: []string{a, b}, Scheduling: "Duplicated", PurgeDirectly: true,
+		Tolerate: []string{"cluster.karmada.io/unreachable", "cluster.karmada.io/not-ready"}, TolerateFor: tolerate}.YAML()
 }
 
 // wantForbidden fails the test unless err is the apiserver's 403.
@@ -162,9 +136,9 @@ func TestTrustPullCRStoreIsolation(t *testing.T) {
 	r := newRemote(t)
 	ns := randomName("trust")
 	f := newFleet(t, r.url)
-	f.write("clusters/"+a.Name+".yaml", clusterYAML(a.Name, clusterv1alpha1.SyncModePull))
-	f.write("clusters/"+b.Name+".yaml", clusterYAML(b.Name, clusterv1alpha1.SyncModePull))
-	f.write("namespace.yaml", namespaceYAML(ns))
+	f.write("clusters/"+a.Name+".yaml", e2etest.ClusterYAML(a.Name, clusterv1alpha1.SyncModePull))
+	f.write("clusters/"+b.Name+".yaml", e2etest.ClusterYAML(b.Name, clusterv1alpha1.SyncModePull))
+	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("policy.yaml", policyYAML(ns, a.Name, b.Name))
 	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
 	rev := f.commitPush("app on two pull members")
@@ -283,9 +257,9 @@ func TestTrustPullGitStoreIsolation(t *testing.T) {
 	tmpl := srv.URL + "/works-{cluster}.git"
 	ns := randomName("trust")
 	f := &fleet{Checkout: e2etest.NewCheckout(t, sourceURL, sourceBranch, admin), t: t}
-	f.write("clusters/"+a.Name+".yaml", clusterYAML(a.Name, clusterv1alpha1.SyncModePull))
-	f.write("clusters/"+b.Name+".yaml", clusterYAML(b.Name, clusterv1alpha1.SyncModePull))
-	f.write("namespace.yaml", namespaceYAML(ns))
+	f.write("clusters/"+a.Name+".yaml", e2etest.ClusterYAML(a.Name, clusterv1alpha1.SyncModePull))
+	f.write("clusters/"+b.Name+".yaml", e2etest.ClusterYAML(b.Name, clusterv1alpha1.SyncModePull))
+	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("policy.yaml", twoClusterPolicyYAML(ns, a.Name, b.Name, tolerate))
 	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
 	rev1 := f.commitPush("app on two pull members, each with its own works repository")
@@ -421,8 +395,8 @@ func TestTrustPullCRStoreMovesLegacyWorks(t *testing.T) {
 	r := newRemote(t)
 	ns := randomName("move")
 	f := newFleet(t, r.url)
-	f.write("clusters/"+a.Name+".yaml", clusterYAML(a.Name, clusterv1alpha1.SyncModePull))
-	f.write("namespace.yaml", namespaceYAML(ns))
+	f.write("clusters/"+a.Name+".yaml", e2etest.ClusterYAML(a.Name, clusterv1alpha1.SyncModePull))
+	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("policy.yaml", policyYAML(ns, a.Name))
 	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
 	f.write("extra.yaml", configMapYAML(ns, "extra", "v1"))

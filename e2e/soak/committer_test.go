@@ -15,6 +15,8 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/propagit/propagit/e2e/e2etest"
 )
 
 // goodCommit is a commit every member must end up running.
@@ -174,12 +176,12 @@ func (c *committer) writeFleet(bad map[string]string, scheduling string, drop ma
 		}
 	}
 	for i, name := range c.clusters {
-		if err := c.write(fleetDir+"/clusters/"+name+".yaml", clusterYAML(name, c.modes[i])); err != nil {
+		if err := c.write(fleetDir+"/clusters/"+name+".yaml", e2etest.ClusterYAML(name, c.modes[i])); err != nil {
 			return err
 		}
 	}
 	for _, ns := range namespaces {
-		if err := c.write(fleetDir+"/"+ns+"/namespace.yaml", namespaceYAML(ns)); err != nil {
+		if err := c.write(fleetDir+"/"+ns+"/namespace.yaml", e2etest.NamespaceYAML(ns)); err != nil {
 			return err
 		}
 		if err := c.write(fleetDir+"/"+ns+"/policy.yaml", policyYAML(ns, scheduling, c.clusters)); err != nil {

@@ -2,7 +2,8 @@ package soak
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/propagit/propagit/e2e/e2etest"
 )
 
 const (
@@ -32,37 +33,10 @@ func templates() []tmpl {
 	return out
 }
 
-// clusterYAML is a Cluster in mode Push or Pull.
-func clusterYAML(name, mode string) string {
-	return fmt.Sprintf("apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: %s\nspec:\n  syncMode: %s\n", name, mode)
-}
-
-func namespaceYAML(ns string) string {
-	return fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", ns)
-}
-
 // policyYAML sends every ConfigMap of ns whole to every cluster;
 // scheduling is the replicaSchedulingType, which a bad commit breaks.
 func policyYAML(ns, scheduling string, clusters []string) string {
-	var names strings.Builder
-	for _, c := range clusters {
-		fmt.Fprintf(&names, "      - %s\n", c)
-	}
-	return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: configmaps
-  namespace: %s
-spec:
-  resourceSelectors:
-  - apiVersion: v1
-    kind: ConfigMap
-  placement:
-    clusterAffinity:
-      clusterNames:
-%s    replicaScheduling:
-      replicaSchedulingType: %s
-`, ns, names.String(), scheduling)
+	return e2etest.Policy{Namespace: ns, Clusters: clusters, Scheduling: scheduling}.YAML()
 }
 
 // configMapYAML is template t with data.value set to value.

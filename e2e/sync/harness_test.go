@@ -2,13 +2,11 @@ package sync
 
 import (
 	"bytes"
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -30,11 +28,12 @@ import (
 	"github.com/propagit/propagit/internal/testenv"
 )
 
+// The shared harness's settings (see e2etest), as this package names them.
 const (
-	branch    = "main"
-	fleetDir  = "fleet"
-	pollEvery = 100 * time.Millisecond
-	converge  = 90 * time.Second
+	branch    = e2etest.Branch
+	fleetDir  = e2etest.FleetDir
+	pollEvery = e2etest.PollEvery
+	converge  = e2etest.Converge
 	secret    = "e2e-webhook-secret"
 )
 
@@ -71,23 +70,10 @@ func eventually(t testing.TB, timeout time.Duration, cond func() (bool, string))
 	return e2etest.Eventually(t, timeout, pollEvery, cond)
 }
 
-func kubeCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), 10*time.Second)
-}
+// kubeCtx bounds one call to a member.
+var kubeCtx = e2etest.KubeCtx
 
 func randomNamespace(prefix string) string { return e2etest.RandomName(prefix) }
-
-// freeAddr returns a loopback address with a port free at the time of the
-// call.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
 
 // --- Git -----------------------------------------------------------------
 
@@ -122,31 +108,11 @@ func (c *checkout) commitPush(msg string) string {
 // configMapFleet writes the Clusters, a namespace, a policy propagating its
 // ConfigMaps to every cluster, and the ConfigMap settings with value.
 func (c *checkout) configMapFleet(ns, value string, clusters ...string) {
-	var names strings.Builder
 	for _, name := range clusters {
-		c.write(fleetDir+"/clusters/"+name+".yaml", fmt.Sprintf(`apiVersion: cluster.karmada.io/v1alpha1
-kind: Cluster
-metadata:
-  name: %s
-spec:
-  syncMode: Push
-`, name))
-		fmt.Fprintf(&names, "      - %s\n", name)
+		c.write(fleetDir+"/clusters/"+name+".yaml", e2etest.ClusterYAML(name, "Push"))
 	}
-	c.write(fleetDir+"/namespace.yaml", fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", ns))
-	c.write(fleetDir+"/policy.yaml", fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: configmaps
-  namespace: %s
-spec:
-  resourceSelectors:
-  - apiVersion: v1
-    kind: ConfigMap
-  placement:
-    clusterAffinity:
-      clusterNames:
-%s`, ns, names.String()))
+	c.write(fleetDir+"/namespace.yaml", e2etest.NamespaceYAML(ns))
+	c.write(fleetDir+"/policy.yaml", e2etest.Policy{Namespace: ns, Clusters: clusters}.YAML())
 	c.setValue(ns, value)
 }
 
@@ -224,13 +190,13 @@ func startController(t testing.TB, repoURL, kcDir string, extra ...string) *proc
 	if err := os.WriteFile(secretFile, []byte(secret), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{t: t, HTTPAddr: freeAddr(t), LogPath: filepath.Join(dir, "controller.log"), done: make(chan struct{})}
+	p := &proc{t: t, HTTPAddr: e2etest.FreeAddr(t), LogPath: filepath.Join(dir, "controller.log"), done: make(chan struct{})}
 	args := []string{"controller",
 		"--repo", repoURL, "--branch", branch, "--path", fleetDir,
 		"--kubeconfig-dir", kcDir,
 		"--interval", "1h",
 		"--http-addr", p.HTTPAddr,
-		"--health-addr", freeAddr(t),
+		"--health-addr", e2etest.FreeAddr(t),
 		"--webhook-github-secret-file", secretFile,
 		"--cluster-failure-threshold", "2s",
 		"--log-format", "console",
