@@ -81,6 +81,7 @@ it), and a Cluster in Git cannot point it elsewhere. Outside a cluster
 	o.hooks.bindFlags(cmd)
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-cache"), "folder for the Git clones")
 	o.controller.BindFlags(f)
+	bindRenderFlags(f, &o.controller.Render)
 	o.leader.bindFlags(f)
 	o.shard.bindFlags(f)
 	o.log.BindFlags(f)

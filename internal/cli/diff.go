@@ -97,7 +97,7 @@ file and the line) or a template that fails to render at head.`,
 	o.clusters.bindFlags(f)
 	o.src.limits.bindFlags(f)
 	o.src.render = render.DefaultOptions()
-	o.src.render.BindFlags(f)
+	bindRenderFlags(f, &o.src.render)
 	return cmd
 }
 

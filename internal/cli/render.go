@@ -42,7 +42,7 @@ func (o *sourceOptions) bindFlags(cmd *cobra.Command) {
 	o.limits.bindFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&o.source, "source", "s", ".", "folder holding templates, policies and Cluster objects")
 	o.render = render.DefaultOptions()
-	o.render.BindFlags(cmd.Flags())
+	bindRenderFlags(cmd.Flags(), &o.render)
 }
 
 func (o *sourceOptions) load() (*load.Set, error) {

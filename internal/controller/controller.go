@@ -20,6 +20,7 @@ import (
 	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/observe"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/render/incremental"
 	"github.com/propagit/propagit/internal/shard"
 	"github.com/propagit/propagit/internal/works"
 )
@@ -39,13 +40,13 @@ type Controller struct {
 	files *load.Cache
 	// memo keeps each template's rendering: a commit renders only the
 	// templates whose inputs changed.
-	memo *render.Memo
+	memo *incremental.Memo
 	// encoder keeps the JSON of the objects the last passes rendered, which
 	// the memo shares with the next: a commit encodes only what changed.
 	encoder *workv1alpha1.Encoder
 	// history builds each render's Previous from what the last one
 	// recorded, rebuilding only the templates whose objects changed.
-	history render.History
+	history incremental.History
 	// observer measures the members' state: probes and pull reports.
 	observer *observe.Observer
 	// renderErrs are the render errors of the last pass, each logged once.
@@ -111,7 +112,7 @@ func New(opts Options, src Fetcher, ws works.Store, ss works.StatusStore, creds 
 		FailureThreshold: opts.ClusterFailureThreshold, SuccessThreshold: opts.ClusterSuccessThreshold,
 		PullHeartbeatTimeout: opts.PullHeartbeatTimeout}, observe.CredentialProber{Credentials: creds, Clock: clk}, ss, log)
 	return &Controller{opts: opts, source: src, works: ws, status: ss, creds: creds, log: log,
-		clock: clk, trigger: make(chan struct{}, 1), files: load.NewCache(), memo: render.NewMemo(), encoder: workv1alpha1.NewEncoder(), members: map[string]*member{},
+		clock: clk, trigger: make(chan struct{}, 1), files: load.NewCache(), memo: incremental.NewMemo(), encoder: workv1alpha1.NewEncoder(), members: map[string]*member{},
 		observer: observer}
 }
 

@@ -111,7 +111,8 @@ func DefaultCommandOptions() Options {
 
 // BindFlags binds the controller's flags, and those of the syncers and
 // appliers it runs, to fs with the current values as defaults: call it on
-// DefaultCommandOptions().
+// DefaultCommandOptions(). The render flags (render.Options) are bound by
+// the CLI, which reads the restriction policy file they name.
 func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Interval, "interval", o.Interval, "how often to poll the repository")
 	fs.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "how long a member probe (readiness, APIs, capacity) is reused; a webhook push soon after a pass does not probe again")
@@ -120,7 +121,6 @@ func (o *Options) BindFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.ClusterSuccessThreshold, "cluster-success-threshold", o.ClusterSuccessThreshold, "how long a member must pass its probes before it is Ready again")
 	fs.DurationVar(&o.PullHeartbeatTimeout, "pull-heartbeat-timeout", o.PullHeartbeatTimeout, "a pull member whose agent has not reported for this long is not Ready (0 disables); keep it above the agents' --heartbeat-interval")
 	o.Guard.BindFlags(fs)
-	o.Render.BindFlags(fs)
 	o.Deliver.BindFlags(fs)
 	o.Apply.BindFlags(fs)
 }

@@ -34,8 +34,8 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 	}
 	now := c.clock.Now()
 	health, unhealthy, reflected := c.health(ctx, rec, cur.set, now)
-	res := render.Render(render.Input{Set: cur.set, Status: status, Previous: rec.previous, Options: c.opts.Render, Now: now,
-		Health: health, Unhealthy: unhealthy, Reflected: reflected, Memo: c.memo})
+	res := c.memo.Render(render.Input{Set: cur.set, Status: status, Previous: rec.previous, Options: c.opts.Render, Now: now,
+		Health: health, Unhealthy: unhealthy, Reflected: reflected})
 	c.recordRender(res)
 	c.recordFailovers(res, now)
 	byCluster := map[string]render.Work{}

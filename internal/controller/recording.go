@@ -12,6 +12,7 @@ import (
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/render/incremental"
 )
 
 // recording is what the Works last recorded hold: the placement the next
@@ -25,7 +26,7 @@ type recording struct {
 
 // newRecording describes ws, whose objects rws holds decoded; its history
 // comes through h when not nil (what the last recording's had is reused).
-func newRecording(ws []*workv1alpha1.Work, rws []render.Work, h *render.History) *recording {
+func newRecording(ws []*workv1alpha1.Work, rws []render.Work, h *incremental.History) *recording {
 	var previous *render.Previous
 	if h != nil {
 		previous = h.Next(rws)

@@ -30,6 +30,8 @@ import (
 	"github.com/propagit/propagit/e2e/fleet"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/render/incremental"
+	"github.com/propagit/propagit/internal/render/rendertest"
 )
 
 const (
@@ -332,7 +334,7 @@ func BenchmarkRenderVsKustomize(b *testing.B) {
 
 // BenchmarkFleetOneChange is one op = a render of the 1,000 × 100 fleet
 // after one template changed (its replicas): "full" renders every template,
-// "memo" reuses what the previous revision rendered (render.Memo, as the
+// "memo" reuses what the previous revision rendered (incremental.Memo, as the
 // controller does). The ratio line reports memo-percent-of-full (target
 // ≤ 1%) and the same for the CPU the renders used (GC included), which
 // holds better when other work shares the machine.
@@ -364,10 +366,10 @@ func BenchmarkFleetOneChange(b *testing.B) {
 	ns, cpu := map[string]float64{}, map[string]float64{}
 	for _, mode := range []string{"full", "memo"} {
 		b.Run(mode, func(b *testing.B) {
-			var memo *render.Memo
+			var memo *incremental.Memo
 			if mode == "memo" {
-				memo = render.NewMemo()
-				render.Render(render.Input{Set: revision(1), Options: render.DefaultOptions(), Memo: memo})
+				memo = incremental.NewMemo()
+				memo.Render(render.Input{Set: revision(1), Options: render.DefaultOptions()})
 			}
 			i := 0
 			var res *render.Result
@@ -382,7 +384,7 @@ func BenchmarkFleetOneChange(b *testing.B) {
 				runtime.GC()
 				b.StartTimer()
 				busy -= processCPU()
-				res = render.Render(render.Input{Set: set, Options: render.DefaultOptions(), Memo: memo})
+				res = rendertest.Render(memo, render.Input{Set: set, Options: render.DefaultOptions()})
 				busy += processCPU()
 			}
 			ns[mode] = float64(b.Elapsed().Nanoseconds()) / float64(b.N)

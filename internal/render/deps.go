@@ -1,8 +1,8 @@
 package render
 
 import (
-	"crypto/sha256"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -16,7 +16,7 @@ import (
 // follow it to its clusters. A dependency with its own policy keeps its own
 // placement and gains the referrers' clusters; one without becomes an
 // attached binding placed on the union of its referrers' clusters.
-func addDependencies(bindings []*Binding, byKey *bindingIndex, ip *interpret.Interpreter) {
+func addDependencies(bindings []*Binding, byKey *Index, ip *interpret.Interpreter) {
 	for _, b := range bindings {
 		if b.Choice.Winner == nil || !b.Choice.Winner.Policy.Policy.Spec.PropagateDeps || b.Key.Namespace == "" {
 			continue
@@ -40,8 +40,6 @@ func addDependencies(bindings []*Binding, byKey *bindingIndex, ip *interpret.Int
 }
 
 func attach(dep, referrer *Binding, spec policyv1alpha1.PropagationSpec) {
-	dep.unshare()
-	dep.scheduleSum = [sha256.Size]byte{} // its targets are no longer its placement's alone
 	if !slices.Contains(dep.DependencyOf, referrer.Key.String()) {
 		dep.DependencyOf = append(dep.DependencyOf, referrer.Key.String())
 		slices.Sort(dep.DependencyOf)
@@ -49,26 +47,24 @@ func attach(dep, referrer *Binding, spec policyv1alpha1.PropagationSpec) {
 	if dep.Policy == nil && spec.ConflictResolution == policyv1alpha1.ConflictOverwrite {
 		dep.Overwrite = true
 	}
+	targets := slices.Clip(dep.Targets) // an append copies: the targets may be shared
 	for _, t := range referrer.Targets {
-		if !slices.ContainsFunc(dep.Targets, func(x *Target) bool { return x.Cluster == t.Cluster }) {
-			dep.Targets = append(dep.Targets, &Target{Cluster: t.Cluster, Suspended: t.Suspended})
+		if !slices.ContainsFunc(targets, func(x *Target) bool { return x.Cluster == t.Cluster }) {
+			targets = append(targets, &Target{Cluster: t.Cluster, Suspended: t.Suspended})
 		}
 	}
-	slices.SortFunc(dep.Targets, func(a, b *Target) int {
-		if a.Cluster < b.Cluster {
-			return -1
-		}
-		if a.Cluster > b.Cluster {
-			return 1
-		}
-		return 0
-	})
+	byCluster := func(a, b *Target) int { return strings.Compare(a.Cluster, b.Cluster) }
+	if len(targets) == len(dep.Targets) && !slices.IsSortedFunc(targets, byCluster) {
+		targets = slices.Clone(targets) // appended to, targets is a new slice already
+	}
+	slices.SortFunc(targets, byCluster)
+	dep.Targets = targets
 }
 
 // detachDependencies drops the dependency targets no referrer targets any
 // more: the dependencies of an old copy whose eviction ended go with it.
 // Targets of a dependency's own placement stay.
-func detachDependencies(bindings []*Binding, byKey *bindingIndex) {
+func detachDependencies(bindings []*Binding, byKey *Index) {
 	for _, dep := range bindings {
 		if len(dep.DependencyOf) == 0 {
 			continue
@@ -80,7 +76,7 @@ func detachDependencies(bindings []*Binding, byKey *bindingIndex) {
 }
 
 // referred reports whether some referrer of dep targets cluster.
-func referred(dep *Binding, cluster string, byKey *bindingIndex) bool {
+func referred(dep *Binding, cluster string, byKey *Index) bool {
 	for _, name := range dep.DependencyOf {
 		k, err := workv1alpha1.ParseKey(name)
 		if r := byKey.get(k); err == nil && r != nil && slices.ContainsFunc(r.Targets, func(t *Target) bool { return t.Cluster == cluster }) {

@@ -231,6 +231,10 @@ type noExecuteTaint struct {
 	readiness bool
 }
 
+// NoExecuteTainted reports whether c carries a NoExecute taint, its
+// readiness included: failover may evict from it depending on the clock.
+func NoExecuteTainted(c *clusterv1alpha1.Cluster) bool { return len(noExecuteTaints(c)) > 0 }
+
 // noExecuteTaints lists the NoExecute taints of c: the readiness one while
 // c is not Ready, since its Ready condition changed, then those in its
 // spec (from Git or a ClusterTaintPolicy), since they were added.

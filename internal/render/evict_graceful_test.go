@@ -10,6 +10,7 @@ import (
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/render/incremental"
 )
 
 var nginxKey = workv1alpha1.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "nginx"}
@@ -238,18 +239,18 @@ func TestKeptCopyGoesWithItsCluster(t *testing.T) {
 // TestGracefulEvictionThroughMemo runs the failover with the controller's
 // memo: the kept copy stays frozen, and goes once the backup is healthy.
 func TestGracefulEvictionThroughMemo(t *testing.T) {
-	memo := render.NewMemo()
+	memo := incremental.NewMemo()
 	files, _ := evictedPrimary(t, "Gracefully")
-	first := renderWith(t, render.Input{Now: t0, Memo: memo}, files("True", "True", nginx))
-	moved := renderWith(t, render.Input{Previous: render.PreviousFromWorks(first.Works), Now: t0.Add(20 * time.Second), Memo: memo},
+	first := renderThrough(t, memo, render.Input{Now: t0}, files("True", "True", nginx))
+	moved := renderThrough(t, memo, render.Input{Previous: render.PreviousFromWorks(first.Works), Now: t0.Add(20 * time.Second)},
 		files("Unknown", "True", nginx))
 	changed := strings.Replace(nginx, "nginx:1.27", "nginx:1.28", 1)
-	kept := renderWith(t, render.Input{Previous: render.PreviousFromWorks(moved.Works), Now: t0.Add(25 * time.Second), Memo: memo,
+	kept := renderThrough(t, memo, render.Input{Previous: render.PreviousFromWorks(moved.Works), Now: t0.Add(25 * time.Second),
 		Health: render.Health{}}, files("Unknown", "True", changed))
 	if diff := cmp.Diff(jsonOf(t, object(t, moved, "m1", "Deployment.apps/demo/nginx")), jsonOf(t, object(t, kept, "m1", "Deployment.apps/demo/nginx"))); diff != "" {
 		t.Errorf("the kept copy changed (-want +got):\n%s", diff)
 	}
-	ended := renderWith(t, render.Input{Previous: render.PreviousFromWorks(kept.Works), Now: t0.Add(30 * time.Second), Memo: memo,
+	ended := renderThrough(t, memo, render.Input{Previous: render.PreviousFromWorks(kept.Works), Now: t0.Add(30 * time.Second),
 		Health: healthyOn("m2")}, files("Unknown", "True", changed))
 	want := map[string][]string{"m2": {"ConfigMap.core/demo/nginx-env", "Deployment.apps/demo/nginx replicas=4"}}
 	if diff := cmp.Diff(want, placement(ended)); diff != "" {

@@ -7,14 +7,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/render/incremental"
+	"github.com/propagit/propagit/internal/render/rendertest"
 )
-
-var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 // readyCluster declares a cluster whose Ready condition is status since at.
 func readyCluster(name, status string, at time.Time) string {
@@ -55,18 +53,14 @@ func renderAt(t *testing.T, now time.Time, prev *render.Previous, files map[stri
 // renderWith renders files with in's history, clock and health.
 func renderWith(t *testing.T, in render.Input, files map[string]string) *render.Result {
 	t.Helper()
-	fs := filesys.MakeFsInMemory()
-	for name, content := range files {
-		if err := fs.WriteFile("/repo/"+name, []byte(content)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	set, err := load.Load(fs, "/repo")
-	if err != nil {
-		t.Fatalf("load: %v", err)
-	}
-	in.Set, in.Options = set, render.DefaultOptions()
-	return render.Render(in)
+	return renderThrough(t, nil, in, files)
+}
+
+// renderThrough is renderWith through memo (afresh when nil).
+func renderThrough(t *testing.T, memo *incremental.Memo, in render.Input, files map[string]string) *render.Result {
+	t.Helper()
+	in.Set, in.Options = loadFiles(t, files, nil), render.DefaultOptions()
+	return rendertest.Render(memo, in)
 }
 
 func TestFailoverPrimaryBackup(t *testing.T) {

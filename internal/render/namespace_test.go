@@ -1,13 +1,9 @@
 package render_test
 
 import (
-	"io"
-	"regexp"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/spf13/pflag"
 
 	"github.com/propagit/propagit/internal/render"
 )
@@ -123,60 +119,6 @@ func TestNamespaceReasons(t *testing.T) {
 			}
 			if got := render.Explain(res.Bindings[0], res.Clusters).PolicyReason; got != tc.want {
 				t.Errorf("reason = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
-// TestOptionsBindFlags checks the one binding every rendering command uses:
-// Karmada's defaults (kube-.* skipped, auto-propagation on), patterns
-// anchored, a bad pattern refused while parsing.
-func TestOptionsBindFlags(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		args       []string
-		wantErr    bool
-		skipped    []string // namespaces that must be skipped
-		notSkipped []string
-		auto       bool
-	}{
-		{name: "defaults skip kube-* and keep auto-propagation on", auto: true,
-			skipped: []string{"kube-system", "kube-node-lease"}, notSkipped: []string{"team-kube-a", "kube"}},
-		{name: "patterns replace the default and are anchored", args: []string{"--skipped-namespaces=ops,tmp-.*"}, auto: true,
-			skipped: []string{"ops", "tmp-1"}, notSkipped: []string{"kube-system", "devops", "ops-1"}},
-		{name: "repeated flags add up", args: []string{"--skipped-namespaces=a", "--skipped-namespaces=b"}, auto: true,
-			skipped: []string{"a", "b"}, notSkipped: []string{"kube-system"}},
-		{name: "auto-propagation can be turned off", args: []string{"--namespace-auto-propagation=false"},
-			skipped: []string{"kube-system"}},
-		{name: "an invalid pattern is a flag error", args: []string{"--skipped-namespaces=("}, wantErr: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			o := render.DefaultOptions()
-			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-			fs.SetOutput(io.Discard)
-			o.BindFlags(fs)
-			err := fs.Parse(tc.args)
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
-			}
-			if tc.wantErr {
-				return
-			}
-			if o.NamespaceAutoPropagation != tc.auto {
-				t.Errorf("NamespaceAutoPropagation = %v, want %v", o.NamespaceAutoPropagation, tc.auto)
-			}
-			matches := func(ns string) bool {
-				return slices.ContainsFunc(o.SkippedNamespaces, func(re *regexp.Regexp) bool { return re.MatchString(ns) })
-			}
-			for _, ns := range tc.skipped {
-				if !matches(ns) {
-					t.Errorf("%s should be skipped", ns)
-				}
-			}
-			for _, ns := range tc.notSkipped {
-				if matches(ns) {
-					t.Errorf("%s should not be skipped", ns)
-				}
 			}
 		})
 	}

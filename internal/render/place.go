@@ -1,7 +1,6 @@
 package render
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -26,13 +25,12 @@ var reservedNamespaces = []string{"karmada-system", "karmada-cluster"}
 // which load never classifies as templates).
 var skippedGroups = []string{"events.k8s.io", "coordination.k8s.io"}
 
-// placer places templates for one worker of a Render.
-type placer struct {
+// Placer places templates for one worker of a Render: it matches each to
+// its policy and schedules it. It is for one goroutine.
+type Placer struct {
 	in       Input
 	clusters []*clusterv1alpha1.Cluster
 	ip       *interpret.Interpreter
-	// memo is the placement memo; nil without one.
-	memo *placeRun
 	// skipped caches skippedNamespace: its patterns are regular
 	// expressions, and templates share few namespaces. Templates come in
 	// key order, namespace first: the last answer is kept at hand.
@@ -41,7 +39,13 @@ type placer struct {
 	asked              bool
 }
 
-func (pl *placer) skippedNamespace(ns string) string {
+// NewPlacer returns a Placer of the templates of in on clusters, the
+// effective clusters.
+func NewPlacer(in Input, clusters []*clusterv1alpha1.Cluster, ip *interpret.Interpreter) *Placer {
+	return &Placer{in: in, clusters: clusters, ip: ip, skipped: map[string]string{}}
+}
+
+func (pl *Placer) skippedNamespace(ns string) string {
 	if pl.asked && ns == pl.lastNS {
 		return pl.lastReason
 	}
@@ -54,38 +58,33 @@ func (pl *placer) skippedNamespace(ns string) string {
 	return r
 }
 
-// place decides the policy and the clusters of the i-th template, whose key
-// is given.
-func (pl *placer) place(i int, t *load.Template, key workv1alpha1.ObjectKey) *Binding {
-	in, clusters, ip, pr := pl.in, pl.clusters, pl.ip, pl.memo
-	obj := t.Object
-	prev := in.Previous.lookup(key)
-	var st placeState
-	if pr != nil {
-		var ok bool
-		if st, ok = pr.begin(i, key, t, prev); !ok {
-			pr = nil // a template that cannot be encoded is never remembered
-		} else if b := pr.placed(i, &st, t, key, prev, in); b != nil {
-			return b
-		}
-	}
-	b := &Binding{Key: key, Template: t}
-	if reason := skipReason(key, obj, pl.skippedNamespace); reason != "" {
-		b.Skipped = reason
+// Place decides the policy and the clusters of template t, of key key:
+// match.Policies, then schedulePolicy.
+func (pl *Placer) Place(t *load.Template, key workv1alpha1.ObjectKey) *Binding {
+	b := pl.Begin(t, key)
+	if b.Skipped != "" {
 		return b
 	}
-	var claim *match.Claim
-	if prev != nil {
-		claim = prev.Claim
+	prev := pl.in.Previous.lookup(key)
+	b.Choice = match.Policies(t.Object, t.Object.GetNamespace() != "", pl.in.Set.Propagations, prev.claim())
+	if p := pl.Claim(b); p != nil {
+		pl.Schedule(b, p, prev)
 	}
-	b.Choice = pr.choose(i, &st, t, b.Key, in.Set.Propagations, claim)
-	if isNamespaceKey(key, obj) {
-		defer autoPropagate(b, in.Options, clusters)
-	} else {
-		defer pr.keepPlaced(i, b, in.Set.Propagations)
-	}
+	pl.End(b)
+	return b
+}
+
+// Begin starts the binding of template t, of key key, with why it is
+// skipped, if it is.
+func (pl *Placer) Begin(t *load.Template, key workv1alpha1.ObjectKey) *Binding {
+	return &Binding{Key: key, Template: t, Skipped: skipReason(key, t.Object, pl.skippedNamespace)}
+}
+
+// Claim records on b what the winning policy of b.Choice decides besides
+// the placement, and returns that policy (nil when none won).
+func (pl *Placer) Claim(b *Binding) *load.Propagation {
 	if b.Choice.Winner == nil {
-		return b
+		return nil
 	}
 	p := b.Choice.Winner.Policy
 	b.Policy = &PolicyRef{ClusterScoped: p.ClusterScoped, Namespace: p.Policy.Namespace, Name: p.Policy.Name}
@@ -95,8 +94,25 @@ func (pl *placer) place(i int, t *load.Template, key workv1alpha1.ObjectKey) *Bi
 	b.Overwrite = p.Policy.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite
 	b.DriftMode = p.Policy.Annotations[workv1alpha1.AnnotationDrift]
 	b.Preserve = p.Policy.Spec.PreserveResourcesOnDeletion != nil && *p.Policy.Spec.PreserveResourcesOnDeletion
-	pr.schedule(i, &st, b, p, prev, in, clusters, ip)
-	return b
+	return p
+}
+
+// Schedule places b on clusters under policy p (schedulePolicy); prev is
+// its previous placement.
+func (pl *Placer) Schedule(b *Binding, p *load.Propagation, prev *PreviousTemplate) {
+	in := pl.in
+	schedulePolicy(b, p.Policy, prev, pl.clusters, in.Unhealthy.Of(b.Key), in.Reflected.of(b.Key), in.Now, pl.ip)
+}
+
+// End adds namespace auto-propagation to the binding of a Namespace; false
+// when b is no Namespace's. Auto-propagation added to what a policy placed
+// when it sets b.AlsoAutoPropagated.
+func (pl *Placer) End(b *Binding) bool {
+	if !isNamespaceKey(b.Key, b.Template.Object) {
+		return false
+	}
+	autoPropagate(b, pl.in.Options, pl.clusters)
+	return true
 }
 
 func schedulePolicy(b *Binding, p *policyv1alpha1.PropagationPolicy, prev *PreviousTemplate, clusters []*clusterv1alpha1.Cluster,
@@ -218,18 +234,22 @@ func autoPropagate(b *Binding, o Options, clusters []*clusterv1alpha1.Cluster) {
 		b.Choice.Reason += "; namespace auto-propagation sends it to every other cluster too"
 		b.AlsoAutoPropagated = true
 	}
-	b.unshare()
-	b.scheduleSum = [sha256.Size]byte{} // every cluster is a target now
 	placed := map[string]bool{}
 	for _, t := range b.Targets {
 		placed[t.Cluster] = true
 	}
+	targets := slices.Clip(b.Targets) // an append copies: the targets may be shared
 	for _, c := range clusters {
 		if !placed[c.Name] {
-			b.Targets = append(b.Targets, &Target{Cluster: c.Name, Scheduled: true})
+			targets = append(targets, &Target{Cluster: c.Name, Scheduled: true})
 		}
 	}
-	slices.SortStableFunc(b.Targets, func(x, y *Target) int { return strings.Compare(x.Cluster, y.Cluster) })
+	byCluster := func(x, y *Target) int { return strings.Compare(x.Cluster, y.Cluster) }
+	if !slices.IsSortedFunc(targets, byCluster) {
+		targets = slices.Clone(targets)
+		slices.SortStableFunc(targets, byCluster)
+	}
+	b.Targets = targets
 }
 
 // noAutoPropagation says why Namespace obj is not auto-propagated, or "".

@@ -66,8 +66,8 @@ func preserve(sp *policyv1alpha1.StatePreservation, status map[string]any) map[s
 // the clusters a failover of this render moved the template to, the labels
 // of that eviction; on every other cluster, those its previous copy
 // carried (AnnotationPreservedLabels), so they stay while the template
-// stays there. Rendered objects may be shared: a copy is changed only
-// after a deep copy.
+// stays there. Rendered objects and targets may be shared: a copy is
+// changed only after a deep copy, in a target of b's own.
 func injectPreserved(b *Binding, prev *PreviousTemplate) {
 	fresh := map[string]string{}
 	for _, e := range b.Evictions {
@@ -87,8 +87,9 @@ func injectPreserved(b *Binding, prev *PreviousTemplate) {
 			before[tc.Name] = true
 		}
 	}
+	owned := false
 	for i := range b.Targets {
-		t := b.Targets[i] // b.own may replace b.Targets
+		t := b.Targets[i] // ownTargets replaces b.Targets
 		if t.Object == nil || t.Evicted != nil || t.Kept {
 			continue
 		}
@@ -113,11 +114,7 @@ func injectPreserved(b *Binding, prev *PreviousTemplate) {
 		if len(labels) == 0 {
 			continue
 		}
-		if b.shared != nil {
-			b.own()
-			t = b.Targets[i]
-		}
-		b.touched = true
+		t = ownTargets(b, i, &owned)
 		obj := t.Object.DeepCopy()
 		keys := make([]string, 0, len(labels))
 		for k, v := range labels {

@@ -1,7 +1,9 @@
 package render
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -53,6 +55,17 @@ func (p *Previous) PendingGraceful() bool {
 	return false
 }
 
+// Lookup returns the history of key, or nil.
+func (p *Previous) Lookup(k workv1alpha1.ObjectKey) *PreviousTemplate { return p.lookup(k) }
+
+// claim is the policy claim the template was placed under, nil if none.
+func (t *PreviousTemplate) claim() *match.Claim {
+	if t == nil {
+		return nil
+	}
+	return t.Claim
+}
+
 // lookup returns the history of key, or nil.
 func (p *Previous) lookup(k workv1alpha1.ObjectKey) *PreviousTemplate {
 	if p == nil || p.Templates == nil {
@@ -70,7 +83,7 @@ func PreviousFromWorks(works []Work) *Previous {
 		Recorded: map[workv1alpha1.ObjectKey]map[string]*unstructured.Unstructured{}}
 	// Render shares an object between the clusters that receive it
 	// unchanged: its annotations are read once.
-	read := map[*unstructured.Unstructured]*stampRead{}
+	read := map[*unstructured.Unstructured]*Stamp{}
 	for _, w := range works {
 		for _, obj := range w.Objects {
 			st := read[obj]
@@ -81,18 +94,17 @@ func PreviousFromWorks(works []Work) *Previous {
 			if !st.ok {
 				continue
 			}
-			addRecorded(prev, w.Cluster, obj, st)
-			addPrevious(prev, w.Cluster, obj, st)
+			prev.Add(w.Cluster, obj, st)
 		}
 	}
 	for _, t := range prev.Templates {
-		sortPlacement(t)
+		SortPlacement(t)
 	}
 	return prev
 }
 
-// stampRead is what the annotations stamp writes say of an object.
-type stampRead struct {
+// Stamp is what the annotations stamp writes say of an object (ReadStamp).
+type Stamp struct {
 	// template is the object's template; ok is false when the annotation
 	// does not parse (the object is skipped).
 	template workv1alpha1.ObjectKey
@@ -109,14 +121,34 @@ type stampRead struct {
 	preserved bool
 }
 
-func readStamp(obj *unstructured.Unstructured) *stampRead {
+// ReadStamp reads the annotations stamp wrote on obj.
+func ReadStamp(obj *unstructured.Unstructured) *Stamp { return readStamp(obj) }
+
+// Template returns the key of the object's template; false when the object
+// names none (it is no template's copy).
+func (st *Stamp) Template() (workv1alpha1.ObjectKey, bool) { return st.template, st.ok }
+
+// Add records obj, of stamp st, as last recorded on cluster, and as its
+// template's previous placement there. Call SortPlacement on each template
+// once all are added.
+func (p *Previous) Add(cluster string, obj *unstructured.Unstructured, st *Stamp) {
+	addRecorded(p, cluster, obj, st)
+	addPrevious(p, cluster, obj, st)
+}
+
+// SortPlacement orders a template's previous clusters by name.
+func SortPlacement(t *PreviousTemplate) {
+	slices.SortFunc(t.Placement.Clusters, func(a, b schedule.TargetCluster) int { return strings.Compare(a.Name, b.Name) })
+}
+
+func readStamp(obj *unstructured.Unstructured) *Stamp {
 	ann := func(key string) string { return annotation(obj, key) }
 	key, err := workv1alpha1.ParseKey(ann(workv1alpha1.AnnotationTemplate))
 	if err != nil {
-		return &stampRead{}
+		return &Stamp{}
 	}
 	replicas, _ := strconv.Atoi(ann(workv1alpha1.AnnotationScheduledReplicas))
-	st := &stampRead{template: key, ok: true, claim: claimOf(ann), replicas: int32(replicas), affinity: ann(workv1alpha1.AnnotationAffinityName),
+	st := &Stamp{template: key, ok: true, claim: claimOf(ann), replicas: int32(replicas), affinity: ann(workv1alpha1.AnnotationAffinityName),
 		dependency: ann(workv1alpha1.AnnotationDependencyOf) != "" && ann(workv1alpha1.AnnotationPPName) == "" && ann(workv1alpha1.AnnotationCPPName) == "",
 		preserved:  ann(workv1alpha1.AnnotationPreservedLabels) != ""}
 	if e, ok := parseEviction("", ann, int32(replicas)); ok {
@@ -125,7 +157,7 @@ func readStamp(obj *unstructured.Unstructured) *stampRead {
 	return st
 }
 
-func addRecorded(prev *Previous, cluster string, obj *unstructured.Unstructured, st *stampRead) {
+func addRecorded(prev *Previous, cluster string, obj *unstructured.Unstructured, st *Stamp) {
 	if prev.Recorded[st.template] == nil {
 		prev.Recorded[st.template] = map[string]*unstructured.Unstructured{}
 	}
@@ -140,7 +172,7 @@ func (p *Previous) recorded(k workv1alpha1.ObjectKey) map[string]*unstructured.U
 	return p.Recorded[k]
 }
 
-func addPrevious(prev *Previous, cluster string, obj *unstructured.Unstructured, st *stampRead) {
+func addPrevious(prev *Previous, cluster string, obj *unstructured.Unstructured, st *Stamp) {
 	if st.dependency {
 		return
 	}
@@ -165,7 +197,7 @@ func addPrevious(prev *Previous, cluster string, obj *unstructured.Unstructured,
 }
 
 // claimCopy returns the claim, a copy of its own for each template.
-func (st *stampRead) claimCopy() *match.Claim {
+func (st *Stamp) claimCopy() *match.Claim {
 	if st.claim == nil {
 		return nil
 	}

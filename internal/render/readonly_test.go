@@ -10,6 +10,7 @@ import (
 	"github.com/propagit/propagit/e2e/fleet"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/render/incremental"
 )
 
 // TestCachedTemplatesStayPristine: a load.Cache hands the same template
@@ -47,14 +48,14 @@ func TestCachedTemplatesStayPristine(t *testing.T) {
 
 	for name, r := range repos {
 		t.Run(name, func(t *testing.T) {
-			cache, memo := load.NewCache(), render.NewMemo()
+			cache, memo := load.NewCache(), incremental.NewMemo()
 			var prev *render.Previous
 			for range 2 {
 				set, err := cache.Load(r.fs, r.root)
 				if err != nil {
 					t.Fatal(err)
 				}
-				res := render.Render(render.Input{Set: set, Options: render.DefaultOptions(), Memo: memo, Previous: prev})
+				res := memo.Render(render.Input{Set: set, Options: render.DefaultOptions(), Previous: prev})
 				for _, b := range res.Bindings {
 					render.Explain(b, res.Clusters)
 				}

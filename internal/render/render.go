@@ -1,10 +1,8 @@
 package render
 
 import (
-	"crypto/sha256"
 	"regexp"
 	"slices"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,7 +21,8 @@ type Input struct {
 	Set *load.Set
 	// Status replaces, per cluster name, the status declared in Git (the
 	// controller's live probes). Clusters absent from the map keep Git's.
-	// A status is read-only once given: a Memo knows it by its pointer.
+	// A status is read-only once given: internal/render/incremental knows
+	// it by its pointer.
 	Status map[string]*clusterv1alpha1.ClusterStatus
 	// Previous is the placement of the previous render; nil for a first one.
 	Previous *Previous
@@ -31,9 +30,6 @@ type Input struct {
 	// Now is the time failover decisions are taken at; zero disables
 	// time-based eviction (plain renders).
 	Now time.Time
-	// Memo, when set, remembers each template's objects between Renders so
-	// that only templates whose inputs changed are built again.
-	Memo *Memo
 	// Health is what the clusters report of the copies last recorded; nil
 	// (plain renders) lets a Gracefully eviction end only at its grace
 	// period.
@@ -52,8 +48,8 @@ type Input struct {
 // cluster has run unhealthy.
 type Unhealthy map[string]map[workv1alpha1.ObjectKey]time.Time
 
-// of returns, per cluster, since when the template key has run unhealthy.
-func (u Unhealthy) of(key workv1alpha1.ObjectKey) map[string]time.Time {
+// Of returns, per cluster, since when the template key has run unhealthy.
+func (u Unhealthy) Of(key workv1alpha1.ObjectKey) map[string]time.Time {
 	var out map[string]time.Time
 	for cluster, templates := range u {
 		if since, ok := templates[key]; ok {
@@ -165,18 +161,6 @@ type Binding struct {
 	// AlsoAutoPropagated is set on a Namespace that a policy places and
 	// namespace auto-propagation also sends to every cluster.
 	AlsoAutoPropagated bool
-	// scheduleSum is the placement memo's key when Targets are exactly
-	// what that key decides (zero once anything else adds a target): it
-	// stands for the placement in the render memo's key.
-	scheduleSum [sha256.Size]byte
-	// shared is set while Targets are the previous Render's (settle.go).
-	shared *sharedTargets
-	// touched is set when a stage after rendering replaced an object.
-	touched bool
-	// sameKey is set when every object of Targets has the template's key;
-	// sent is what it sends, per cluster index (both set by group).
-	sameKey bool
-	sent    *sent
 }
 
 // Target is the rendering of a template for one cluster. There is one per
@@ -206,57 +190,47 @@ type Target struct {
 	Evicted *Eviction
 }
 
-// Render runs match → schedule → override for every template and groups the
-// results into Works.
+// Render runs the pipeline for every template: place it (match, then
+// schedule), add the dependencies propagateDeps pulls in, render its object
+// for each cluster (override), finish the targets (preserved labels,
+// restrictions, ended evictions, what the history keeps) and group the
+// objects into Works. internal/render/incremental runs the same stages,
+// skipping those whose inputs did not change since its last Render.
 func Render(in Input) *Result {
-	clusters := in.Memo.effectiveClusters(in)
-	r := &Result{Clusters: clusters}
-	var pr *placeRun
-	var tk *templateKeys // the memo's, only for sortedTemplates while newPlaceRun runs
-	if in.Memo != nil {
-		in.Memo.policyDigests.next()
-		tk = &in.Memo.templateKeys
-	}
+	clusters := EffectiveClusters(in.Set, in.Status)
+	order, keys := SortTemplates(templateKeys(in.Set.Templates))
 	ip := in.Set.Interpreter()
-	var digests sync.WaitGroup
-	digests.Go(func() { pr = in.Memo.newPlaceRun(in, clusters, ip, len(in.Set.Templates)) }) // meanwhile, sort
-	order, keys := sortedTemplates(in.Set.Templates, tk)
-	r.Bindings = make([]*Binding, len(order))
-	digests.Wait()
-	pr.prepare(keys)
+	r := &Result{Clusters: clusters, Bindings: make([]*Binding, len(order))}
 	parallel(len(order), func() func(int) {
-		pl := &placer{in: in, clusters: clusters, ip: ip, memo: pr, skipped: map[string]string{}}
-		return func(i int) { r.Bindings[i] = pl.place(i, &in.Set.Templates[order[i]], keys[i]) }
+		pl := NewPlacer(in, clusters, ip)
+		return func(i int) { r.Bindings[i] = pl.Place(&in.Set.Templates[order[i]], keys[i]) }
 	})
-	pr.finish(keys)
-	byKey := &bindingIndex{bindings: r.Bindings}
-	addDependencies(r.Bindings, byKey, ip)
-	in.Memo.renderAll(r.Bindings, keys, clusters, overridesByNamespace(in.Set.Overrides), ip)
-	for _, b := range r.Bindings {
-		injectPreserved(b, in.Previous.lookup(b.Key))
-	}
-	restrictions, restrictionsOK := restrictTargets(r.Bindings, in.Options.Restrictions, in.Memo)
-	if endHealthyEvictions(r.Bindings, in.Previous, in.Health, clusters) {
-		detachDependencies(r.Bindings, byKey)
-	}
-	keepRecorded(r, in.Previous, byKey)
-	var gm *groupMemo
-	if in.Memo != nil {
-		gm = &in.Memo.group
-	}
-	r.Works = group(r.Bindings, keys, clusters, gm)
-	if in.Memo != nil {
-		in.Memo.settle(r.Bindings, keys, restrictions, restrictionsOK)
-	}
+	byKey := NewIndex(r.Bindings)
+	AddDependencies(r.Bindings, byKey, ip)
+	RenderTargets(r.Bindings, clusters, OverridesByNamespace(in.Set.Overrides), ip)
+	PreserveLabels(r.Bindings, in.Previous)
+	RestrictTargets(r.Bindings, in.Options.Restrictions.Check, nil)
+	EndEvictions(r.Bindings, in, clusters, byKey)
+	KeepRecorded(r, in.Previous, byKey, nil)
+	r.Works = Group(r.Bindings, clusters)
 	return r
 }
 
-// overridesByNamespace returns, per namespace, the override policies that
+// templateKeys returns the key of each template.
+func templateKeys(ts []load.Template) []workv1alpha1.ObjectKey {
+	keys := make([]workv1alpha1.ObjectKey, len(ts))
+	for i, t := range ts {
+		keys[i] = workv1alpha1.KeyOf(t.Object)
+	}
+	return keys
+}
+
+// OverridesByNamespace returns, per namespace, the override policies that
 // can apply there: every ClusterOverridePolicy plus that namespace's
 // OverridePolicies (cluster-scoped templates get the former only). Override
 // matching then looks at a handful of policies, not all of them, for each
 // template and cluster. The function is safe for concurrent use.
-func overridesByNamespace(all []load.Override) func(string) []load.Override {
+func OverridesByNamespace(all []load.Override) func(string) []load.Override {
 	var cluster []load.Override
 	byNS := map[string][]load.Override{}
 	for _, o := range all {
@@ -277,9 +251,11 @@ func overridesByNamespace(all []load.Override) func(string) []load.Override {
 	}
 }
 
-// effectiveClusters returns the clusters sorted by name, each a copy whose
-// status is the live one when given, tainted by the ClusterTaintPolicies.
-func effectiveClusters(cs []load.Cluster, status map[string]*clusterv1alpha1.ClusterStatus, taints []load.TaintPolicy) []*clusterv1alpha1.Cluster {
+// EffectiveClusters returns the clusters of set sorted by name, each a copy
+// whose status is the live one when given, tainted by the
+// ClusterTaintPolicies.
+func EffectiveClusters(set *load.Set, status map[string]*clusterv1alpha1.ClusterStatus) []*clusterv1alpha1.Cluster {
+	cs, taints := set.Clusters, set.TaintPolicies
 	out := make([]*clusterv1alpha1.Cluster, 0, len(cs))
 	for _, c := range cs {
 		cp := *c.Cluster

@@ -12,46 +12,23 @@ import (
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/render/rendertest"
 )
 
-// clusters declares Ready clusters with the given names and labels "region".
-func clusters(names ...string) string {
-	var b strings.Builder
-	for _, n := range names {
-		fmt.Fprintf(&b, `---
-apiVersion: cluster.karmada.io/v1alpha1
-kind: Cluster
-metadata:
-  name: %s
-  labels: {name: %s}
-spec:
-  syncMode: Push
-`, n, n)
-	}
-	return b.String()
-}
+// The fixtures render/incremental's tests share (rendertest), by the
+// names these tests use.
+var (
+	clusters     = rendertest.Clusters
+	loadFiles    = rendertest.LoadFiles
+	worksJSON    = rendertest.WorksJSON
+	placement    = rendertest.Placement
+	object       = rendertest.Object
+	binding      = rendertest.Binding
+	errorSummary = rendertest.ErrorSummary
+	t0           = rendertest.T0
+)
 
-const nginx = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: nginx
-  namespace: demo
-  uid: 0b9f
-  resourceVersion: "12"
-spec:
-  replicas: 4
-  selector: {matchLabels: {app: nginx}}
-  template:
-    metadata: {labels: {app: nginx}}
-    spec:
-      containers:
-      - name: nginx
-        image: nginx:1.27
-        envFrom:
-        - configMapRef: {name: nginx-env}
-status:
-  readyReplicas: 4
-`
+const nginx = rendertest.Nginx
 
 const nginxEnv = `apiVersion: v1
 kind: ConfigMap
@@ -72,37 +49,6 @@ spec:
 func renderFiles(t *testing.T, files map[string]string, prev *render.Previous) *render.Result {
 	t.Helper()
 	return render.Render(render.Input{Set: loadFiles(t, files, nil), Options: render.DefaultOptions(), Previous: prev})
-}
-
-// placement returns cluster → object keys (with replicas for Deployments).
-func placement(res *render.Result) map[string][]string {
-	out := map[string][]string{}
-	for _, w := range res.Works {
-		for _, o := range w.Objects {
-			s := workv1alpha1.KeyOf(o).String()
-			if r, ok, _ := unstructured.NestedInt64(o.Object, "spec", "replicas"); ok {
-				s += fmt.Sprintf(" replicas=%d", r)
-			}
-			out[w.Cluster] = append(out[w.Cluster], s)
-		}
-	}
-	return out
-}
-
-func object(t *testing.T, res *render.Result, cluster, key string) *unstructured.Unstructured {
-	t.Helper()
-	for _, w := range res.Works {
-		if w.Cluster != cluster {
-			continue
-		}
-		for _, o := range w.Objects {
-			if workv1alpha1.KeyOf(o).String() == key {
-				return o
-			}
-		}
-	}
-	t.Fatalf("%s not rendered for %s; placement: %v", key, cluster, placement(res))
-	return nil
 }
 
 func TestDividedWithOverrideAndDependencies(t *testing.T) {

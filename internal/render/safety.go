@@ -111,15 +111,18 @@ func (r *Result) OrphansOn(cluster string) []Orphan {
 // keepRecorded applies the history to the rendered bindings: failed pairs
 // and unclaimed templates take their last recorded objects, and the
 // objects of templates removed from Git are listed as orphans or left out
-// (deleted). It fills r.Errors, r.Unclaimed and r.Orphans.
-func keepRecorded(r *Result, prev *Previous, byKey *bindingIndex) {
+// (deleted). It fills r.Errors, r.Unclaimed and r.Orphans. unfailed, when
+// not nil, marks the bindings known to have no failed target.
+func keepRecorded(r *Result, prev *Previous, byKey *Index, unfailed []bool) {
 	declared := map[string]bool{}
 	for _, c := range r.Clusters {
 		declared[c.Name] = true
 	}
 	unclaimed := false
-	for _, b := range r.Bindings {
-		keepFailed(r, b, prev.recorded(b.Key))
+	for i, b := range r.Bindings {
+		if unfailed == nil || !unfailed[i] {
+			keepFailed(r, b, prev.recorded(b.Key))
+		}
 		if isUnclaimed(b, prev) {
 			keepUnclaimed(b, prev.recorded(b.Key), declared)
 			unclaimed = true
@@ -142,9 +145,6 @@ func keepRecorded(r *Result, prev *Previous, byKey *bindingIndex) {
 // keepFailed gives every target of b that failed to render the object last
 // recorded for it, and reports the failure.
 func keepFailed(r *Result, b *Binding, recorded map[string]*unstructured.Unstructured) {
-	if b.shared != nil {
-		return // settled: nothing failed
-	}
 	for _, t := range b.Targets {
 		if t.Failure == nil || t.Object != nil {
 			continue
@@ -181,7 +181,7 @@ func keepUnclaimed(b *Binding, recorded map[string]*unstructured.Unstructured, d
 // keepUnclaimedDependencies keeps a dependency on each cluster where it was
 // recorded as the dependency of a template that is now unclaimed and kept
 // there: Karmada keeps the attached bindings with their referrer's.
-func keepUnclaimedDependencies(dep *Binding, recorded map[string]*unstructured.Unstructured, byKey *bindingIndex, declared map[string]bool) {
+func keepUnclaimedDependencies(dep *Binding, recorded map[string]*unstructured.Unstructured, byKey *Index, declared map[string]bool) {
 	if dep.Skipped != "" {
 		return
 	}
@@ -191,8 +191,7 @@ func keepUnclaimedDependencies(dep *Binding, recorded map[string]*unstructured.U
 			!keptReferrer(obj.GetAnnotations()[workv1alpha1.AnnotationDependencyOf], cluster, byKey) {
 			continue
 		}
-		dep.own()
-		dep.Targets = append(dep.Targets, keptTarget(cluster, obj))
+		dep.Targets = append(slices.Clip(dep.Targets), keptTarget(cluster, obj)) // a copy: the targets may be shared
 		slices.SortFunc(dep.Targets, func(x, y *Target) int { return strings.Compare(x.Cluster, y.Cluster) })
 		if dep.Choice.Winner == nil {
 			dep.Unclaimed = true
@@ -202,7 +201,7 @@ func keepUnclaimedDependencies(dep *Binding, recorded map[string]*unstructured.U
 
 // keptReferrer reports whether one of the comma-separated referrers is
 // unclaimed and kept on cluster.
-func keptReferrer(referrers, cluster string, byKey *bindingIndex) bool {
+func keptReferrer(referrers, cluster string, byKey *Index) bool {
 	for name := range strings.SplitSeq(referrers, ",") {
 		k, err := workv1alpha1.ParseKey(name)
 		if r := byKey.get(k); err == nil && r != nil && r.Unclaimed &&
@@ -234,7 +233,7 @@ func unclaimedOf(b *Binding, prev *Previous) Unclaimed {
 
 // orphans lists the recorded objects of templates no longer in Git that
 // stay on their members.
-func orphans(prev *Previous, byKey *bindingIndex) []Orphan {
+func orphans(prev *Previous, byKey *Index) []Orphan {
 	if prev == nil {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/render/incremental"
 )
 
 // safetyFleet reads testdata/safety: clusters m1 and m2, Deployment
@@ -66,16 +67,6 @@ func summary(res *render.Result) map[string][]string {
 			}
 			out[w.Cluster] = append(out[w.Cluster], s)
 		}
-	}
-	return out
-}
-
-// errorSummary renders each render error as "template cluster policy
-// overrider path kept".
-func errorSummary(res *render.Result) []string {
-	var out []string
-	for _, e := range res.Errors {
-		out = append(out, strings.Join([]string{e.Template.String(), e.Cluster, e.Policy, e.Overrider, e.Path, boolWord(e.Kept, "kept", "absent")}, " "))
 	}
 	return out
 }
@@ -337,11 +328,11 @@ func TestFailedPairKeptThroughMemo(t *testing.T) {
 	}
 	head["app.yaml"] = strings.Replace(head["app.yaml"], "web:1.0", "web:2.0", 1)
 	head["typo.yaml"] = overridePolicy("      plaintext:\n      - {path: /spec/nope, operator: replace, value: 2}\n")
-	memo := render.NewMemo()
+	memo := incremental.NewMemo()
 	set := loadFiles(t, head, nil)
 	var first *render.Result
 	for i := range 2 {
-		res := render.Render(render.Input{Set: set, Options: render.DefaultOptions(), Previous: prev, Memo: memo})
+		res := memo.Render(render.Input{Set: set, Options: render.DefaultOptions(), Previous: prev})
 		if len(res.Errors) != 1 || !res.Errors[0].Kept {
 			t.Fatalf("render %d: errors %v, want one kept", i, errorSummary(res))
 		}
@@ -357,22 +348,11 @@ func TestFailedPairKeptThroughMemo(t *testing.T) {
 		}
 	}
 	delete(head, "typo.yaml")
-	res := render.Render(render.Input{Set: loadFiles(t, head, nil), Options: render.DefaultOptions(), Previous: prev, Memo: memo})
+	res := memo.Render(render.Input{Set: loadFiles(t, head, nil), Options: render.DefaultOptions(), Previous: prev})
 	if len(res.Errors) != 0 || object(t, res, "m2", web).GetAnnotations() == nil {
 		t.Errorf("fixed: errors %v", errorSummary(res))
 	}
 	if d := cmp.Diff([]string{demoNS, webEnv, web + img2}, summary(res)["m2"]); d != "" {
 		t.Errorf("fixed: m2 (-want +got):\n%s", d)
 	}
-}
-
-func binding(t *testing.T, res *render.Result, key string) *render.Binding {
-	t.Helper()
-	for _, b := range res.Bindings {
-		if b.Key.String() == key {
-			return b
-		}
-	}
-	t.Fatalf("no binding %s", key)
-	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/propagit/propagit/e2e/fleet"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/render/incremental"
 )
 
 // objectsOf returns, per cluster, the rendered object of the Deployment.
@@ -101,9 +102,9 @@ func TestSharedObjectsFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	memo := render.NewMemo()
+	memo := incremental.NewMemo()
 	for range 2 {
-		again, err := json.Marshal(render.Render(render.Input{Set: set, Options: render.DefaultOptions(), Memo: memo}).Works)
+		again, err := json.Marshal(memo.Render(render.Input{Set: set, Options: render.DefaultOptions()}).Works)
 		if err != nil {
 			t.Fatal(err)
 		}

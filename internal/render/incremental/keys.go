@@ -1,4 +1,4 @@
-package render
+package incremental
 
 import (
 	"slices"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/render"
 )
 
 // templateKeys remembers the last Render's templates, in the Set's order,
@@ -15,7 +16,7 @@ import (
 // unchanged fleet is neither keyed nor sorted again, and a commit that
 // changes templates without adding, removing or renaming one gives the
 // very keys in the very order: the memo then finds each template's state
-// at its position (byPosition). A nil *templateKeys remembers nothing.
+// at its position (byPosition).
 type templateKeys struct {
 	objs []*unstructured.Unstructured
 	keys []workv1alpha1.ObjectKey
@@ -38,28 +39,15 @@ func sortedTemplates(ts []load.Template, tk *templateKeys) ([]int, []workv1alpha
 		return tk.order, tk.sorted
 	}
 	keys := tk.keysOf(ts)
-	order := make([]int, len(keys))
-	for i := range order {
-		order[i] = i
-	}
-	byKey := func(a, b int) int { return keys[a].Compare(keys[b]) }
-	if !slices.IsSortedFunc(order, byKey) {
-		slices.SortStableFunc(order, byKey)
-	}
-	sorted := make([]workv1alpha1.ObjectKey, len(keys))
-	for i, j := range order {
-		sorted[i] = keys[j]
-	}
-	if tk != nil && slices.Equal(sorted, tk.sorted) {
+	order, sorted := render.SortTemplates(keys)
+	if slices.Equal(sorted, tk.sorted) {
 		sorted = tk.sorted // the same keys, moved in the Set: state is still found by position
 	}
-	if tk != nil {
-		tk.objs = make([]*unstructured.Unstructured, len(ts))
-		for i, t := range ts {
-			tk.objs[i] = t.Object
-		}
-		tk.keys, tk.order, tk.sorted = keys, order, sorted
+	tk.objs = make([]*unstructured.Unstructured, len(ts))
+	for i, t := range ts {
+		tk.objs[i] = t.Object
 	}
+	tk.keys, tk.order, tk.sorted = keys, order, sorted
 	return order, sorted
 }
 
@@ -68,7 +56,7 @@ func sortedTemplates(ts []load.Template, tk *templateKeys) ([]int, []workv1alpha
 // commit changes some templates' objects, not their keys, and costs no
 // key compared and nothing allocated.
 func (tk *templateKeys) unchanged(ts []load.Template) bool {
-	if tk == nil || len(ts) != len(tk.objs) {
+	if len(ts) != len(tk.objs) {
 		return false
 	}
 	var moved []int
@@ -91,14 +79,10 @@ func (tk *templateKeys) unchanged(ts []load.Template) bool {
 func (tk *templateKeys) keysOf(ts []load.Template) []workv1alpha1.ObjectKey {
 	keys := make([]workv1alpha1.ObjectKey, len(ts))
 	var byObj map[*unstructured.Unstructured]workv1alpha1.ObjectKey // built when a template moved
-	if tk != nil && len(tk.names) > 3*len(ts)+64 {
+	if len(tk.names) > 3*len(ts)+64 {
 		tk.names = nil // names of templates long gone: start again
 	}
 	for i, t := range ts {
-		if tk == nil {
-			keys[i] = workv1alpha1.KeyOf(t.Object)
-			continue
-		}
 		if i < len(tk.objs) && tk.objs[i] == t.Object {
 			keys[i] = tk.keys[i]
 			continue
@@ -177,22 +161,4 @@ func (p *byPosition[T]) get(i int, key workv1alpha1.ObjectKey) (v T) {
 		return p.vals[j]
 	}
 	return v
-}
-
-// bindingIndex finds a Render's bindings by key, through a map built on
-// first use: most Renders never look one up.
-type bindingIndex struct {
-	bindings []*Binding
-	byKey    map[workv1alpha1.ObjectKey]*Binding
-}
-
-// get returns the binding of key (the last of duplicates), nil if none.
-func (x *bindingIndex) get(key workv1alpha1.ObjectKey) *Binding {
-	if x.byKey == nil {
-		x.byKey = make(map[workv1alpha1.ObjectKey]*Binding, len(x.bindings))
-		for _, b := range x.bindings {
-			x.byKey[b.Key] = b
-		}
-	}
-	return x.byKey[key]
 }

@@ -1,4 +1,4 @@
-package render_test
+package incremental_test
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"github.com/propagit/propagit/e2e/fleet"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/render/incremental"
 )
 
 // TestHistoryMatchesPreviousFromWorks renders a generated fleet through a
@@ -35,7 +36,7 @@ func TestHistoryMatchesPreviousFromWorks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache, memo, h := load.NewCache(), render.NewMemo(), &render.History{}
+	cache, memo, h := load.NewCache(), incremental.NewMemo(), &incremental.History{}
 	var prev *render.Previous
 	var lastWorks []render.Work
 	steps := []struct {
@@ -60,7 +61,7 @@ func TestHistoryMatchesPreviousFromWorks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := render.Render(render.Input{Set: set, Options: render.DefaultOptions(), Memo: memo, Previous: prev})
+		res := memo.Render(render.Input{Set: set, Options: render.DefaultOptions(), Previous: prev})
 		works := res.Works
 		if step.held {
 			works = append([]render.Work{lastWorks[0]}, works[1:]...)
@@ -89,24 +90,10 @@ func TestHistoryMatchesPreviousFromWorks(t *testing.T) {
 	}
 }
 
-// TestHistoryWithEvictions: a failover that keeps the old copy (an
-// eviction recorded in its annotations), read twice, and the examples
-// rendered three times with their history.
-func TestHistoryWithEvictions(t *testing.T) {
-	for _, purge := range []string{"Gracefully", "Never"} {
-		_, moved := evictedPrimary(t, purge)
-		h := &render.History{}
-		for i := range 2 {
-			got, want := h.Next(moved.Works), render.PreviousFromWorks(moved.Works)
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s, read %d: History differs from PreviousFromWorks", purge, i)
-			}
-			if pt := got.Templates[nginxKey]; pt == nil || len(pt.Evictions) == 0 {
-				t.Fatalf("%s: no eviction in the history: %+v", purge, pt)
-			}
-		}
-	}
-	dirs, err := filepath.Glob("../../examples/*/fleet")
+// TestHistoryOfExamples: the examples rendered three times with their
+// history (render's TestHistoryWithEvictions reads a failover's).
+func TestHistoryOfExamples(t *testing.T) {
+	dirs, err := filepath.Glob("../../../examples/*/fleet")
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no examples: %v", err)
 	}
@@ -116,7 +103,7 @@ func TestHistoryWithEvictions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := &render.History{}
+		h := &incremental.History{}
 		var prev *render.Previous
 		for i := range 3 {
 			res := render.Render(render.Input{Set: set, Options: render.DefaultOptions(), Previous: prev})

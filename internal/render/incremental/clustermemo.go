@@ -1,21 +1,19 @@
-package render
+package incremental
 
 import (
 	"crypto/sha256"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/render"
 )
 
-// effectiveClusters is effectiveClusters through the memo: while the
+// effectiveClusters is render.EffectiveClusters through the memo: while the
 // declared clusters and the taint policies are the very lists of the last
 // Render (a load.Cache hands them out again while unchanged) and each
 // cluster's live status is the very object, the clusters are the last
 // Render's, and so are their digests. The clusters are read-only.
-func (m *Memo) effectiveClusters(in Input) []*clusterv1alpha1.Cluster {
-	if m == nil {
-		return effectiveClusters(in.Set.Clusters, in.Status, in.Set.TaintPolicies)
-	}
+func (m *Memo) effectiveClusters(in render.Input) []*clusterv1alpha1.Cluster {
 	e := &m.effective
 	same := e.clusters != nil && sameList(in.Set.Clusters, e.declared) && sameList(in.Set.TaintPolicies, e.taints) && len(e.status) == len(e.clusters)
 	for i := 0; same && i < len(e.clusters); i++ {
@@ -24,7 +22,7 @@ func (m *Memo) effectiveClusters(in Input) []*clusterv1alpha1.Cluster {
 	if same {
 		return e.clusters
 	}
-	clusters := effectiveClusters(in.Set.Clusters, in.Status, in.Set.TaintPolicies)
+	clusters := render.EffectiveClusters(in.Set, in.Status)
 	status := make([]*clusterv1alpha1.ClusterStatus, len(clusters))
 	for i, c := range clusters {
 		status[i] = in.Status[c.Name]

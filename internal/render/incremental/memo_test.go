@@ -1,7 +1,6 @@
-package render_test
+package incremental_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/render/incremental"
 )
 
 // TestMemoRendersOnlyWhatChanged renders a sequence of revisions through one
@@ -37,7 +37,7 @@ spec:
   - targetCluster: {labelSelector: {matchLabels: {tier: gold}}}
     overriders: {labelsOverrider: [{operator: add, value: {gold: "yes"}}]}
 `
-	memo, cache := render.NewMemo(), load.NewCache()
+	memo, cache := incremental.NewMemo(), load.NewCache()
 	for _, step := range []struct {
 		name         string
 		change       func()
@@ -69,7 +69,7 @@ spec:
 			fresh := render.Render(render.Input{Set: loadFiles(t, files, nil), Options: render.DefaultOptions()})
 			// Through a load cache, as the controller loads: templates carry
 			// the digest of their document.
-			got := render.Render(render.Input{Set: loadFiles(t, files, cache), Options: render.DefaultOptions(), Memo: memo})
+			got := memo.Render(render.Input{Set: loadFiles(t, files, cache), Options: render.DefaultOptions()})
 			if a, b := worksJSON(t, fresh), worksJSON(t, got); a != b {
 				t.Fatalf("%s (render %d): the memo changed the output:\nwithout: %s\nwith:    %s", step.name, pass+1, a, b)
 			}
@@ -106,7 +106,7 @@ spec:
 	for i := range 6 {
 		cm(i, "all", "1")
 	}
-	memo, cache := render.NewMemo(), load.NewCache()
+	memo, cache := incremental.NewMemo(), load.NewCache()
 	for _, step := range []struct {
 		name   string
 		change func()
@@ -137,40 +137,11 @@ spec:
 	} {
 		step.change()
 		fresh := render.Render(render.Input{Set: loadFiles(t, files, nil), Options: render.DefaultOptions()})
-		got := render.Render(render.Input{Set: loadFiles(t, files, cache), Options: render.DefaultOptions(), Memo: memo})
+		got := memo.Render(render.Input{Set: loadFiles(t, files, cache), Options: render.DefaultOptions()})
 		if a, b := worksJSON(t, fresh), worksJSON(t, got); a != b {
 			t.Fatalf("%s: the memo changed the Works:\nwithout: %s\nwith:    %s", step.name, a, b)
 		}
 	}
-}
-
-// loadFiles loads files, through cache when it is not nil.
-func loadFiles(t *testing.T, files map[string]string, cache *load.Cache) *load.Set {
-	t.Helper()
-	fs := filesys.MakeFsInMemory()
-	for name, content := range files {
-		if err := fs.WriteFile("/repo/"+name, []byte(content)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	load := load.Load
-	if cache != nil {
-		load = cache.Load
-	}
-	set, err := load(fs, "/repo")
-	if err != nil {
-		t.Fatalf("load: %v", err)
-	}
-	return set
-}
-
-func worksJSON(t *testing.T, res *render.Result) string {
-	t.Helper()
-	data, err := json.Marshal(res.Works)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
 }
 
 // BenchmarkRenderOneChange is one op = render 2,000 templates on 3
@@ -212,10 +183,10 @@ spec:
 	}
 	for _, mode := range []string{"full", "memo"} {
 		b.Run(mode, func(b *testing.B) {
-			var memo *render.Memo
+			var memo *incremental.Memo
 			if mode == "memo" {
-				memo = render.NewMemo()
-				render.Render(render.Input{Set: revision(1), Options: render.DefaultOptions(), Memo: memo})
+				memo = incremental.NewMemo()
+				memo.Render(render.Input{Set: revision(1), Options: render.DefaultOptions()})
 			}
 			i := 0
 			for b.Loop() {
@@ -223,7 +194,7 @@ spec:
 				set := revision(i)
 				i++
 				b.StartTimer()
-				res := render.Render(render.Input{Set: set, Options: render.DefaultOptions(), Memo: memo})
+				res := memo.Render(render.Input{Set: set, Options: render.DefaultOptions()})
 				if len(res.Works) != 3 {
 					b.Fatalf("%d works, want 3", len(res.Works))
 				}
@@ -274,10 +245,10 @@ spec:
 		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: demo}\ndata: {v: %q}\n", name, value)
 	}
 	files["a.yaml"], files["b.yaml"] = cm("a", "1"), cm("b", "1")
-	memo, cache := render.NewMemo(), load.NewCache()
-	render.Render(render.Input{Set: loadFiles(t, files, cache), Options: render.DefaultOptions(), Memo: memo})
+	memo, cache := incremental.NewMemo(), load.NewCache()
+	memo.Render(render.Input{Set: loadFiles(t, files, cache), Options: render.DefaultOptions()})
 	files["a.yaml"] = cm("a", "2")
-	got := render.Render(render.Input{Set: loadFiles(t, files, cache), Options: render.DefaultOptions(), Memo: memo})
+	got := memo.Render(render.Input{Set: loadFiles(t, files, cache), Options: render.DefaultOptions()})
 	if memo.Rendered != 1 {
 		t.Fatalf("%d templates rendered, want the changed one alone", memo.Rendered)
 	}

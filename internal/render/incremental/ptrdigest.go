@@ -1,8 +1,11 @@
-package render
+package incremental
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
+
+	"github.com/propagit/propagit/internal/load"
 )
 
 // policyDigests remembers the digest of each policy object by pointer. A
@@ -49,4 +52,38 @@ func digestOf(v any) ([sha256.Size]byte, bool) {
 		return [sha256.Size]byte{}, false
 	}
 	return sha256.Sum256(data), true
+}
+
+// Memo keys are length-prefixed parts appended to a buffer, hashed once;
+// callers start from a stack array (keyBuffer) so a short key allocates
+// nothing.
+type keyBuffer [512]byte
+
+func keyStr(b []byte, s string) []byte {
+	return append(keyInt(b, int64(len(s))), s...)
+}
+
+func keyInt(b []byte, n int64) []byte { return binary.LittleEndian.AppendUint64(b, uint64(n)) }
+
+func keySum(b []byte, s [sha256.Size]byte) []byte { return append(b, s[:]...) }
+
+func keyBool(b []byte, v bool) []byte {
+	if v {
+		return keyInt(b, 1)
+	}
+	return keyInt(b, 0)
+}
+
+// templateSum identifies a template's content: the loader's digest of its
+// document and the namespace it defaulted (its key's), else its JSON;
+// false when it cannot be encoded.
+func templateSum(t *load.Template, namespace string) ([sha256.Size]byte, bool) {
+	if t.Digest != ([sha256.Size]byte{}) {
+		var buf keyBuffer
+		k := keyStr(buf[:0], "document")
+		k = keySum(k, t.Digest)
+		k = keyStr(k, namespace)
+		return sha256.Sum256(k), true
+	}
+	return digestOf(t.Object.Object)
 }

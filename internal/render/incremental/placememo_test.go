@@ -1,9 +1,8 @@
-package render_test
+package incremental_test
 
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/render/incremental"
 	"github.com/propagit/propagit/internal/restrict"
 )
 
@@ -28,9 +28,9 @@ type memoWorld struct {
 	unhealthy render.Unhealthy
 }
 
-func (w *memoWorld) input(set *load.Set, memo *render.Memo) render.Input {
+func (w *memoWorld) input(set *load.Set) render.Input {
 	return render.Input{Set: set, Status: w.status, Previous: w.prev, Now: w.now, Unhealthy: w.unhealthy,
-		Options: render.DefaultOptions(), Memo: memo}
+		Options: render.DefaultOptions()}
 }
 
 // memoCluster declares a Ready cluster of the given tier with room for
@@ -141,7 +141,7 @@ func setReady(status string, since time.Time) func(*clusterv1alpha1.ClusterStatu
 // history of the next render.
 func withPrevious(t *testing.T, w *memoWorld) {
 	t.Helper()
-	w.prev = render.PreviousFromWorks(render.Render(w.input(loadFiles(t, w.files, nil), nil)).Works)
+	w.prev = render.PreviousFromWorks(render.Render(w.input(loadFiles(t, w.files, nil))).Works)
 }
 
 var webKey = workv1alpha1.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}
@@ -232,17 +232,17 @@ spec:
 			if tc.setup != nil {
 				tc.setup(t, w)
 			}
-			memo, cache := render.NewMemo(), load.NewCache()
-			memoRender := func() *render.Result { return render.Render(w.input(loadFiles(t, w.files, cache), memo)) }
+			memo, cache := incremental.NewMemo(), load.NewCache()
+			memoRender := func() *render.Result { return memo.Render(w.input(loadFiles(t, w.files, cache))) }
 			memoRender()
 			if again := memoRender(); !tc.clockBound && memo.Scheduled != 0 {
 				t.Fatalf("nothing changed, yet %d templates were scheduled again", memo.Scheduled)
-			} else if a, b := placementJSON(t, again), placementJSON(t, render.Render(w.input(loadFiles(t, w.files, nil), nil))); a != b {
+			} else if a, b := placementJSON(t, again), placementJSON(t, render.Render(w.input(loadFiles(t, w.files, nil)))); a != b {
 				t.Fatalf("before the change, the memo changed the output:\nwithout: %s\nwith:    %s", b, a)
 			}
-			before := placementJSON(t, render.Render(w.input(loadFiles(t, w.files, nil), nil)))
+			before := placementJSON(t, render.Render(w.input(loadFiles(t, w.files, nil))))
 			tc.change(t, w)
-			fresh := placementJSON(t, render.Render(w.input(loadFiles(t, w.files, nil), nil)))
+			fresh := placementJSON(t, render.Render(w.input(loadFiles(t, w.files, nil))))
 			if fresh == before {
 				t.Fatalf("the change does not move the template; the case proves nothing:\n%s", fresh)
 			}
@@ -307,7 +307,7 @@ func TestMemoReusesRestrictionVerdictsOnlyWhileValid(t *testing.T) {
 	permissive := &restrict.Policy{}
 	onlyOther := &restrict.Policy{Namespaces: []string{"other"}}
 	teamFolder := &restrict.Policy{Folders: []restrict.Folder{{Path: "team", Namespaces: []string{"other"}}}}
-	memo, cache := render.NewMemo(), load.NewCache()
+	memo, cache := incremental.NewMemo(), load.NewCache()
 	for _, step := range []struct {
 		name   string
 		policy *restrict.Policy
@@ -328,7 +328,7 @@ func TestMemoReusesRestrictionVerdictsOnlyWhileValid(t *testing.T) {
 		opts.Restrictions = step.policy
 		for pass := range 2 { // the second finds the templates placed and settled as the first left them
 			fresh := render.Render(render.Input{Set: loadFiles(t, files, nil), Options: opts})
-			got := render.Render(render.Input{Set: loadFiles(t, files, cache), Options: opts, Memo: memo})
+			got := memo.Render(render.Input{Set: loadFiles(t, files, cache), Options: opts})
 			if len(fresh.Errors) != step.errors {
 				t.Fatalf("%s: %d errors without the memo, want %d", step.name, len(fresh.Errors), step.errors)
 			}
@@ -340,7 +340,7 @@ func TestMemoReusesRestrictionVerdictsOnlyWhileValid(t *testing.T) {
 }
 
 // TestMemoSharedTargetsFollowEveryStage renders, controller-like (each
-// render's Works are the next one's history, through a render.History for
+// render's Works are the next one's history, through a incremental.History for
 // the memo's renders), a sequence of revisions that make later stages
 // change templates the memo had settled: a dependency attached to one,
 // restriction refusals, namespace auto-propagation, a policy removed,
@@ -374,7 +374,7 @@ spec:
 	w.files["policy.yaml"] = strings.Replace(w.files["policy.yaml"], "  propagateDeps: true\n", "", 1)
 	w.files["policy.yaml"] = w.files["policy.yaml"][:strings.Index(w.files["policy.yaml"], "  failover:")]
 	opts := render.DefaultOptions()
-	memo, cache := render.NewMemo(), load.NewCache()
+	memo, cache := incremental.NewMemo(), load.NewCache()
 	withEnv := func() {
 		w.files["web.yaml"] = strings.Replace(memoWeb, "        resources:", "        envFrom: [{configMapRef: {name: web-env}}]\n        resources:", 1)
 		w.files["policy.yaml"] = strings.Replace(w.files["policy.yaml"], "spec:\n", "spec:\n  propagateDeps: true\n", 1)
@@ -391,7 +391,7 @@ spec:
 `
 	}
 	var last, lastGot, plain, plainGot *render.Result
-	var hist render.History
+	var hist incremental.History
 	var memoPrev *render.Previous
 	keepHistory := true
 	preserved := func() {
@@ -424,12 +424,12 @@ spec:
 	} {
 		step.change()
 		for pass := range 2 {
-			in := w.input(loadFiles(t, w.files, nil), nil)
+			in := w.input(loadFiles(t, w.files, nil))
 			in.Options = opts
 			fresh := render.Render(in)
-			in = w.input(loadFiles(t, w.files, cache), memo)
+			in = w.input(loadFiles(t, w.files, cache))
 			in.Options, in.Previous = opts, memoPrev
-			got := render.Render(in)
+			got := memo.Render(in)
 			if a, b := placementJSON(t, fresh), placementJSON(t, got); a != b {
 				t.Fatalf("%s (render %d): the memo changed the output:\nwithout: %s\nwith:    %s", step.name, pass+1, a, b)
 			}
@@ -439,26 +439,6 @@ spec:
 			}
 		}
 	}
-}
-
-// withPreservedLabel returns works with web's copy on m1 carrying a label
-// recorded as preserved (a member-side label propagit keeps).
-func withPreservedLabel(in []render.Work) []render.Work {
-	works := make([]render.Work, len(in))
-	for i, wk := range in {
-		works[i] = render.Work{Cluster: wk.Cluster, Objects: slices.Clone(wk.Objects)}
-		for j, o := range wk.Objects {
-			if o.GetKind() == "Deployment" && wk.Cluster == "m1" {
-				cp := o.DeepCopy()
-				cp.SetLabels(map[string]string{"keep": "yes"})
-				cp.SetAnnotations(map[string]string{workv1alpha1.AnnotationTemplate: webKey.String(),
-					workv1alpha1.AnnotationPPNamespace: "demo", workv1alpha1.AnnotationPPName: "web",
-					workv1alpha1.AnnotationScheduledReplicas: "3", workv1alpha1.AnnotationPreservedLabels: "keep"})
-				works[i].Objects[j] = cp
-			}
-		}
-	}
-	return works
 }
 
 // TestMemoCapacityReschedulesOnlyWorkloads: only the estimator reads a
@@ -474,7 +454,7 @@ spec:
   resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: web-env}]
   placement: {clusterAffinity: {labelSelector: {matchLabels: {tier: gold}}}}
 `
-	memo, cache := render.NewMemo(), load.NewCache()
+	memo, cache := incremental.NewMemo(), load.NewCache()
 	for _, step := range []struct {
 		name          string
 		change        func()
@@ -490,8 +470,8 @@ spec:
 		{"m1 turned NotReady", func() { liveStatus(t, w, "m1", setReady("False", t0)) }, 2},
 	} {
 		step.change()
-		fresh := render.Render(w.input(loadFiles(t, w.files, nil), nil))
-		got := render.Render(w.input(loadFiles(t, w.files, cache), memo))
+		fresh := render.Render(w.input(loadFiles(t, w.files, nil)))
+		got := memo.Render(w.input(loadFiles(t, w.files, cache)))
 		if a, b := placementJSON(t, fresh), placementJSON(t, got); a != b {
 			t.Fatalf("%s: the memo changed the output:\nwithout: %s\nwith:    %s", step.name, a, b)
 		}

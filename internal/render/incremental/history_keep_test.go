@@ -1,4 +1,4 @@
-package render
+package incremental
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/render"
 )
 
 // TestHistoryKeepsOnlyTheLastCall: History remembers the objects and
@@ -30,16 +31,16 @@ func TestHistoryKeepsOnlyTheLastCall(t *testing.T) {
 			t.Errorf("%s: History holds %d objects and %d templates, want %d and %d", step, len(h.objects), len(h.templates), objects, templates)
 		}
 	}
-	h.Next([]Work{{Cluster: "m1", Objects: []*unstructured.Unstructured{a, b}}, {Cluster: "m2", Objects: []*unstructured.Unstructured{a, b}}})
+	h.Next([]render.Work{{Cluster: "m1", Objects: []*unstructured.Unstructured{a, b}}, {Cluster: "m2", Objects: []*unstructured.Unstructured{a, b}}})
 	check("a and b on two clusters", 2, 2)
-	prev := h.Next([]Work{{Cluster: "m1", Objects: []*unstructured.Unstructured{a}}})
+	prev := h.Next([]render.Work{{Cluster: "m1", Objects: []*unstructured.Unstructured{a}}})
 	check("a alone", 1, 1)
 	if len(prev.Recorded) != 1 || len(prev.Recorded[workv1alpha1.ObjectKey{Kind: "ConfigMap", Namespace: "app", Name: "a"}]) != 1 {
 		t.Errorf("a alone: recorded %v, want a on m1", prev.Recorded)
 	}
-	prev = h.Next([]Work{{Cluster: "m1", Objects: []*unstructured.Unstructured{a, b}}})
+	prev = h.Next([]render.Work{{Cluster: "m1", Objects: []*unstructured.Unstructured{a, b}}})
 	check("b back", 2, 2)
-	if want := PreviousFromWorks([]Work{{Cluster: "m1", Objects: []*unstructured.Unstructured{a, b}}}); len(prev.Recorded) != len(want.Recorded) {
+	if want := render.PreviousFromWorks([]render.Work{{Cluster: "m1", Objects: []*unstructured.Unstructured{a, b}}}); len(prev.Recorded) != len(want.Recorded) {
 		t.Errorf("b back: recorded %d templates, want %d", len(prev.Recorded), len(want.Recorded))
 	}
 }

@@ -1,4 +1,4 @@
-package render
+package incremental
 
 import (
 	"slices"
@@ -6,11 +6,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-	"github.com/propagit/propagit/internal/schedule"
+	"github.com/propagit/propagit/internal/render"
 )
 
 // History builds the Previous of each render from the Works the last one
-// recorded, as PreviousFromWorks does, for a caller that records every
+// recorded, as render.PreviousFromWorks does, for a caller that records every
 // render (the controller). A template whose recorded objects are the very
 // objects of the last call, on the same clusters in the same order, keeps
 // what the last call built for it, and each object's annotations are read
@@ -24,7 +24,7 @@ type History struct {
 	objects map[*unstructured.Unstructured]*historyObject
 	// templates are the templates the last call recorded objects of.
 	templates map[workv1alpha1.ObjectKey]*historyTemplate
-	last      *Previous
+	last      *render.Previous
 	call      uint64
 }
 
@@ -32,7 +32,7 @@ type History struct {
 // and its template's entry, found once while the object stays recorded, so
 // that a call hashes no template key for it.
 type historyObject struct {
-	st       *stampRead
+	st       *render.Stamp
 	template *historyTemplate
 }
 
@@ -49,11 +49,11 @@ type historyTemplate struct {
 type historyEntry struct {
 	cluster string
 	obj     *unstructured.Unstructured
-	st      *stampRead
+	st      *render.Stamp
 }
 
-// Next returns the Previous of works, equal to PreviousFromWorks(works).
-func (h *History) Next(works []Work) *Previous {
+// Next returns the Previous of works, equal to render.PreviousFromWorks(works).
+func (h *History) Next(works []render.Work) *render.Previous {
 	h.call++
 	objects := make(map[*unstructured.Unstructured]*historyObject, len(h.objects))
 	var touched []*historyTemplate
@@ -62,9 +62,9 @@ func (h *History) Next(works []Work) *Previous {
 			o := objects[obj]
 			if o == nil {
 				if o = h.objects[obj]; o == nil {
-					o = &historyObject{st: readStamp(obj)}
-					if o.st.ok {
-						o.template = h.template(o.st.template)
+					o = &historyObject{st: render.ReadStamp(obj)}
+					if key, ok := o.st.Template(); ok {
+						o.template = h.template(key)
 					}
 				}
 				objects[obj] = o
@@ -80,7 +80,7 @@ func (h *History) Next(works []Work) *Previous {
 			t.next = append(t.next, historyEntry{cluster: w.Cluster, obj: obj, st: o.st})
 		}
 	}
-	prev := &Previous{Templates: make(map[workv1alpha1.ObjectKey]*PreviousTemplate, len(touched)),
+	prev := &render.Previous{Templates: make(map[workv1alpha1.ObjectKey]*render.PreviousTemplate, len(touched)),
 		Recorded: make(map[workv1alpha1.ObjectKey]map[string]*unstructured.Unstructured, len(touched))}
 	templates := make(map[workv1alpha1.ObjectKey]*historyTemplate, len(touched))
 	for _, t := range touched {
@@ -93,11 +93,10 @@ func (h *History) Next(works []Work) *Previous {
 			prev.Recorded[key] = h.last.Recorded[key]
 		} else {
 			for _, e := range t.next {
-				addRecorded(prev, e.cluster, e.obj, e.st)
-				addPrevious(prev, e.cluster, e.obj, e.st)
+				prev.Add(e.cluster, e.obj, e.st)
 			}
 			if pt := prev.Templates[key]; pt != nil {
-				sortPlacement(pt)
+				render.SortPlacement(pt)
 			}
 		}
 		t.entries, t.next = t.next, nil
@@ -120,17 +119,4 @@ func (h *History) template(key workv1alpha1.ObjectKey) *historyTemplate {
 	}
 	h.templates[key] = t // later objects of key in this call find it
 	return t
-}
-
-// sortPlacement orders a template's previous clusters by name.
-func sortPlacement(t *PreviousTemplate) {
-	slices.SortFunc(t.Placement.Clusters, func(a, b schedule.TargetCluster) int {
-		if a.Name < b.Name {
-			return -1
-		}
-		if a.Name > b.Name {
-			return 1
-		}
-		return 0
-	})
 }

@@ -1,12 +1,10 @@
-package render
+package incremental
 
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/propagit/propagit/internal/interpret"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/override"
+	"github.com/propagit/propagit/internal/render"
 )
 
 // Memo keeps what each template rendered to in the last Render, with a
@@ -63,6 +62,34 @@ func NewMemo() *Memo {
 	return &Memo{}
 }
 
+// Render is render.Render through the memo: the same stages in the same
+// order, each skipping what its memo says did not change.
+func (m *Memo) Render(in render.Input) *render.Result {
+	clusters := m.effectiveClusters(in)
+	m.policyDigests.next()
+	ip := in.Set.Interpreter()
+	var pr *placeRun
+	var digests sync.WaitGroup
+	digests.Go(func() { pr = m.newPlaceRun(in, clusters, ip, len(in.Set.Templates)) }) // meanwhile, sort
+	order, keys := sortedTemplates(in.Set.Templates, &m.templateKeys)
+	digests.Wait()
+	r := &render.Result{Clusters: clusters, Bindings: make([]*render.Binding, len(order))}
+	st := newRunState(len(order))
+	m.placeAll(pr, st, r.Bindings, in, clusters, ip, order, keys)
+	byKey := render.NewIndex(r.Bindings)
+	render.AddDependencies(r.Bindings, byKey, ip)
+	st.unshareExtended(r.Bindings)
+	m.renderAll(st, r.Bindings, keys, clusters, render.OverridesByNamespace(in.Set.Overrides), ip)
+	render.PreserveLabels(r.Bindings, in.Previous)
+	check, restrictions, restrictionsOK := m.restrictions(in.Options.Restrictions)
+	render.RestrictTargets(r.Bindings, check, st.admitted(r.Bindings, restrictions, restrictionsOK))
+	render.EndEvictions(r.Bindings, in, clusters, byKey)
+	render.KeepRecorded(r, in.Previous, byKey, st.stillShared(r.Bindings))
+	r.Works = m.groupAll(st, r.Bindings, keys, clusters)
+	m.settle(st, r.Bindings, keys, restrictions, restrictionsOK)
+	return r
+}
+
 type memoEntry struct {
 	sum     [sha256.Size]byte
 	targets map[string]memoTarget
@@ -86,13 +113,13 @@ type memoTarget struct {
 	object    *unstructured.Unstructured
 	overrides *override.Result
 	err       string
-	failure   *RenderError
+	failure   *render.RenderError
 }
 
 // memoInputs is what, besides the template, the objects of a binding
 // depend on.
 type memoInputs struct {
-	Policy       *PolicyRef
+	Policy       *render.PolicyRef
 	Winner       any `json:",omitempty"`
 	Overwrite    bool
 	Preserve     bool
@@ -116,15 +143,16 @@ type memoTargetInput struct {
 }
 
 // digest returns the digest of b's inputs, false when one cannot be
-// encoded (then b is rendered).
-func (m *Memo) digest(b *Binding, overrides, clusters [sha256.Size]byte, ip *interpret.Interpreter) ([sha256.Size]byte, bool) {
-	if b.scheduleSum != ([sha256.Size]byte{}) {
+// encoded (then b is rendered); placement is b's placement key, zero when
+// it has none.
+func digest(b *render.Binding, placement, overrides, clusters [sha256.Size]byte, ip *interpret.Interpreter) ([sha256.Size]byte, bool) {
+	if placement != ([sha256.Size]byte{}) {
 		// The placement key covers the template, the policy, every
 		// cluster, the scripts and the targets; what dependencies and
 		// overrides add is written after it.
 		var buf keyBuffer
 		k := keyStr(buf[:0], "render")
-		k = keySum(k, b.scheduleSum)
+		k = keySum(k, placement)
 		k = keySum(k, overrides)
 		k = keyBool(k, b.Overwrite)
 		k = keyInt(k, int64(len(b.DependencyOf)))
@@ -165,7 +193,7 @@ func (m *Memo) digest(b *Binding, overrides, clusters [sha256.Size]byte, ip *int
 
 // restore fills the targets of b from e, the memo's entry of its template,
 // when its digest is sum.
-func restore(b *Binding, e memoEntry, sum [sha256.Size]byte) bool {
+func restore(b *render.Binding, e memoEntry, sum [sha256.Size]byte) bool {
 	if e.targets == nil || e.sum != sum {
 		return false
 	}
@@ -182,31 +210,30 @@ func restore(b *Binding, e memoEntry, sum [sha256.Size]byte) bool {
 	return true
 }
 
-// entryOf is what b rendered to under sum, computed from overrides and b.
-func entryOf(b *Binding, sum, overrides [sha256.Size]byte) memoEntry {
+// entryOf is what b rendered to under sum, computed from overrides and b,
+// of placement key placement.
+func entryOf(b *render.Binding, sum, placement, overrides [sha256.Size]byte) memoEntry {
 	e := memoEntry{sum: sum, targets: make(map[string]memoTarget, len(b.Targets)),
-		inputs: memoKeyInputs{placement: b.scheduleSum, overrides: overrides, overwrite: b.Overwrite}, deps: b.DependencyOf}
+		inputs: memoKeyInputs{placement: placement, overrides: overrides, overwrite: b.Overwrite}, deps: b.DependencyOf}
 	for _, t := range b.Targets {
 		e.targets[t.Cluster] = memoTarget{object: t.Object, overrides: t.Overrides, err: t.Error, failure: t.Failure}
 	}
 	return e
 }
 
+// nsSum is the digest of a namespace's override policies.
+type nsSum struct {
+	sum [sha256.Size]byte
+	ok  bool
+}
+
 // renderAll renders the targets of every binding, one per key of keys,
-// through the memo when m is not nil, and keeps only this Render's
-// templates in it.
-func (m *Memo) renderAll(bindings []*Binding, keys []workv1alpha1.ObjectKey, clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override, ip *interpret.Interpreter) {
-	if m == nil {
-		renderParallel(bindings, clusters, overrides, ip)
-		return
-	}
+// through the memo, and keeps only this Render's templates in it.
+func (m *Memo) renderAll(st *runState, bindings []*render.Binding, keys []workv1alpha1.ObjectKey, clusters []*clusterv1alpha1.Cluster,
+	overrides func(string) []load.Override, ip *interpret.Interpreter) {
 	m.Rendered, m.Reused = 0, 0
 	var clusterSum [sha256.Size]byte
 	clustersOK, clustersDone := false, false
-	type nsSum struct {
-		sum [sha256.Size]byte
-		ok  bool
-	}
 	overrideSums := map[string]nsSum{}
 	m.entries.prepare(keys)
 	seen := make([]memoEntry, len(bindings))
@@ -224,29 +251,21 @@ func (m *Memo) renderAll(bindings []*Binding, keys []workv1alpha1.ObjectKey, clu
 			}
 			lastNS = ns
 		}
-		if b.scheduleSum == ([sha256.Size]byte{}) && !clustersDone {
+		placement := st.placement[i]
+		if placement == ([sha256.Size]byte{}) && !clustersDone {
 			// Only keys without a placement digest read the clusters.
 			clusterSum, clustersOK = digestOf(clusterInputs(clusters))
 			clustersDone = true
 		}
 		e := m.entries.get(i, b.Key)
-		var sum [sha256.Size]byte
-		ok := osum.ok
-		if e.targets != nil && b.scheduleSum != ([sha256.Size]byte{}) &&
-			e.inputs == (memoKeyInputs{placement: b.scheduleSum, overrides: osum.sum, overwrite: b.Overwrite}) && slices.Equal(e.deps, b.DependencyOf) {
-			sum = e.sum // the very inputs of its key
-		} else {
-			var digested bool
-			sum, digested = m.digest(b, osum.sum, clusterSum, ip)
-			ok = ok && digested && (clustersOK || b.scheduleSum != ([sha256.Size]byte{}))
-		}
-		if b.shared != nil {
+		sum, ok := renderKey(b, e, placement, osum, clusterSum, clustersOK, ip)
+		if st.shared[i] != nil {
 			if ok && e.targets != nil && e.sum == sum {
 				m.Reused++
 				seen[i] = e
 				continue // its targets are rendered already
 			}
-			b.unshare()
+			st.unshare(i, b)
 		}
 		if ok && restore(b, e, sum) {
 			m.Reused++
@@ -255,53 +274,31 @@ func (m *Memo) renderAll(bindings []*Binding, keys []workv1alpha1.ObjectKey, clu
 		}
 		todo, sums, osums, keep = append(todo, i), append(sums, sum), append(osums, osum.sum), append(keep, ok)
 	}
-	rendered := make([]*Binding, len(todo))
+	rendered := make([]*render.Binding, len(todo))
 	for j, i := range todo {
 		rendered[j] = bindings[i]
 	}
-	renderParallel(rendered, clusters, overrides, ip)
+	render.RenderTargets(rendered, clusters, overrides, ip)
 	m.Rendered = len(todo)
 	for j, i := range todo {
 		if keep[j] {
-			seen[i] = entryOf(bindings[i], sums[j], osums[j])
+			seen[i] = entryOf(bindings[i], sums[j], st.placement[i], osums[j])
 		}
 	}
 	m.entries.keep(keys, seen)
+	st.markRendered(bindings)
 }
 
-// renderParallel renders the targets of bindings, each by one worker with
-// its own renderer, so the result does not depend on the schedule. With
-// fewer bindings than workers (a commit that changed one template), the
-// variants of each binding are spread over the workers instead.
-func renderParallel(bindings []*Binding, clusters []*clusterv1alpha1.Cluster, overrides func(string) []load.Override, ip *interpret.Interpreter) {
-	if len(bindings) < runtime.GOMAXPROCS(0) {
-		r := newRenderer(clusters, overrides, ip)
-		r.spread = true
-		for _, b := range bindings {
-			r.renderTargets(b)
-		}
-		return
+// renderKey returns the render memo's key of b, whose entry of the last
+// Render is e; false when it cannot be computed (b is rendered then).
+func renderKey(b *render.Binding, e memoEntry, placement [sha256.Size]byte, osum nsSum, clusterSum [sha256.Size]byte, clustersOK bool,
+	ip *interpret.Interpreter) ([sha256.Size]byte, bool) {
+	if e.targets != nil && placement != ([sha256.Size]byte{}) &&
+		e.inputs == (memoKeyInputs{placement: placement, overrides: osum.sum, overwrite: b.Overwrite}) && slices.Equal(e.deps, b.DependencyOf) {
+		return e.sum, osum.ok // the very inputs of its key
 	}
-	parallel(len(bindings), func() func(int) {
-		r := newRenderer(clusters, overrides, ip)
-		return func(i int) { r.renderTargets(bindings[i]) }
-	})
-}
-
-// parallel calls, on GOMAXPROCS workers, work(i) for every i in [0, n),
-// each worker with its own work function from newWorker.
-func parallel(n int, newWorker func() func(int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), n) {
-		wg.Go(func() {
-			work := newWorker()
-			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
-				work(int(i))
-			}
-		})
-	}
-	wg.Wait()
+	sum, digested := digest(b, placement, osum.sum, clusterSum, ip)
+	return sum, osum.ok && digested && (clustersOK || placement != ([sha256.Size]byte{}))
 }
 
 // clusterInputs is what overrides read of the clusters: their identity,

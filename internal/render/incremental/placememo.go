@@ -1,8 +1,7 @@
-package render
+package incremental
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -12,6 +11,7 @@ import (
 	"github.com/propagit/propagit/internal/interpret"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/match"
+	"github.com/propagit/propagit/internal/render"
 	"github.com/propagit/propagit/internal/schedule"
 )
 
@@ -81,8 +81,18 @@ type placeEntry struct {
 	tsum   [sha256.Size]byte
 	// placed is what place returned, when it shared a settled binding's
 	// targets, on the policies whose first element is placedOn (placed).
-	placed   *Binding
+	placed   *placedBinding
 	placedOn *load.Propagation
+}
+
+// placedBinding is a binding as place returned it, with the memo's record
+// of it (runState).
+type placedBinding struct {
+	binding   render.Binding
+	placement [sha256.Size]byte
+	shared    *sharedTargets
+	sameKey   bool
+	sent      *render.Sent
 }
 
 // placeInputs identify, without reading them, the inputs of a template's
@@ -95,7 +105,7 @@ type placeEntry struct {
 type placeInputs struct {
 	obj    *unstructured.Unstructured
 	digest [sha256.Size]byte
-	prev   *PreviousTemplate
+	prev   *render.PreviousTemplate
 	epoch  [sha256.Size]byte
 }
 
@@ -133,7 +143,9 @@ type placeRun struct {
 	scheduled []bool
 	// bindings hold the bindings placed returns, one allocation for all
 	// the templates instead of one each.
-	bindings []Binding
+	bindings []render.Binding
+	// state is the Render's record of the bindings.
+	state *runState
 	// epoch digests every render-wide input of the keys and of skipping:
 	// options, policies, clusters and the interpreter's scripts.
 	epoch [sha256.Size]byte
@@ -141,12 +153,12 @@ type placeRun struct {
 
 // newPlaceRun digests the render-wide inputs of placement for n templates;
 // nil (no memo) when m is nil or an input cannot be encoded.
-func (m *Memo) newPlaceRun(in Input, clusters []*clusterv1alpha1.Cluster, ip *interpret.Interpreter, n int) *placeRun {
+func (m *Memo) newPlaceRun(in render.Input, clusters []*clusterv1alpha1.Cluster, ip *interpret.Interpreter, n int) *placeRun {
 	if m == nil {
 		return nil
 	}
 	set := in.Set
-	r := &placeRun{memo: m, prior: m.placements, fresh: make([]placeEntry, n), bindings: make([]Binding, n),
+	r := &placeRun{memo: m, prior: m.placements, fresh: make([]placeEntry, n), bindings: make([]render.Binding, n),
 		scheduled: make([]bool, n), policySums: make([][sha256.Size]byte, len(set.Propagations)),
 		policyAt: make(map[*load.Propagation]int, len(set.Propagations)), tainted: map[string]bool{}}
 	all := sha256.New()
@@ -180,7 +192,7 @@ func (m *Memo) newPlaceRun(in Input, clusters []*clusterv1alpha1.Cluster, ip *in
 		return nil
 	}
 	for _, c := range clusters {
-		if len(noExecuteTaints(c)) > 0 {
+		if render.NoExecuteTainted(c) {
 			r.tainted[c.Name] = true
 		}
 	}
@@ -201,7 +213,7 @@ func (m *Memo) newPlaceRun(in Input, clusters []*clusterv1alpha1.Cluster, ip *in
 // begin starts placing the i-th template, of key t and previous placement
 // prev: it finds the template's entry of the last Render and its digest;
 // false when the template cannot be encoded.
-func (r *placeRun) begin(i int, key workv1alpha1.ObjectKey, t *load.Template, prev *PreviousTemplate) (placeState, bool) {
+func (r *placeRun) begin(i int, key workv1alpha1.ObjectKey, t *load.Template, prev *render.PreviousTemplate) (placeState, bool) {
 	st := placeState{prior: r.prior.get(i, key)}
 	in := placeInputs{obj: t.Object, digest: t.Digest, prev: prev, epoch: r.epoch}
 	if in.digest != ([sha256.Size]byte{}) && st.prior.inputs == in {
@@ -218,9 +230,6 @@ func (r *placeRun) begin(i int, key workv1alpha1.ObjectKey, t *load.Template, pr
 
 // prepare readies the memo's entries for the templates of keys, in order.
 func (r *placeRun) prepare(keys []workv1alpha1.ObjectKey) {
-	if r == nil {
-		return
-	}
 	r.prior.prepare(keys)
 	r.memo.settled.prepare(keys)
 }
@@ -228,9 +237,6 @@ func (r *placeRun) prepare(keys []workv1alpha1.ObjectKey) {
 // finish keeps only this Render's entries, of the templates of keys, in
 // the memo.
 func (r *placeRun) finish(keys []workv1alpha1.ObjectKey) {
-	if r == nil {
-		return
-	}
 	r.memo.Scheduled = 0
 	for _, s := range r.scheduled {
 		if s {
@@ -238,40 +244,6 @@ func (r *placeRun) finish(keys []workv1alpha1.ObjectKey) {
 		}
 	}
 	r.memo.placements.keep(keys, r.fresh)
-}
-
-// Memo keys are length-prefixed parts appended to a buffer, hashed once;
-// callers start from a stack array (keyBuffer) so a short key allocates
-// nothing.
-type keyBuffer [512]byte
-
-func keyStr(b []byte, s string) []byte {
-	return append(keyInt(b, int64(len(s))), s...)
-}
-
-func keyInt(b []byte, n int64) []byte { return binary.LittleEndian.AppendUint64(b, uint64(n)) }
-
-func keySum(b []byte, s [sha256.Size]byte) []byte { return append(b, s[:]...) }
-
-func keyBool(b []byte, v bool) []byte {
-	if v {
-		return keyInt(b, 1)
-	}
-	return keyInt(b, 0)
-}
-
-// templateSum identifies a template's content: the loader's digest of its
-// document and the namespace it defaulted (its key's), else its JSON;
-// false when it cannot be encoded.
-func templateSum(t *load.Template, namespace string) ([sha256.Size]byte, bool) {
-	if t.Digest != ([sha256.Size]byte{}) {
-		var buf keyBuffer
-		k := keyStr(buf[:0], "document")
-		k = keySum(k, t.Digest)
-		k = keyStr(k, namespace)
-		return sha256.Sum256(k), true
-	}
-	return digestOf(t.Object.Object)
 }
 
 // placed returns the i-th template's binding as the last Render's place
@@ -283,37 +255,35 @@ func templateSum(t *load.Template, namespace string) ([sha256.Size]byte, bool) {
 // the template again would give the same: matching and scheduling from the
 // memo, the settled targets shared. A fleet commit that changes one
 // template then costs a copy per other template, not a placement.
-func (r *placeRun) placed(i int, st *placeState, t *load.Template, key workv1alpha1.ObjectKey, prev *PreviousTemplate, in Input) *Binding {
+func (r *placeRun) placed(i int, st *placeState, t *load.Template, key workv1alpha1.ObjectKey, prev *render.PreviousTemplate, in render.Input) *render.Binding {
 	snap := st.prior.placed
 	if snap == nil || !st.same || st.prior.placedOn != first(in.Set.Propagations) || snap.shared == nil ||
 		r.memo.settled.get(i, key) != snap.shared.settled {
 		return nil
 	}
-	if prev != nil && !clockFree(snap.Choice.Winner.Policy, prev, in.Unhealthy.of(key), r.tainted) {
+	if prev != nil && !clockFree(snap.binding.Choice.Winner.Policy, prev, in.Unhealthy.Of(key), r.tainted) {
 		return nil // (without a previous placement, scheduling never reads the clock)
 	}
 	b := &r.bindings[i]
-	*b = *snap
+	*b = snap.binding
 	b.Key, b.Template = key, t
+	r.state.placement[i], r.state.shared[i], r.state.sameKey[i], r.state.sent[i] = snap.placement, snap.shared, snap.sameKey, snap.sent
 	r.fresh[i] = st.prior
 	return b
 }
 
 // keepPlaced remembers b, as place returns it for the i-th template, when
 // it shares a settled binding's targets (see placed).
-func (r *placeRun) keepPlaced(i int, b *Binding, policies []load.Propagation) {
-	if r == nil || b.shared == nil {
+func (r *placeRun) keepPlaced(i int, b *render.Binding, policies []load.Propagation) {
+	if r.state.shared[i] == nil {
 		return
 	}
-	snap := *b
-	r.fresh[i].placed, r.fresh[i].placedOn = &snap, first(policies)
+	r.fresh[i].placed = &placedBinding{binding: *b, placement: r.state.placement[i], shared: r.state.shared[i]}
+	r.fresh[i].placedOn = first(policies)
 }
 
 // choose is match.Policies through the memo; i is the template's index.
-func (r *placeRun) choose(i int, st *placeState, t *load.Template, key workv1alpha1.ObjectKey, policies []load.Propagation, claim *match.Claim) match.Choice {
-	if r == nil {
-		return match.Policies(t.Object, t.Object.GetNamespace() != "", policies, claim)
-	}
+func (r *placeRun) choose(i int, st *placeState, t *load.Template, policies []load.Propagation, claim *match.Claim) match.Choice {
 	if e := st.prior.match; e != nil && st.same {
 		r.fresh[i].match = e
 		return e.choice(policies)
@@ -372,16 +342,11 @@ func first(policies []load.Propagation) *load.Propagation {
 	return &policies[0]
 }
 
-// schedule is schedulePolicy through the memo; i is the template's index
-// and st its placement state.
-func (r *placeRun) schedule(i int, st *placeState, b *Binding, p *load.Propagation, prev *PreviousTemplate, in Input,
-	clusters []*clusterv1alpha1.Cluster, ip *interpret.Interpreter) {
-	unhealthy := in.Unhealthy.of(b.Key)
-	if r == nil {
-		schedulePolicy(b, p.Policy, prev, clusters, unhealthy, in.Reflected.of(b.Key), in.Now, ip)
-		return
-	}
-	remember := clockFree(p, prev, unhealthy, r.tainted)
+// schedule is render's scheduling (pl.Schedule) through the memo; i is
+// the template's index and st its placement state.
+func (r *placeRun) schedule(i int, st *placeState, b *render.Binding, p *load.Propagation, prev *render.PreviousTemplate,
+	pl *render.Placer, in render.Input, ip *interpret.Interpreter) {
+	remember := clockFree(p, prev, in.Unhealthy.Of(b.Key), r.tainted)
 	prior := st.prior.schedule
 	var sum [sha256.Size]byte
 	if remember {
@@ -393,16 +358,17 @@ func (r *placeRun) schedule(i int, st *placeState, b *Binding, p *load.Propagati
 		if e := prior; e != nil && e.sum == sum {
 			if s := r.memo.settled.get(i, b.Key); s != nil && s.scheduleSum == sum {
 				e.share(b, s)
+				r.state.shared[i] = &sharedTargets{settled: s, placement: e}
 			} else {
 				e.restore(b)
 			}
 			r.fresh[i].schedule = e
-			b.scheduleSum = sum
+			r.state.placement[i] = sum
 			return
 		}
 	}
 	r.scheduled[i] = true
-	schedulePolicy(b, p.Policy, prev, clusters, unhealthy, in.Reflected.of(b.Key), in.Now, ip)
+	pl.Schedule(b, p, prev)
 	if !remember || b.ScriptFailed || len(b.Evictions) > 0 {
 		return // a script error is typed, and evictions hold copies and times: both are made afresh
 	}
@@ -413,11 +379,11 @@ func (r *placeRun) schedule(i int, st *placeState, b *Binding, p *load.Propagati
 		e.targets[j] = placedTarget{cluster: t.Cluster, replicas: t.Replicas, scheduled: t.Scheduled, suspended: t.Suspended}
 	}
 	r.fresh[i].schedule = e
-	b.scheduleSum = sum
+	r.state.placement[i] = sum
 }
 
 // contentSum digests the template and its kind's scripts, once.
-func (st *placeState) contentSum(b *Binding, ip *interpret.Interpreter) [sha256.Size]byte {
+func (st *placeState) contentSum(b *render.Binding, ip *interpret.Interpreter) [sha256.Size]byte {
 	if st.content == ([sha256.Size]byte{}) {
 		var buf keyBuffer
 		st.content = sha256.Sum256(keySum(keySum(keyStr(buf[:0], "content"), st.tsum), ip.Digest(b.Template.Object)))
@@ -428,7 +394,7 @@ func (st *placeState) contentSum(b *Binding, ip *interpret.Interpreter) [sha256.
 // scheduleKey digests what scheduling reads: the template and its kind's
 // scripts (content), the winning policy, the clusters (with their capacity
 // for a workload) and the previous placement.
-func (r *placeRun) scheduleKey(p *load.Propagation, content [sha256.Size]byte, workload bool, prev *PreviousTemplate) [sha256.Size]byte {
+func (r *placeRun) scheduleKey(p *load.Propagation, content [sha256.Size]byte, workload bool, prev *render.PreviousTemplate) [sha256.Size]byte {
 	var buf keyBuffer
 	k := keyStr(buf[:0], "schedule")
 	k = keySum(k, content)
@@ -460,7 +426,7 @@ func (r *placeRun) scheduleKey(p *load.Propagation, content [sha256.Size]byte, w
 // evictions and, under a failover policy, for previous clusters that carry
 // a NoExecute taint or (application failover) report the template
 // unhealthy.
-func clockFree(p *load.Propagation, prev *PreviousTemplate, unhealthy map[string]time.Time, tainted map[string]bool) bool {
+func clockFree(p *load.Propagation, prev *render.PreviousTemplate, unhealthy map[string]time.Time, tainted map[string]bool) bool {
 	if prev == nil {
 		return true
 	}
@@ -484,19 +450,19 @@ func clockFree(p *load.Propagation, prev *PreviousTemplate, unhealthy map[string
 
 // share gives b the remembered decision with the targets of the settled
 // binding s, shared.
-func (e *scheduleEntry) share(b *Binding, s *settled) {
+func (e *scheduleEntry) share(b *render.Binding, s *settled) {
 	b.Decision, b.ScheduleError, b.KeptPrevious, b.AffinityName = e.decision, e.scheduleError, e.keptPrevious, e.affinityName
-	b.Targets, b.shared = s.targets, &sharedTargets{settled: s, placement: e}
+	b.Targets = s.targets
 }
 
 // restore gives b the remembered decision, with targets of its own (later
 // stages fill them in).
-func (e *scheduleEntry) restore(b *Binding) {
+func (e *scheduleEntry) restore(b *render.Binding) {
 	b.Decision, b.ScheduleError, b.KeptPrevious, b.AffinityName = e.decision, e.scheduleError, e.keptPrevious, e.affinityName
-	slab := make([]Target, len(e.targets))
-	b.Targets = make([]*Target, len(slab))
+	slab := make([]render.Target, len(e.targets))
+	b.Targets = make([]*render.Target, len(slab))
 	for j, t := range e.targets {
-		slab[j] = Target{Cluster: t.cluster, Replicas: t.replicas, Scheduled: t.scheduled, Suspended: t.suspended}
+		slab[j] = render.Target{Cluster: t.cluster, Replicas: t.replicas, Scheduled: t.scheduled, Suspended: t.suspended}
 		b.Targets[j] = &slab[j]
 	}
 }
