@@ -9,7 +9,7 @@
 // into the user's tree: files are copied into a FileWriter, normally an
 // in-memory filesystem that the loader reads.
 //
-// The file:// transport is served in-process by go-git, so cloning a local
-// URL needs no git-upload-pack. Errors never carry the userinfo or query of
+// The file:// transport is served in-process (internal/gitrepo, shared with
+// the Git works stores), so cloning a local URL needs no git-upload-pack. Errors never carry the userinfo or query of
 // a URL.
 package source

@@ -14,6 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/propagit/propagit/internal/gitrepo"
 )
 
 // FollowOptions say which branch of which repository to follow.
@@ -41,8 +43,8 @@ type Follower struct {
 
 // NewFollower returns a follower; nothing is fetched until Fetch.
 func NewFollower(opts FollowOptions) *Follower {
-	installFileTransport()
-	return &Follower{opts: opts, safe: RedactURL(opts.URL)}
+	gitrepo.Install()
+	return &Follower{opts: opts, safe: gitrepo.RedactURL(opts.URL)}
 }
 
 // Fetch brings the branch up to date and returns its tip; an up-to-date
@@ -56,9 +58,9 @@ func (f *Follower) Fetch(ctx context.Context) (Revision, error) {
 	ref := plumbing.NewBranchReferenceName(f.opts.Branch)
 	spec := config.RefSpec(fmt.Sprintf("+%s:%s", ref, ref))
 	// RemoteURL: the URL of this run, so a rotated token in it is used.
-	err := f.repo.FetchContext(ctx, &git.FetchOptions{RemoteName: "origin", RemoteURL: f.opts.URL, RefSpecs: []config.RefSpec{spec}, Auth: f.opts.Auth, Force: true})
+	err := f.repo.FetchContext(ctx, &git.FetchOptions{RemoteName: "origin", RemoteURL: gitrepo.TransportURL(f.opts.URL), RefSpecs: []config.RefSpec{spec}, Auth: f.opts.Auth, Force: true})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return Revision{}, fmt.Errorf("failed to fetch %s from %s: %w", f.opts.Branch, f.safe, Sanitize(err, f.opts.URL))
+		return Revision{}, fmt.Errorf("failed to fetch %s from %s: %w", f.opts.Branch, f.safe, gitrepo.Sanitize(err, f.opts.URL))
 	}
 	tip, err := f.repo.Reference(ref, true)
 	if err != nil {
@@ -108,7 +110,7 @@ func (f *Follower) open(ctx context.Context) error {
 			return err
 		}
 	}
-	opts := &git.CloneOptions{URL: f.opts.URL, Auth: f.opts.Auth, SingleBranch: true,
+	opts := &git.CloneOptions{URL: gitrepo.TransportURL(f.opts.URL), Auth: f.opts.Auth, SingleBranch: true,
 		ReferenceName: plumbing.NewBranchReferenceName(f.opts.Branch), NoCheckout: true, Tags: git.NoTags}
 	var repo *git.Repository
 	var err error
@@ -121,7 +123,7 @@ func (f *Follower) open(ctx context.Context) error {
 		if f.opts.CacheDir != "" {
 			_ = os.RemoveAll(f.opts.CacheDir)
 		}
-		return fmt.Errorf("failed to clone %s: %w", f.safe, Sanitize(err, f.opts.URL))
+		return fmt.Errorf("failed to clone %s: %w", f.safe, gitrepo.Sanitize(err, f.opts.URL))
 	}
 	f.repo = repo
 	return nil
@@ -139,13 +141,13 @@ func sameOrigin(repo *git.Repository, url string) bool {
 	if err != nil || len(remote.Config().URLs) == 0 {
 		return false
 	}
-	return RedactURL(remote.Config().URLs[0]) == RedactURL(url)
+	return gitrepo.RedactURL(remote.Config().URLs[0]) == gitrepo.RedactURL(gitrepo.TransportURL(url))
 }
 
 // CacheKey names the cache folder of the repository at url: a hash of the
 // URL without credentials or query, so that changing the repository never
 // reuses another's clone and rotating a token keeps the clone.
 func CacheKey(url string) string {
-	sum := sha256.Sum256([]byte(RedactURL(url)))
+	sum := sha256.Sum256([]byte(gitrepo.RedactURL(url)))
 	return "repo-" + hex.EncodeToString(sum[:12])
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+
+	"github.com/propagit/propagit/internal/gitrepo"
 )
 
 // WorkingTree is the revision name that stands for the files on disk,
@@ -101,15 +103,15 @@ func Open(ctx context.Context, location string) (*Repository, error) {
 
 // clone mirrors the repository at rawURL into memory.
 func clone(ctx context.Context, rawURL string) (*Repository, error) {
-	installFileTransport()
-	safe := RedactURL(rawURL)
+	gitrepo.Install()
+	safe := gitrepo.RedactURL(rawURL)
 	repo, err := git.CloneContext(ctx, memory.NewStorage(), nil, &git.CloneOptions{
-		URL:    rawURL,
+		URL:    gitrepo.TransportURL(rawURL),
 		Mirror: true,
 		Tags:   git.AllTags,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("failed to clone %s: %w", safe, Sanitize(err, rawURL))
+		return nil, fmt.Errorf("failed to clone %s: %w", safe, gitrepo.Sanitize(err, rawURL))
 	}
 	return &Repository{repo: repo, location: safe}, nil
 }

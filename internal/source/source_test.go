@@ -14,6 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/propagit/propagit/internal/gitrepo"
 )
 
 // memFS records written files; it is the FileWriter of these tests.
@@ -184,9 +186,9 @@ func TestWorkingTreeSeesUncommittedChanges(t *testing.T) {
 
 func TestBareAndShallowRepositories(t *testing.T) {
 	h := newHistory(t)
-	installFileTransport()
+	gitrepo.Install()
 	bare := t.TempDir()
-	if _, err := git.PlainClone(bare, true, &git.CloneOptions{URL: h.dir}); err != nil {
+	if _, err := git.PlainClone(bare, true, &git.CloneOptions{URL: gitrepo.TransportURL(h.dir)}); err != nil {
 		t.Fatal(err)
 	}
 	repo, err := Open(context.Background(), bare)
@@ -269,7 +271,7 @@ func shallowCopy(t *testing.T, h *history) string {
 }
 
 // TestFileURLNeedsNoGitBinary clones over file:// with an empty PATH: the
-// transport is go-git's in-process server, never git-upload-pack.
+// transport is go-git's in-process server (gitrepo), never git-upload-pack.
 func TestFileURLNeedsNoGitBinary(t *testing.T) {
 	h := newHistory(t)
 	t.Setenv("PATH", "")
@@ -277,8 +279,8 @@ func TestFileURLNeedsNoGitBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if client.Protocols["file"] != fileTransport {
-		t.Errorf("file:// is served by %T, want the in-process server", client.Protocols["file"])
+	if _, ok := client.Protocols[gitrepo.Scheme]; !ok {
+		t.Errorf("no in-process transport registered under %s", gitrepo.Scheme)
 	}
 	for _, rev := range []string{"main", "v1", "HEAD~1"} {
 		got := memFS{}
@@ -306,18 +308,5 @@ func TestURLCredentialsNeverInErrors(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "https://127.0.0.1:1/fleet.git") {
 		t.Errorf("error %q does not name the redacted URL", err)
-	}
-}
-
-func TestRedactURL(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://u:p@host/x.git?t=1#f": "https://host/x.git",
-		"file:///srv/fleet.git":        "file:///srv/fleet.git",
-		"git@github.com:org/fleet.git": "github.com:org/fleet.git",
-		"./local":                      "./local",
-	} {
-		if got := RedactURL(in); got != want {
-			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/propagit/propagit/internal/gitrepo"
 )
 
 // HeartbeatRef returns the ref whose tip says when cluster's applier last
@@ -22,12 +24,12 @@ func HeartbeatRef(cluster string) plumbing.ReferenceName {
 // putHeartbeat force-pushes a heartbeat commit made at at.
 func (g *GitStore) putHeartbeat(ctx context.Context, cluster string, at time.Time) error {
 	s := memory.NewStorage()
-	tree, err := writeTree(s, nil)
+	tree, err := gitrepo.WriteTree(s, nil)
 	if err != nil {
 		return err
 	}
 	sig := object.Signature{Name: g.opts.AuthorName, Email: g.opts.AuthorEmail, When: at}
-	commit, err := writeObject(s, &object.Commit{Author: sig, Committer: sig, Message: "propagit: heartbeat " + cluster + "\n", TreeHash: tree})
+	commit, err := gitrepo.WriteObject(s, &object.Commit{Author: sig, Committer: sig, Message: "propagit: heartbeat " + cluster + "\n", TreeHash: tree})
 	if err != nil {
 		return fmt.Errorf("failed to store the heartbeat: %w", err)
 	}

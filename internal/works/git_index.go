@@ -8,6 +8,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/propagit/propagit/internal/gitrepo"
 )
 
 // treeIndex is a stored tree as this process last recorded or read it: its
@@ -170,7 +172,7 @@ func (ix *treeIndex) tree() *object.Tree {
 	for name, d := range ix.dirs {
 		entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: d.hash})
 	}
-	sortEntries(entries)
+	gitrepo.SortEntries(entries)
 	return &object.Tree{Entries: entries}
 }
 

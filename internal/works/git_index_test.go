@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/gitrepo"
 )
 
 // withValue returns ws at rev with manifest j of cluster i holding value v.
@@ -54,11 +55,11 @@ func checkFromScratch(t *testing.T, r *remote) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		files, err := readFiles(sub)
+		files, err := gitrepo.ReadFiles(sub)
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := writeFiles(memory.NewStorage(), files)
+		h, err := gitrepo.WriteFiles(memory.NewStorage(), files)
 		if err != nil {
 			t.Fatal(err)
 		}

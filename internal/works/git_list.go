@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/gitrepo"
 )
 
 // List fetches the work branch and returns every cluster's Work, manifests
@@ -24,7 +25,7 @@ func (g *GitStore) List(ctx context.Context) ([]*workv1alpha1.Work, error) {
 	if err != nil || tip.IsZero() {
 		return nil, err
 	}
-	root, err := commitTree(g.works, tip)
+	root, err := gitrepo.CommitTree(g.works, tip)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +58,7 @@ func (g *GitStore) ListCluster(ctx context.Context, cluster string) (*workv1alph
 	if err != nil || tip.IsZero() {
 		return nil, err
 	}
-	root, err := commitTree(g.agent, tip)
+	root, err := gitrepo.CommitTree(g.agent, tip)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +78,7 @@ func (g *GitStore) ListCluster(ctx context.Context, cluster string) (*workv1alph
 func (g *GitStore) fetchTip(ctx context.Context, s *storage.Storer, last *plumbing.Hash) (plumbing.Hash, error) {
 	tip, err := g.fetch(ctx, g.worksEP, *s, g.branchRef(), g.trackingRef(), 1)
 	if err == nil {
-		err = keepTip(s, last, g.trackingRef(), tip)
+		err = gitrepo.KeepTip(s, last, g.trackingRef(), tip)
 	}
 	if !errors.Is(err, plumbing.ErrObjectNotFound) {
 		return tip, err
@@ -87,7 +88,7 @@ func (g *GitStore) fetchTip(ctx context.Context, s *storage.Storer, last *plumbi
 		return tip, err
 	}
 	*s, *last = fresh, plumbing.ZeroHash
-	return tip, keepTip(s, last, g.trackingRef(), tip)
+	return tip, gitrepo.KeepTip(s, last, g.trackingRef(), tip)
 }
 
 // readFolder decodes the Work in the folder cluster of root.
@@ -96,7 +97,7 @@ func readFolder(root *object.Tree, cluster string) (*workv1alpha1.Work, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := readFiles(sub)
+	files, err := gitrepo.ReadFiles(sub)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read the work of %s: %w", cluster, err)
 	}

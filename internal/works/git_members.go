@@ -114,11 +114,11 @@ func (m *MemberGitStore) List(ctx context.Context) ([]*workv1alpha1.Work, error)
 		}
 		ws, err := g.List(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("failed to list the Works of %s in %s: %w", c, g.worksEP.safe, err)
+			return nil, fmt.Errorf("failed to list the Works of %s in %s: %w", c, g.worksEP.Safe, err)
 		}
 		for _, w := range ws {
 			if w.Spec.Cluster != c {
-				m.log.Info("skipping a Work in another member's works repository", logging.KeyCluster, w.Spec.Cluster, "repository", g.worksEP.safe)
+				m.log.Info("skipping a Work in another member's works repository", logging.KeyCluster, w.Spec.Cluster, "repository", g.worksEP.Safe)
 				continue
 			}
 			out = append(out, w)

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/gitrepo"
 )
 
 // encodedWork is one cluster's Work and the files of its folder.
@@ -63,7 +64,7 @@ func (g *GitStore) Put(ctx context.Context, revision string, ws []*workv1alpha1.
 	switch {
 	case ok:
 		return changed, nil
-	case err != nil && !isRejected(err):
+	case err != nil && !gitrepo.IsRejected(err):
 		return nil, fmt.Errorf("failed to record works of %s: %w", shortRev(revision), err)
 	}
 	for attempt := 1; ; attempt++ {
@@ -71,7 +72,7 @@ func (g *GitStore) Put(ctx context.Context, revision string, ws []*workv1alpha1.
 		if err == nil {
 			return changed, nil
 		}
-		if !isRejected(err) || attempt >= g.opts.PushAttempts || ctx.Err() != nil {
+		if !gitrepo.IsRejected(err) || attempt >= g.opts.PushAttempts || ctx.Err() != nil {
 			return nil, fmt.Errorf("failed to record works of %s%s: %w", shortRev(revision), attempts(attempt), err)
 		}
 	}
@@ -95,7 +96,7 @@ func (g *GitStore) putOnce(ctx context.Context, revision string, enc map[string]
 	}
 	g.counted(w)
 	if (old == nil && len(enc) == 0) || (old != nil && old.hash == root.hash) {
-		return nil, keepTip(&g.works, &g.worksTip, g.trackingRef(), tip)
+		return nil, gitrepo.KeepTip(&g.works, &g.worksTip, g.trackingRef(), tip)
 	}
 	commit, err := g.writeCommit(g.works, root.hash, tip, renderMessage(revision, changed))
 	if err != nil {
@@ -105,7 +106,7 @@ func (g *GitStore) putOnce(ctx context.Context, revision string, enc map[string]
 		return nil, err
 	}
 	g.index, g.indexTip = root, commit
-	return changed, keepTip(&g.works, &g.worksTip, g.trackingRef(), commit)
+	return changed, gitrepo.KeepTip(&g.works, &g.worksTip, g.trackingRef(), commit)
 }
 
 // putOnLease builds the new tree on the one this store last recorded or
@@ -135,7 +136,7 @@ func (g *GitStore) putOnLease(ctx context.Context, revision string, enc map[stri
 		return nil, false, err
 	}
 	g.index, g.indexTip = root, commit
-	return changed, true, keepTip(&g.works, &g.worksTip, g.trackingRef(), commit)
+	return changed, true, gitrepo.KeepTip(&g.works, &g.worksTip, g.trackingRef(), commit)
 }
 
 // indexAt returns the index of the tree of commit tip (nil when zero): the
@@ -272,7 +273,7 @@ func (g *GitStore) writeCommit(s storer.EncodedObjectStorer, tree, parent plumbi
 	if !parent.IsZero() {
 		c.ParentHashes = []plumbing.Hash{parent}
 	}
-	h, err := writeObject(s, c)
+	h, err := gitrepo.WriteObject(s, c)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("failed to store commit: %w", err)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"sync/atomic"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
@@ -13,48 +11,31 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage"
 
-	"github.com/propagit/propagit/internal/source"
+	"github.com/propagit/propagit/internal/gitrepo"
 )
-
-// endpoint is a remote repository.
-type endpoint struct {
-	url  string // as configured
-	safe string // url without credentials
-	dial string // what go-git is given: see transportURL
-	// noShallow is set once the server refused a shallow fetch.
-	noShallow atomic.Bool
-}
-
-func newEndpoint(url string) *endpoint {
-	return &endpoint{url: url, safe: source.RedactURL(url), dial: transportURL(url)}
-}
-
-func (ep *endpoint) remote(s storage.Storer) *git.Remote {
-	return git.NewRemote(s, &config.RemoteConfig{Name: "origin", URLs: []string{ep.dial}})
-}
 
 // fetch fetches the remote ref src into the local ref dst of s — shallow
 // when depth > 0 and the server allows it — and returns the hash dst then
 // holds: zero when the remote has no such ref.
-func (g *GitStore) fetch(ctx context.Context, ep *endpoint, s storage.Storer, src, dst plumbing.ReferenceName, depth int) (plumbing.Hash, error) {
+func (g *GitStore) fetch(ctx context.Context, ep *gitrepo.Endpoint, s storage.Storer, src, dst plumbing.ReferenceName, depth int) (plumbing.Hash, error) {
 	opts := &git.FetchOptions{
 		RemoteName: "origin",
 		RefSpecs:   []config.RefSpec{config.RefSpec(fmt.Sprintf("+%s:%s", src, dst))},
 		Auth:       g.opts.Auth,
 		Tags:       git.NoTags,
 	}
-	if depth > 0 && !ep.noShallow.Load() {
+	if depth > 0 && !ep.NoShallow.Load() {
 		opts.Depth = depth
 	}
 	var err error
 	for attempt := 1; ; attempt++ {
-		err = ep.remote(s).FetchContext(ctx, opts)
-		if opts.Depth > 0 && isShallowUnsupported(err) {
-			ep.noShallow.Store(true)
+		err = ep.Remote(s).FetchContext(ctx, opts)
+		if opts.Depth > 0 && gitrepo.IsShallowUnsupported(err) {
+			ep.NoShallow.Store(true)
 			opts.Depth = 0
-			err = ep.remote(s).FetchContext(ctx, opts)
+			err = ep.Remote(s).FetchContext(ctx, opts)
 		}
-		if !refMoved(err) || attempt == fetchAttempts || ctx.Err() != nil {
+		if !gitrepo.RefMoved(err) || attempt == fetchAttempts || ctx.Err() != nil {
 			break
 		}
 	}
@@ -66,7 +47,7 @@ func (g *GitStore) fetch(ctx context.Context, ep *endpoint, s storage.Storer, sr
 		}
 		return plumbing.ZeroHash, nil
 	default:
-		return plumbing.ZeroHash, fmt.Errorf("failed to fetch %s from %s: %w", src, ep.safe, source.Sanitize(err, ep.url))
+		return plumbing.ZeroHash, fmt.Errorf("failed to fetch %s from %s: %w", src, ep.Safe, gitrepo.Sanitize(err, ep.URL))
 	}
 	ref, err := s.Reference(dst)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
@@ -81,32 +62,9 @@ func (g *GitStore) fetch(ctx context.Context, ep *endpoint, s storage.Storer, sr
 // fetchAttempts bounds how often fetch asks again after refMoved.
 const fetchAttempts = 3
 
-// refMoved reports whether a fetch failed because the ref's tip changed
-// between the server's ref advertisement and the pack request: over smart
-// HTTP they are two requests, and a ref that is force-pushed (a heartbeat)
-// leaves the advertised commit unreachable, which git upload-pack refuses
-// as "not our ref". A new fetch sees the new tip. go-git reports this as
-// text only.
-func refMoved(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "not our ref")
-}
-
-// keepTip compacts *s to tip (see compact) when tip moved since *last.
-func keepTip(s *storage.Storer, last *plumbing.Hash, ref plumbing.ReferenceName, tip plumbing.Hash) error {
-	if tip == *last {
-		return nil
-	}
-	out, err := compact(*s, ref, tip)
-	if err != nil {
-		return err
-	}
-	*s, *last = out, tip
-	return nil
-}
-
 // push points the local ref local of s at commit and pushes it to the
 // remote ref dst, without force.
-func (g *GitStore) push(ctx context.Context, ep *endpoint, s storage.Storer, local, dst plumbing.ReferenceName, commit plumbing.Hash) error {
+func (g *GitStore) push(ctx context.Context, ep *gitrepo.Endpoint, s storage.Storer, local, dst plumbing.ReferenceName, commit plumbing.Hash) error {
 	return g.pushRef(ctx, ep, s, local, dst, commit, false)
 }
 
@@ -119,13 +77,13 @@ func (g *GitStore) pushLease(ctx context.Context, commit, lease plumbing.Hash) e
 
 // pushRef is push; force replaces the remote ref even when commit does not
 // descend from it.
-func (g *GitStore) pushRef(ctx context.Context, ep *endpoint, s storage.Storer, local, dst plumbing.ReferenceName, commit plumbing.Hash, force bool) error {
+func (g *GitStore) pushRef(ctx context.Context, ep *gitrepo.Endpoint, s storage.Storer, local, dst plumbing.ReferenceName, commit plumbing.Hash, force bool) error {
 	return g.pushRefLease(ctx, ep, s, local, dst, commit, force, plumbing.ZeroHash)
 }
 
 // pushRefLease is pushRef; a lease that is not zero is the value the
 // remote ref must have for the push to go ahead.
-func (g *GitStore) pushRefLease(ctx context.Context, ep *endpoint, s storage.Storer, local, dst plumbing.ReferenceName, commit plumbing.Hash, force bool, lease plumbing.Hash) error {
+func (g *GitStore) pushRefLease(ctx context.Context, ep *gitrepo.Endpoint, s storage.Storer, local, dst plumbing.ReferenceName, commit plumbing.Hash, force bool, lease plumbing.Hash) error {
 	if err := s.SetReference(plumbing.NewHashReference(local, commit)); err != nil {
 		return fmt.Errorf("failed to set %s: %w", local, err)
 	}
@@ -144,9 +102,9 @@ func (g *GitStore) pushRefLease(ctx context.Context, ep *endpoint, s storage.Sto
 	if !lease.IsZero() {
 		opts.RequireRemoteRefs = []config.RefSpec{config.RefSpec(lease.String() + ":" + dst.String())}
 	}
-	err := ep.remote(s).PushContext(ctx, opts)
+	err := ep.Remote(s).PushContext(ctx, opts)
 	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return nil
 	}
-	return fmt.Errorf("failed to push %s to %s: %w", dst, ep.safe, source.Sanitize(err, ep.url))
+	return fmt.Errorf("failed to push %s to %s: %w", dst, ep.Safe, gitrepo.Sanitize(err, ep.URL))
 }

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/gitrepo"
 )
 
 // StatusFile is the file of a status commit that holds the WorkStatus:
@@ -110,7 +111,7 @@ func (g *GitStore) PutStatus(ctx context.Context, cluster string, status *workv1
 			return nil
 		}
 		r.last = nil
-		if !isRejected(err) || attempt >= g.opts.PushAttempts || ctx.Err() != nil {
+		if !gitrepo.IsRejected(err) || attempt >= g.opts.PushAttempts || ctx.Err() != nil {
 			return fmt.Errorf("failed to write the status of %s%s: %w", cluster, attempts(attempt), err)
 		}
 	}
@@ -131,7 +132,7 @@ func (g *GitStore) putStatusOnce(ctx context.Context, cluster string, r *statusR
 		return err
 	}
 	g.written.statusEntries.Add(int64(entries))
-	tree, err := writeFiles(r.s, map[string][]byte{StatusFile: data})
+	tree, err := gitrepo.WriteFiles(r.s, map[string][]byte{StatusFile: data})
 	if err != nil {
 		return err
 	}
@@ -185,7 +186,7 @@ func (g *GitStore) refreshStatus(ctx context.Context, cluster string, r *statusR
 
 // readStatus decodes StatusFile of commit h.
 func readStatus(s storer.EncodedObjectStorer, h plumbing.Hash) (*workv1alpha1.WorkStatus, error) {
-	t, err := commitTree(s, h)
+	t, err := gitrepo.CommitTree(s, h)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +203,7 @@ func readStatus(s storer.EncodedObjectStorer, h plumbing.Hash) (*workv1alpha1.Wo
 
 // trim drops every object but the tip's from the storage (see compact).
 func (r *statusRepo) trim(ref plumbing.ReferenceName) error {
-	s, err := compact(r.s, ref, r.tip)
+	s, err := gitrepo.Compact(r.s, ref, r.tip)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/propagit/propagit/internal/gitrepo"
 )
 
 // GitOptions configure a GitStore.
@@ -72,8 +74,8 @@ func DefaultGitOptions() GitOptions {
 // never wait for each other.
 type GitStore struct {
 	opts     GitOptions
-	worksEP  *endpoint
-	statusEP *endpoint
+	worksEP  *gitrepo.Endpoint
+	statusEP *gitrepo.Endpoint
 	now      func() time.Time
 	// beforePush, when set (tests), runs between building a commit and
 	// pushing it.
@@ -125,11 +127,11 @@ func NewGitStore(opts GitOptions) (*GitStore, error) {
 	if err := plumbing.NewBranchReferenceName(opts.Branch).Validate(); err != nil {
 		return nil, fmt.Errorf("invalid branch %q: %w", opts.Branch, err)
 	}
-	installFileTransport()
+	gitrepo.Install()
 	if opts.StatusURL == "" {
 		opts.StatusURL = opts.URL
 	}
-	g := &GitStore{opts: opts, worksEP: newEndpoint(opts.URL), statusEP: newEndpoint(opts.StatusURL),
+	g := &GitStore{opts: opts, worksEP: gitrepo.NewEndpoint(opts.URL), statusEP: gitrepo.NewEndpoint(opts.StatusURL),
 		now: time.Now, status: map[string]*statusRepo{}}
 	var err error
 	if g.works, err = openStorage(opts.CacheDir, "works.git"); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/gitrepo"
 )
 
 // TestPutRetriesWhenBranchMoved: another writer pushes between this store's
@@ -193,7 +194,7 @@ func TestLocalPathAndFileURLReachTheSameRepository(t *testing.T) {
 	if err != nil || len(ws) != 1 {
 		t.Fatalf("List over file:// = %v, %v", ws, err)
 	}
-	if _, ok := client.Protocols["file"].(*fileTransport); ok {
+	if client.Protocols["file"] == client.Protocols[gitrepo.Scheme] {
 		t.Errorf("GitStore replaced go-git's file:// transport")
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/gitrepo"
 	"github.com/propagit/propagit/internal/gitserver"
 )
 
@@ -128,7 +129,7 @@ func (r *remote) tipFiles(t testing.TB, ref plumbing.ReferenceName) map[string]s
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := readFiles(tree)
+	files, err := gitrepo.ReadFiles(tree)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/gitrepo"
 	"github.com/propagit/propagit/internal/logging"
 )
 
@@ -94,13 +95,13 @@ const maxRevision = 64
 // putNewest force-pushes a record of revision to NewestRef.
 func (g *GitStore) putNewest(ctx context.Context, revision string) error {
 	s := memory.NewStorage()
-	tree, err := writeTree(s, nil)
+	tree, err := gitrepo.WriteTree(s, nil)
 	if err != nil {
 		return err
 	}
 	sig := object.Signature{Name: g.opts.AuthorName, Email: g.opts.AuthorEmail, When: g.now()}
 	msg := "propagit: newest " + shortRev(revision) + "\n\n" + sourceRevisionTrailer + revision + "\n"
-	commit, err := writeObject(s, &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree})
+	commit, err := gitrepo.WriteObject(s, &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree})
 	if err != nil {
 		return fmt.Errorf("failed to store the newest revision: %w", err)
 	}
@@ -117,7 +118,7 @@ func (g *GitStore) readNewest(ctx context.Context) (string, error) {
 	}
 	c, err := object.GetCommit(s, tip)
 	if err != nil {
-		return "", fmt.Errorf("failed to read the newest revision in %s: %w", g.worksEP.safe, err)
+		return "", fmt.Errorf("failed to read the newest revision in %s: %w", g.worksEP.Safe, err)
 	}
 	return trailerRevision(c.Message), nil
 }

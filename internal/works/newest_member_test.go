@@ -9,6 +9,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-logr/logr"
+
+	"github.com/propagit/propagit/internal/gitrepo"
 )
 
 // forge writes, with git alone (a member's credentials reach its whole
@@ -21,12 +23,12 @@ func forge(t *testing.T, dir string, ref plumbing.ReferenceName, revision string
 		t.Fatal(err)
 	}
 	s := repo.Storer
-	tree, err := writeTree(s, nil)
+	tree, err := gitrepo.WriteTree(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sig := object.Signature{Name: "propagit", Email: "propagit@localhost", When: time.Now().Add(24 * time.Hour)}
-	c, err := writeObject(s, &object.Commit{Author: sig, Committer: sig, TreeHash: tree,
+	c, err := gitrepo.WriteObject(s, &object.Commit{Author: sig, Committer: sig, TreeHash: tree,
 		Message: "propagit: render x\n\n" + sourceRevisionTrailer + revision + "\n"})
 	if err != nil {
 		t.Fatal(err)

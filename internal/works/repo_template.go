@@ -7,7 +7,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/propagit/propagit/internal/source"
+	"github.com/propagit/propagit/internal/gitrepo"
 )
 
 // ClusterPlaceholder, in a works repository URL, stands for the member's
@@ -29,16 +29,16 @@ type RepoTemplate struct {
 // ParseRepoTemplate checks tmpl and returns its RepoTemplate.
 func ParseRepoTemplate(tmpl string) (*RepoTemplate, error) {
 	if !IsRepoTemplate(tmpl) {
-		return nil, fmt.Errorf("invalid works repository template %s: no %s", source.RedactURL(tmpl), ClusterPlaceholder)
+		return nil, fmt.Errorf("invalid works repository template %s: no %s", gitrepo.RedactURL(tmpl), ClusterPlaceholder)
 	}
 	a, errA := transport.NewEndpoint(strings.ReplaceAll(tmpl, ClusterPlaceholder, "a"))
 	b, errB := transport.NewEndpoint(strings.ReplaceAll(tmpl, ClusterPlaceholder, "b"))
 	if errA != nil || errB != nil {
-		return nil, fmt.Errorf("invalid works repository template %s: not a repository URL", source.RedactURL(tmpl))
+		return nil, fmt.Errorf("invalid works repository template %s: not a repository URL", gitrepo.RedactURL(tmpl))
 	}
 	if !sameServer(a, b) || a.Path == b.Path || strings.ContainsAny(tmpl, "?#") {
 		return nil, fmt.Errorf("invalid works repository template %s: %s may stand in the repository path only, not in the scheme, user, host, port, query or fragment",
-			source.RedactURL(tmpl), ClusterPlaceholder)
+			gitrepo.RedactURL(tmpl), ClusterPlaceholder)
 	}
 	return &RepoTemplate{tmpl: tmpl, ep: a}, nil
 }
@@ -51,13 +51,13 @@ func (t *RepoTemplate) URL(cluster string) (string, error) {
 	url := strings.ReplaceAll(t.tmpl, ClusterPlaceholder, cluster)
 	ep, err := transport.NewEndpoint(url)
 	if err != nil || !sameServer(t.ep, ep) {
-		return "", fmt.Errorf("works repository of %q leaves %s", cluster, source.RedactURL(t.tmpl))
+		return "", fmt.Errorf("works repository of %q leaves %s", cluster, gitrepo.RedactURL(t.tmpl))
 	}
 	return url, nil
 }
 
 // String is the template without credentials.
-func (t *RepoTemplate) String() string { return source.RedactURL(t.tmpl) }
+func (t *RepoTemplate) String() string { return gitrepo.RedactURL(t.tmpl) }
 
 func sameServer(a, b *transport.Endpoint) bool {
 	return a.Protocol == b.Protocol && a.User == b.User && a.Password == b.Password && a.Host == b.Host && a.Port == b.Port

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/gitrepo"
 )
 
 // bigStatus is a status with n objects in its inventory and results, one
@@ -45,12 +46,12 @@ func TestStatusReadsOldYAMLRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	repo := r.repo(t)
-	tree, err := writeFiles(repo.Storer, map[string][]byte{StatusFile: data})
+	tree, err := gitrepo.WriteFiles(repo.Storer, map[string][]byte{StatusFile: data})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sig := object.Signature{Name: "propagit", When: t0}
-	commit, err := writeObject(repo.Storer, &object.Commit{Author: sig, Committer: sig, Message: "propagit: status m1\n", TreeHash: tree})
+	commit, err := gitrepo.WriteObject(repo.Storer, &object.Commit{Author: sig, Committer: sig, Message: "propagit: status m1\n", TreeHash: tree})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package works
+package gitrepo
 
 import (
 	"errors"
@@ -15,8 +15,8 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
-// writeBlob stores data as a blob unless it is already stored.
-func writeBlob(s storer.EncodedObjectStorer, data []byte) (plumbing.Hash, error) {
+// WriteBlob stores data as a blob unless it is already stored.
+func WriteBlob(s storer.EncodedObjectStorer, data []byte) (plumbing.Hash, error) {
 	h := plumbing.ComputeHash(plumbing.BlobObject, data)
 	if s.HasEncodedObject(h) == nil {
 		return h, nil
@@ -37,13 +37,13 @@ func writeBlob(s storer.EncodedObjectStorer, data []byte) (plumbing.Hash, error)
 	return s.SetEncodedObject(obj)
 }
 
-// encoder is a Git object that encodes itself: a tree or a commit.
-type encoder interface {
+// Encoder is a Git object that encodes itself: a tree or a commit.
+type Encoder interface {
 	Encode(plumbing.EncodedObject) error
 }
 
-// writeObject stores o unless it is already stored.
-func writeObject(s storer.EncodedObjectStorer, o encoder) (plumbing.Hash, error) {
+// WriteObject stores o unless it is already stored.
+func WriteObject(s storer.EncodedObjectStorer, o Encoder) (plumbing.Hash, error) {
 	obj := s.NewEncodedObject()
 	if err := o.Encode(obj); err != nil {
 		return plumbing.ZeroHash, err
@@ -54,9 +54,9 @@ func writeObject(s storer.EncodedObjectStorer, o encoder) (plumbing.Hash, error)
 	return s.SetEncodedObject(obj)
 }
 
-// writeFiles stores files (slash-separated paths) as a tree of trees and
+// WriteFiles stores files (slash-separated paths) as a tree of trees and
 // returns the root's hash.
-func writeFiles(s storer.EncodedObjectStorer, files map[string][]byte) (plumbing.Hash, error) {
+func WriteFiles(s storer.EncodedObjectStorer, files map[string][]byte) (plumbing.Hash, error) {
 	var entries []object.TreeEntry
 	dirs := map[string]map[string][]byte{}
 	for p, data := range files {
@@ -67,31 +67,31 @@ func writeFiles(s storer.EncodedObjectStorer, files map[string][]byte) (plumbing
 			dirs[dir][rest] = data
 			continue
 		}
-		h, err := writeBlob(s, data)
+		h, err := WriteBlob(s, data)
 		if err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("failed to store %s: %w", p, err)
 		}
 		entries = append(entries, object.TreeEntry{Name: p, Mode: filemode.Regular, Hash: h})
 	}
 	for dir, sub := range dirs {
-		h, err := writeFiles(s, sub)
+		h, err := WriteFiles(s, sub)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
 		entries = append(entries, object.TreeEntry{Name: dir, Mode: filemode.Dir, Hash: h})
 	}
-	return writeTree(s, entries)
+	return WriteTree(s, entries)
 }
 
-// writeTree stores a tree of entries in Git's order.
-func writeTree(s storer.EncodedObjectStorer, entries []object.TreeEntry) (plumbing.Hash, error) {
-	sortEntries(entries)
-	return writeObject(s, &object.Tree{Entries: entries})
+// WriteTree stores a tree of entries in Git's order.
+func WriteTree(s storer.EncodedObjectStorer, entries []object.TreeEntry) (plumbing.Hash, error) {
+	SortEntries(entries)
+	return WriteObject(s, &object.Tree{Entries: entries})
 }
 
-// sortEntries orders tree entries as Git does: by name, a folder's name
+// SortEntries orders tree entries as Git does: by name, a folder's name
 // compared as if it ended in "/".
-func sortEntries(entries []object.TreeEntry) {
+func SortEntries(entries []object.TreeEntry) {
 	name := func(e object.TreeEntry) string {
 		if e.Mode == filemode.Dir {
 			return e.Name + "/"
@@ -101,8 +101,8 @@ func sortEntries(entries []object.TreeEntry) {
 	sort.Slice(entries, func(i, j int) bool { return name(entries[i]) < name(entries[j]) })
 }
 
-// readFiles returns every file under t, by path relative to t.
-func readFiles(t *object.Tree) (map[string][]byte, error) {
+// ReadFiles returns every file under t, by path relative to t.
+func ReadFiles(t *object.Tree) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	iter := t.Files()
 	defer iter.Close()
@@ -127,8 +127,8 @@ func readFiles(t *object.Tree) (map[string][]byte, error) {
 	}
 }
 
-// commitTree returns the tree of the commit h.
-func commitTree(s storer.EncodedObjectStorer, h plumbing.Hash) (*object.Tree, error) {
+// CommitTree returns the tree of the commit h.
+func CommitTree(s storer.EncodedObjectStorer, h plumbing.Hash) (*object.Tree, error) {
 	c, err := object.GetCommit(s, h)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read commit %s: %w", h, err)
@@ -140,12 +140,12 @@ func commitTree(s storer.EncodedObjectStorer, h plumbing.Hash) (*object.Tree, er
 	return t, nil
 }
 
-// compact returns memory storage holding only commit tip, its tree, and
+// Compact returns memory storage holding only commit tip, its tree, and
 // ref pointing at tip; tip is marked shallow when it has parents. It keeps
 // a long-running store's memory bounded by one tree, however many commits
 // it wrote or fetched; Git needs no more to fetch and push on top of tip.
 // Storage other than memory (a CacheDir) is returned as it is.
-func compact(s storage.Storer, ref plumbing.ReferenceName, tip plumbing.Hash) (storage.Storer, error) {
+func Compact(s storage.Storer, ref plumbing.ReferenceName, tip plumbing.Hash) (storage.Storer, error) {
 	if _, inMemory := s.(*memory.Storage); !inMemory {
 		return s, nil
 	}

@@ -1,7 +1,8 @@
-package source
+package gitrepo
 
 import (
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -14,21 +15,42 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
+// Scheme is the private URL scheme under which propagit reaches local
+// repositories (file:// URLs and paths) through fileTransport. go-git keeps
+// one global transport per scheme; using a scheme of our own leaves "file"
+// to go-git (its default runs git-upload-pack) and keeps these semantics
+// whatever else registers.
+const Scheme = "propagit-file"
+
 var installOnce sync.Once
 
-// installFileTransport makes go-git serve file:// URLs in-process. go-git's
-// default file transport runs git-upload-pack, which needs a git binary.
-func installFileTransport() {
-	installOnce.Do(func() { client.InstallProtocol("file", fileTransport) })
+// Install registers fileTransport, go-git's in-process server made safe
+// for concurrent writers, under Scheme: a file:// URL then needs no git
+// binary. Every package that dials a URL calls it first.
+func Install() {
+	installOnce.Do(func() {
+		client.InstallProtocol(Scheme, &fileTransport{inner: server.NewServer(FileLoader{})})
+	})
 }
 
-// fileTransport is the in-process transport used for file:// URLs.
-var fileTransport = server.NewServer(FileLoader{})
+// TransportURL returns the URL go-git is given for url: a file:// URL or a
+// local path becomes a Scheme URL of the absolute path; anything else is
+// unchanged.
+func TransportURL(url string) string {
+	ep, err := transport.NewEndpoint(url)
+	if err != nil || ep.Protocol != "file" {
+		return url
+	}
+	p := ep.Path
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	return Scheme + "://" + filepath.ToSlash(p)
+}
 
 // FileLoader opens the repository a file:// endpoint names: a bare
 // repository, or the .git folder of a working copy (go-git's DefaultLoader
-// takes the working copy's root for the Git folder). The work store serves
-// its own file transport with it.
+// takes the working copy's root for the Git folder).
 type FileLoader struct{}
 
 // Load implements go-git's server.Loader.

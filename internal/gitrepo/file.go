@@ -1,4 +1,4 @@
-package works
+package gitrepo
 
 import (
 	"context"
@@ -10,11 +10,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-
-	"github.com/propagit/propagit/internal/source"
 )
 
-// fileTransport wraps go-git's in-process server for file:// URLs. That
+// fileTransport wraps go-git's in-process server for file:// URLs (dialed
+// as Scheme URLs, TransportURL). That
 // server updates refs without checking their old value and lets a ref
 // listing read a ref file another session is rewriting, so concurrent
 // writers in one process could overwrite each other or fail with "ref file
@@ -72,7 +71,7 @@ func (s *uploadSession) AdvertisedReferencesContext(ctx context.Context) (*packp
 func (s *uploadSession) UploadPack(ctx context.Context, req *packp.UploadPackRequest) (*packp.UploadPackResponse, error) {
 	s.lock.RLock()
 	defer s.lock.RUnlock()
-	st, err := source.FileLoader{}.Load(s.ep)
+	st, err := FileLoader{}.Load(s.ep)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +129,7 @@ func (s *receiveSession) ReceivePack(ctx context.Context, req *packp.ReferenceUp
 // staleCommands reports whether a command's old value differs from its
 // ref's current value (zero when the ref does not exist).
 func (s *receiveSession) staleCommands(req *packp.ReferenceUpdateRequest) (bool, error) {
-	st, err := source.FileLoader{}.Load(s.ep)
+	st, err := FileLoader{}.Load(s.ep)
 	if err != nil {
 		return false, err
 	}
