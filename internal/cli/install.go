@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/propagit/propagit/internal/install"
@@ -13,10 +12,10 @@ import (
 
 type installOptions struct {
 	install.Options
-	dryRun     bool
+	credentials install.CredentialFiles
+	dryRun      bool
 	output     string
-	kubeconfig string
-	context    string
+	kube       kubeconfigOptions
 }
 
 func newInstallCommand() *cobra.Command {
@@ -28,13 +27,19 @@ func newInstallCommand() *cobra.Command {
 Work CRD, namespace, RBAC, controller Deployment, Service, PodDisruptionBudget
 and NetworkPolicy) for the given repository and applies it to the cluster of
 the current kubeconfig context with server-side apply (field manager
-"propagit"). With --dry-run, or when no kubeconfig is found, it prints the
-manifests instead.
+"propagit"). With --dry-run it prints the manifests instead; without a
+kubeconfig it fails rather than pretend. Every object carries the label
+propagit.io/install=NAMESPACE, which uninstall goes by.
 
-No secret value is ever printed or applied: create Secret propagit-git (key
-token, a Git token with write access to the work branch) and, with
---webhook-secret NAME, Secret NAME (key github-secret, gitlab-token or token)
-yourself. Member credentials go in namespace karmada-cluster, as in Karmada.`,
+The Git credential: with --git-token-file (HTTPS) or --git-ssh-key and
+--known-hosts (ssh:// or user@host:path), install stores it in Secret
+propagit-git before the Deployment, and the pods wait for that Secret; it is
+never printed. Over SSH the key is mounted from that Secret, so create it
+yourself when you do not pass the files. Without a credential over HTTPS the
+controller reads a public repository (create Secret propagit-git, key token,
+for a private one, before install). The webhook secret (--webhook-secret NAME:
+Secret NAME, key github-secret, gitlab-token or token) and the member
+credentials (namespace karmada-cluster, as in Karmada) are yours to create.`,
 		Example: `  propagit install --repo https://git.example.com/fleet.git --dry-run -o yaml > propagit.yaml
   propagit install --repo https://git.example.com/fleet.git --path clusters/prod \
     --webhook-secret propagit-webhook --image registry.example.com/propagit:v0.3.0`,
@@ -42,7 +47,10 @@ yourself. Member credentials go in namespace karmada-cluster, as in Karmada.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Repo, "repo", "", "the Git repository the controller follows (https:// or ssh://)")
+	f.StringVar(&o.Repo, "repo", "", "the Git repository the controller follows (https://, ssh:// or user@host:path)")
+	f.StringVar(&o.credentials.Token, "git-token-file", "", "file holding a Git token for an HTTPS repository (stored in Secret propagit-git, never printed)")
+	f.StringVar(&o.credentials.SSHKey, "git-ssh-key", "", "private key file for an SSH repository (stored in Secret propagit-git with --known-hosts)")
+	f.StringVar(&o.credentials.KnownHosts, "known-hosts", "", "known_hosts file holding the SSH host keys the controller may trust")
 	f.StringVar(&o.Branch, "branch", o.Branch, "branch to follow")
 	f.StringVar(&o.Path, "path", "", "folder inside the repository holding the fleet (default: the root)")
 	f.StringVar(&o.WorksStore, "works-store", o.WorksStore, `where Works are recorded: "git" (the work branch agents read) or "cr" (Work custom resources on this cluster)`)
@@ -55,17 +63,17 @@ yourself. Member credentials go in namespace karmada-cluster, as in Karmada.`,
 	f.BoolVar(&o.ServiceMonitor, "service-monitor", false, "add a ServiceMonitor (needs the Prometheus Operator's CRD)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the manifests, apply nothing")
 	f.StringVarP(&o.output, "output", "o", "yaml", `format of the printed manifests: "yaml" or "json"`)
-	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the hub (default: $KUBECONFIG, then ~/.kube/config)")
-	f.StringVar(&o.context, "context", "", "kubeconfig context to use")
+	o.kube.bindFlags(f, "", "the hub", "the in-cluster config, then ~/.kube/config")
 	return cmd
 }
 
-// defaultInstallImage is the release image of this binary's version, or
-// :latest for a development build.
+// defaultInstallImage is the release image of this binary's version; a
+// development build has none, so --image is required then (never :latest,
+// which would run whatever was pushed last).
 func defaultInstallImage() string {
 	v := resolveVersion(version, commit, nil).Version
 	if !strings.HasPrefix(v, "v") {
-		v = "latest"
+		return ""
 	}
 	return install.DefaultImageRepository + ":" + v
 }
@@ -74,26 +82,31 @@ func (o *installOptions) run(cmd *cobra.Command) error {
 	if o.output != "yaml" && o.output != "json" {
 		return fmt.Errorf(`-o must be "yaml" or "json", not %q`, o.output)
 	}
+	cred, err := install.ReadGitCredential(o.Repo, o.credentials)
+	if err != nil {
+		return err
+	}
+	o.RequireGitSecret = cred != nil
 	objs, err := install.Build(o.Options)
 	if err != nil {
 		return err
 	}
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
-		&clientcmd.ConfigOverrides{CurrentContext: o.context})
-	cfg, err := loader.ClientConfig()
-	if !o.dryRun && err != nil && clientcmd.IsEmptyConfig(err) && o.kubeconfig == "" {
-		fmt.Fprintln(cmd.ErrOrStderr(), "no kubeconfig found: printing the manifests (pass --kubeconfig to apply them)")
-		o.dryRun = true
-	}
 	if o.dryRun {
+		if cred != nil || install.IsSSH(o.Repo) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "not printed: Secret %s/%s (keys %s), which the pods wait for; install without --dry-run "+
+				"creates it from the credential files, or create it yourself\n", o.Namespace, install.GitSecretName, gitSecretKeys(o.Repo))
+		}
 		if o.output == "json" {
 			return install.WriteJSON(cmd.OutOrStdout(), objs)
 		}
 		return install.WriteYAML(cmd.OutOrStdout(), objs)
 	}
+	cfg, err := requireConfig(o.kube)
 	if err != nil {
-		return fmt.Errorf("failed to load the kubeconfig: %w", err)
+		return fmt.Errorf("%w (to print the manifests instead, pass --dry-run)", err)
+	}
+	if cred != nil {
+		objs = install.WithSecret(objs, cred.Secret(o.Namespace))
 	}
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
@@ -104,7 +117,20 @@ func (o *installOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "next: create Secret %s/propagit-git (key token, a Git token that may push the work branch)"+
-		" and the member credential Secrets in karmada-cluster\n", o.Namespace)
+	next := "create the member credential Secrets in karmada-cluster"
+	if cred == nil && !install.IsSSH(o.Repo) {
+		next = fmt.Sprintf("for a private repository, create Secret %s/%s (key token, a Git token that may push the work branch) and restart the pods; ", o.Namespace, install.GitSecretName) + next
+	} else if cred == nil {
+		next = fmt.Sprintf("create Secret %s/%s (keys %s): the pods wait for it; ", o.Namespace, install.GitSecretName, gitSecretKeys(o.Repo)) + next
+	}
+	fmt.Fprintln(cmd.ErrOrStderr(), "next: "+next)
 	return nil
+}
+
+// gitSecretKeys names the keys of Secret propagit-git for repo.
+func gitSecretKeys(repo string) string {
+	if install.IsSSH(repo) {
+		return "identity and known_hosts"
+	}
+	return "token"
 }

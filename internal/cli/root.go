@@ -55,6 +55,7 @@ gets, and applies it.`,
 		newDiffCommand(),
 		newJoinCommand(), newUnjoinCommand(),
 		newInstallCommand(),
+		newUninstallCommand(),
 	)
 	registerCompletions(root)
 	return root

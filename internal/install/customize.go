@@ -65,15 +65,61 @@ func setController(u *unstructured.Unstructured, o Options) error {
 		p := webhookProviders[o.WebhookProvider]
 		args = setArg(args, p.flag, webhookDir+"/"+p.key)
 	}
+	ssh := IsSSH(o.Repo)
+	if ssh {
+		args = setArg(args, "--git-ssh-key", gitDir+"/"+keyIdentity)
+		args = setArg(args, "--known-hosts", gitDir+"/"+keyKnownHosts)
+		mounts, _, _ := unstructured.NestedSlice(c, "volumeMounts")
+		c["volumeMounts"] = append(mounts, map[string]any{"name": gitVolume, "mountPath": gitDir, "readOnly": true})
+	} else if o.RequireGitSecret {
+		if err := requireTokenSecret(c); err != nil {
+			return err
+		}
+	}
 	c["image"] = o.Image
 	c["args"] = toAny(args)
 	if err := unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers"); err != nil {
 		return err
 	}
+	if ssh {
+		if err := addGitVolume(u); err != nil {
+			return err
+		}
+	}
 	if o.WebhookSecret != "" {
 		return setWebhookVolume(u, o.WebhookSecret)
 	}
 	return nil
+}
+
+// requireTokenSecret makes the token variable of container c required: the
+// pod waits for Secret propagit-git instead of starting without it.
+func requireTokenSecret(c map[string]any) error {
+	env, _, _ := unstructured.NestedSlice(c, "env")
+	for _, item := range env {
+		m, ok := item.(map[string]any)
+		if !ok || m["name"] != "PROPAGIT_GIT_TOKEN" {
+			continue
+		}
+		if err := unstructured.SetNestedField(m, false, "valueFrom", "secretKeyRef", "optional"); err != nil {
+			return err
+		}
+		c["env"] = env
+		return nil
+	}
+	return fmt.Errorf("no PROPAGIT_GIT_TOKEN variable in container %q", containerName)
+}
+
+// addGitVolume mounts Secret propagit-git, required: over SSH the
+// controller cannot fetch without its key, so the pod waits for it.
+func addGitVolume(u *unstructured.Unstructured) error {
+	volumes, _, err := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "volumes")
+	if err != nil {
+		return err
+	}
+	volumes = append(volumes, map[string]any{"name": gitVolume,
+		"secret": map[string]any{"secretName": GitSecretName, "optional": false, "defaultMode": int64(0o440)}})
+	return unstructured.SetNestedSlice(u.Object, volumes, "spec", "template", "spec", "volumes")
 }
 
 // setArg replaces the value of flag in args (--flag=value or a bare

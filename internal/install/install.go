@@ -67,7 +67,15 @@ type Options struct {
 	// ServiceMonitor adds deploy/monitoring (needs the Prometheus
 	// Operator's CRD).
 	ServiceMonitor bool
+	// RequireGitSecret makes the pods wait for Secret propagit-git instead
+	// of starting without a Git credential: set when install creates it,
+	// and always for an SSH repository (its key is mounted from it).
+	RequireGitSecret bool
 }
+
+// LabelInstall marks every object install creates with the namespace of
+// the installation, so uninstall removes exactly those.
+const LabelInstall = "propagit.io/install"
 
 // DefaultOptions are deploy/'s own values.
 func DefaultOptions() Options {
@@ -85,7 +93,7 @@ func (o Options) Validate() error {
 	case o.Replicas < 1:
 		return fmt.Errorf("replicas must be at least 1, not %d", o.Replicas)
 	case o.Image == "":
-		return fmt.Errorf("an image is required")
+		return fmt.Errorf("an image is required (--image): this development build has no release image of its own")
 	case strings.HasPrefix(o.Path, "/") || strings.Contains("/"+o.Path+"/", "/../"):
 		return fmt.Errorf("path %q must be relative to the repository root, without ..", o.Path)
 	}
@@ -125,12 +133,12 @@ func repoWithoutCredentials(repo, namespace string) error {
 }
 
 // Build returns the objects to apply, in kustomize's apply order
-// (Namespaces and CRDs first).
+// (Namespaces and CRDs first), each labelled LabelInstall=o.Namespace.
 func Build(o Options) ([]*unstructured.Unstructured, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	objs, err := kustomize(o.ServiceMonitor)
+	objs, err := kustomize(o.ServiceMonitor, o.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -153,8 +161,9 @@ func Build(o Options) ([]*unstructured.Unstructured, error) {
 }
 
 // kustomize builds the embedded deploy/ on an in-memory copy, plugins off,
-// adding the monitoring component when asked.
-func kustomize(serviceMonitor bool) ([]*unstructured.Unstructured, error) {
+// adding the monitoring component when asked and labelling every object
+// with LabelInstall=namespace (namespace is a validated DNS label).
+func kustomize(serviceMonitor bool, namespace string) ([]*unstructured.Unstructured, error) {
 	mem := filesys.MakeFsInMemory()
 	err := fs.WalkDir(deploy.FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -169,7 +178,8 @@ func kustomize(serviceMonitor bool) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to copy the embedded deploy/: %w", err)
 	}
-	k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- deploy\n"
+	k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- deploy\n" +
+		"labels:\n- includeSelectors: false\n  pairs:\n    " + LabelInstall + ": " + namespace + "\n"
 	if serviceMonitor {
 		k += "components:\n- deploy/monitoring\n"
 	}
@@ -194,4 +204,21 @@ func kustomize(serviceMonitor bool) ([]*unstructured.Unstructured, error) {
 		objs = append(objs, u)
 	}
 	return objs, nil
+}
+
+// WithSecret returns objs with secret placed right after the Namespace it
+// lives in, so it exists before any pod that mounts it is created.
+func WithSecret(objs []*unstructured.Unstructured, secret *unstructured.Unstructured) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, 0, len(objs)+1)
+	placed := false
+	for _, u := range objs {
+		out = append(out, u)
+		if !placed && u.GetKind() == "Namespace" && u.GetName() == secret.GetNamespace() {
+			out, placed = append(out, secret), true
+		}
+	}
+	if !placed {
+		out = append([]*unstructured.Unstructured{secret}, out...)
+	}
+	return out
 }
