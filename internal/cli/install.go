@@ -14,8 +14,8 @@ type installOptions struct {
 	install.Options
 	credentials install.CredentialFiles
 	dryRun      bool
-	output     string
-	kube       kubeconfigOptions
+	output      string
+	kube        kubeconfigOptions
 }
 
 func newInstallCommand() *cobra.Command {
