@@ -21,7 +21,8 @@ import (
 	"github.com/propagit/propagit/internal/dashboard"
 	"github.com/propagit/propagit/internal/source"
 	"github.com/propagit/propagit/internal/testenv"
-	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/crstore"
+	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
 // chromiumPath is Debian's chromium, which `make test-assets` installs.
@@ -59,7 +60,7 @@ func TestDashboardBrowser(t *testing.T) {
 	opts.ClusterFailureThreshold, opts.ClusterSuccessThreshold = 2*time.Second, 2*time.Second
 	opts.ProbeTimeout = 2 * time.Second
 	startControllerOpts(t, newSetup(t, remote, m1, m2), opts)
-	store, err := works.NewGitStore(works.GitOptions{URL: remote.URL, Auth: remote.Auth})
+	store, err := gitstore.New(gitstore.Options{URL: remote.URL, Auth: remote.Auth})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestDashboardCRStore(t *testing.T) {
 	s.KubeconfigDir = ""
 	s.Hub, s.HubNamespace = hub, hubNS
 	startController(t, s)
-	cr := works.NewCRStore(hub, hubNS)
+	cr := crstore.New(hub, hubNS)
 	base := serveDashboard(t, cr, cr, remote)
 	page := func(path string) string {
 		res, err := http.Get(base + path)

@@ -24,6 +24,8 @@ import (
 	"github.com/propagit/propagit/internal/source"
 	"github.com/propagit/propagit/internal/testenv"
 	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/crstore"
+	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
 // The shared harness's settings (see e2etest), as this package names them.
@@ -268,10 +270,10 @@ func startControllerOpts(t testing.TB, s setup, opts controller.Options) *runnin
 	var ws works.Store
 	var ss works.StatusStore
 	if s.Hub != nil {
-		cr := works.NewCRStore(s.Hub, s.HubNamespace)
+		cr := crstore.New(s.Hub, s.HubNamespace)
 		ws, ss = cr, cr
 	} else {
-		store, err := works.NewGitStore(works.GitOptions{URL: s.URL, Auth: s.Auth, CacheDir: s.WorksCache})
+		store, err := gitstore.New(gitstore.Options{URL: s.URL, Auth: s.Auth, CacheDir: s.WorksCache})
 		if err != nil {
 			t.Fatalf("failed to create the work store: %v", err)
 		}
@@ -333,7 +335,7 @@ type statusReader struct {
 // newStatusReader reads the Git work branch and status refs of r.
 func newStatusReader(t testing.TB, r *gitRemote) *statusReader {
 	t.Helper()
-	store, err := works.NewGitStore(works.GitOptions{URL: r.URL, Auth: r.Auth})
+	store, err := gitstore.New(gitstore.Options{URL: r.URL, Auth: r.Auth})
 	if err != nil {
 		t.Fatalf("failed to create a status reader: %v", err)
 	}

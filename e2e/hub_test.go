@@ -13,7 +13,7 @@ import (
 	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/testenv"
-	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/crstore"
 )
 
 // workCRD is the Work CRD as deployed.
@@ -71,6 +71,6 @@ func putMemberSecret(t *testing.T, c client.Client, ns, name string, m *testenv.
 
 // newCRStatusReader reads the Work CRs in ns on the hub.
 func newCRStatusReader(t *testing.T, c client.Client, ns string) *statusReader {
-	store := works.NewCRStore(c, ns)
+	store := crstore.New(c, ns)
 	return &statusReader{t: t, store: store, state: store}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/storage"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
 // benchObjects is how many ConfigMaps each cluster's Work holds.
@@ -50,7 +50,7 @@ func writeStatusRefs(tb testing.TB, dir string, ws []*workv1alpha1.Work) {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		tree := &object.Tree{Entries: []object.TreeEntry{{Name: works.StatusFile, Mode: filemode.Regular, Hash: blob}}}
+		tree := &object.Tree{Entries: []object.TreeEntry{{Name: gitstore.StatusFile, Mode: filemode.Regular, Hash: blob}}}
 		th, err := encodeObject(repo.Storer, tree)
 		if err != nil {
 			tb.Fatal(err)
@@ -62,7 +62,7 @@ func writeStatusRefs(tb testing.TB, dir string, ws []*workv1alpha1.Work) {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		if err := repo.Storer.SetReference(plumbing.NewHashReference(works.StatusRef(w.Spec.Cluster), ch)); err != nil {
+		if err := repo.Storer.SetReference(plumbing.NewHashReference(gitstore.StatusRef(w.Spec.Cluster), ch)); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -115,14 +115,14 @@ func BenchmarkPullAgentSteadyState(b *testing.B) {
 			}
 			ws := workBranch(b, n)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			if _, err := newGitStore(b, works.GitOptions{URL: r.url}).Put(ctx, "rev-1", ws); err != nil {
+			if _, err := newGitStore(b, gitstore.Options{URL: r.url}).Put(ctx, "rev-1", ws); err != nil {
 				b.Fatal(err)
 			}
 			cancel()
 			writeStatusRefs(b, statusDir, ws)
 
 			b.Run(fmt.Sprintf("clusters=%d/status=%s", n, layout), func(b *testing.B) {
-				store := newGitStore(b, works.GitOptions{URL: r.url})
+				store := newGitStore(b, gitstore.Options{URL: r.url})
 				ctx := context.Background()
 				if w, err := store.ListCluster(ctx, "c-000"); err != nil || w == nil {
 					b.Fatalf("first poll: %v, %v", w, err)

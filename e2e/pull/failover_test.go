@@ -10,7 +10,7 @@ import (
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/testenv"
-	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/crstore"
 )
 
 // failoverPolicyYAML sends every ConfigMap of ns to cluster, tolerating the
@@ -45,7 +45,7 @@ func TestPullStaleHeartbeatFailover(t *testing.T) {
 	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
 	rev := f.commitPush("app on a pull member with cluster failover")
 
-	hubStore := works.NewCRStore(hubClient(t, hub.Config), hubNS)
+	hubStore := crstore.New(hubClient(t, hub.Config), hubNS)
 	rec := metrics.NewRecorder()
 	reg := prometheus.NewRegistry()
 	rec.MustRegister(reg)
@@ -53,7 +53,7 @@ func TestPullStaleHeartbeatFailover(t *testing.T) {
 	opts.PullHeartbeatTimeout = heartbeatTimeout
 	opts.Metrics = rec
 	c := startController(t, hubSetup{SourceURL: r.url, Works: hubStore, Status: hubStore, Options: opts})
-	agentStore := works.NewCRStore(hubClient(t, hub.Config), hubNS, works.WithHeartbeatInterval(time.Second))
+	agentStore := crstore.New(hubClient(t, hub.Config), hubNS, crstore.WithHeartbeatInterval(time.Second))
 	agentLoop := startLoop(t, "agent", newAgent(t, agentOptions(pullM.Name), agentStore, agentStore, pullM.Config).Run)
 	c.waitRevision(t, rev)
 	eventually(t, converge, configMapValue(pullM, ns, "app", "v1"))

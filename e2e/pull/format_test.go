@@ -16,6 +16,7 @@ import (
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/testenv"
 	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
 // managedConfigMap is a ConfigMap as the renderer writes it: with
@@ -70,16 +71,16 @@ func TestPullNewerFormatRefused(t *testing.T) {
 	ns := randomName("format")
 	nsObj := map[string]any{"apiVersion": "v1", "kind": "Namespace",
 		"metadata": map[string]any{"name": ns, "labels": map[string]any{"propagit.io/managed": "true"}}}
-	controllerStore := newGitStore(t, works.GitOptions{URL: r.url})
+	controllerStore := newGitStore(t, gitstore.Options{URL: r.url})
 	putWork(t, controllerStore, handWork(t, m.Name, "rev-1", workv1alpha1.FormatVersion,
 		nsObj, managedConfigMap(ns, "kept", "v1"), managedConfigMap(ns, "dropped-later", "v1")))
 
 	var member requestCounter
-	store := newGitStore(t, works.GitOptions{URL: r.url})
+	store := newGitStore(t, gitstore.Options{URL: r.url})
 	src := &countingSource{Source: store}
 	a := newAgent(t, agentOptions(m.Name), src, store, member.wrap(m.Config))
 	startLoop(t, "agent", a.Run)
-	reader := newGitStore(t, works.GitOptions{URL: r.url})
+	reader := newGitStore(t, gitstore.Options{URL: r.url})
 	waitStatus(t, reader, m.Name, "rev-1 applied and Ready", appliedReady("rev-1"))
 	before := snapshotConfigMaps(t, m, ns)
 

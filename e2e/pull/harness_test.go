@@ -29,6 +29,7 @@ import (
 	"github.com/propagit/propagit/internal/source"
 	"github.com/propagit/propagit/internal/testenv"
 	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
 // The shared harness's settings (see e2etest), as this package names them.
@@ -113,9 +114,9 @@ func statusMessage(dir, cluster string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ref, err := repo.Reference(works.StatusRef(cluster), true)
+	ref, err := repo.Reference(gitstore.StatusRef(cluster), true)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", works.StatusRef(cluster), err)
+		return "", fmt.Errorf("%s: %w", gitstore.StatusRef(cluster), err)
 	}
 	c, err := repo.CommitObject(ref.Hash())
 	if err != nil {
@@ -297,9 +298,9 @@ func newAgent(t testing.TB, opts agent.Options, src agent.Source, status works.S
 }
 
 // newGitStore returns a store for url, failing the test on error.
-func newGitStore(t testing.TB, opts works.GitOptions) *works.GitStore {
+func newGitStore(t testing.TB, opts gitstore.Options) *gitstore.Store {
 	t.Helper()
-	s, err := works.NewGitStore(opts)
+	s, err := gitstore.New(opts)
 	if err != nil {
 		t.Fatalf("failed to create a git store: %v", err)
 	}

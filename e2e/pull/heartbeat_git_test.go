@@ -10,7 +10,7 @@ import (
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/testenv"
-	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
 // TestPullGitStoreHeartbeat: with the Git store, an agent that has nothing
@@ -34,7 +34,7 @@ func TestPullGitStoreHeartbeat(t *testing.T) {
 	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
 	rev := f.commitPush("app on a pull member, git store")
 
-	controllerStore := newGitStore(t, works.GitOptions{URL: r.url})
+	controllerStore := newGitStore(t, gitstore.Options{URL: r.url})
 	rec := metrics.NewRecorder()
 	reg := prometheus.NewRegistry()
 	rec.MustRegister(reg)
@@ -43,7 +43,7 @@ func TestPullGitStoreHeartbeat(t *testing.T) {
 	opts.Metrics = rec
 	c := startController(t, hubSetup{SourceURL: r.url, Works: controllerStore, Status: controllerStore, Options: opts})
 	startAgent := func(what string) *e2etest.Loop {
-		store := newGitStore(t, works.GitOptions{URL: r.url, HeartbeatInterval: heartbeatInterval})
+		store := newGitStore(t, gitstore.Options{URL: r.url, HeartbeatInterval: heartbeatInterval})
 		return startLoop(t, what, newAgent(t, agentOptions(pullM.Name), store, store, pullM.Config).Run)
 	}
 	agentLoop := startAgent("agent")
@@ -52,7 +52,7 @@ func TestPullGitStoreHeartbeat(t *testing.T) {
 	eventually(t, converge, readyIs(reg, pullM.Name, "True"))
 
 	// Well past the timeout, the running agent keeps the member Ready.
-	reader := newGitStore(t, works.GitOptions{URL: r.url})
+	reader := newGitStore(t, gitstore.Options{URL: r.url})
 	st, err := reader.GetStatus(t.Context(), pullM.Name)
 	if err != nil || st.Heartbeat == nil {
 		t.Fatalf("status of %s: %v, heartbeat %v", pullM.Name, err, st)

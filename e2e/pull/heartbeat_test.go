@@ -15,7 +15,7 @@ import (
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/testenv"
-	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/crstore"
 )
 
 // TestPullCRStoreHeartbeat: Works live as Work custom resources on a hub
@@ -52,7 +52,7 @@ func TestPullCRStoreHeartbeat(t *testing.T) {
 	f.write("app.yaml", configMapYAML(ns, "app", "template"))
 	rev1 := f.commitPush("app on a pull and a push member")
 
-	hubStore := works.NewCRStore(hubClient(t, hub.Config), hubNS)
+	hubStore := crstore.New(hubClient(t, hub.Config), hubNS)
 	rec := metrics.NewRecorder()
 	reg := prometheus.NewRegistry()
 	rec.MustRegister(reg)
@@ -64,7 +64,7 @@ func TestPullCRStoreHeartbeat(t *testing.T) {
 	// The agent reaches only the hub (its own namespace) and its member.
 	var hubCalls requestCounter
 	startAgentOnHub := func(what string) *e2etest.Loop {
-		store := works.NewCRStore(hubClient(t, hubCalls.wrap(hub.Config)), hubNS, works.WithHeartbeatInterval(heartbeatInterval))
+		store := crstore.New(hubClient(t, hubCalls.wrap(hub.Config)), hubNS, crstore.WithHeartbeatInterval(heartbeatInterval))
 		aopts := agentOptions(pullM.Name)
 		aopts.ProbeInterval = 500 * time.Millisecond
 		return startLoop(t, what, newAgent(t, aopts, store, store, pullM.Config).Run)

@@ -14,7 +14,7 @@ import (
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/cli"
 	"github.com/propagit/propagit/internal/testenv"
-	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
 // TestPullAgentExportsMetrics runs `propagit agent` (the command, in
@@ -33,7 +33,7 @@ func TestPullAgentExportsMetrics(t *testing.T) {
 	f.write("policy.yaml", policyYAML(ns, m.Name))
 	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
 	rev := f.commitPush("app on a pull member")
-	store := newGitStore(t, works.GitOptions{URL: r.url})
+	store := newGitStore(t, gitstore.Options{URL: r.url})
 	c := startController(t, hubSetup{SourceURL: r.url, Works: store, Status: store, Options: controllerOptions()})
 	c.waitRevision(t, rev)
 

@@ -12,7 +12,7 @@ import (
 	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/testenv"
-	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
 // quickstartApp is the application of the quickstart example: an nginx
@@ -135,13 +135,13 @@ func TestPullMixedPushAndPull(t *testing.T) {
 	f.write("policies/config.yaml", configMapOverrideYAML(ns, "app", names, values))
 	rev1 := f.commitPush("quickstart app on one push and two pull members")
 
-	hubStore := newGitStore(t, works.GitOptions{URL: r.url, CacheDir: t.TempDir()})
+	hubStore := newGitStore(t, gitstore.Options{URL: r.url, CacheDir: t.TempDir()})
 	c := startController(t, hubSetup{SourceURL: r.url, Works: hubStore, Status: hubStore,
 		Push: []*testenv.Member{push}, Options: controllerOptions()})
 	for _, m := range []*testenv.Member{pull2, pull3} {
 		// Each agent is its own process: its own store instance, its own
 		// member's credentials, nothing of the hub's.
-		store := newGitStore(t, works.GitOptions{URL: r.url})
+		store := newGitStore(t, gitstore.Options{URL: r.url})
 		startLoop(t, "agent "+m.Name, newAgent(t, agentOptions(m.Name), store, store, m.Config).Run)
 	}
 
@@ -158,7 +158,7 @@ func TestPullMixedPushAndPull(t *testing.T) {
 	t.Logf("commit to rolled out on all three members: %s", time.Since(start).Round(time.Millisecond))
 
 	// The Works name each cluster's mode.
-	reader := newGitStore(t, works.GitOptions{URL: r.url})
+	reader := newGitStore(t, gitstore.Options{URL: r.url})
 	ctx, cancel := kubeCtx()
 	ws, err := reader.List(ctx)
 	cancel()

@@ -13,7 +13,7 @@ import (
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/testenv"
-	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
 // countingSource counts the agent's reads of its Work: one per poll.
@@ -58,17 +58,17 @@ func TestPullAgentRestartNoStorm(t *testing.T) {
 		f.write(fmt.Sprintf("cm-%02d.yaml", i), configMapYAML(ns, fmt.Sprintf("cm-%02d", i), "v1"))
 	}
 	rev1 := f.commitPush("ten ConfigMaps for a pull member")
-	hubStore := newGitStore(t, works.GitOptions{URL: r.url, CacheDir: t.TempDir()})
+	hubStore := newGitStore(t, gitstore.Options{URL: r.url, CacheDir: t.TempDir()})
 	c := startController(t, hubSetup{SourceURL: r.url, Works: hubStore, Status: hubStore, Options: controllerOptions()})
 	c.waitRevision(t, rev1)
 
 	// First agent: applies, then settles.
 	var first requestCounter
-	store1 := newGitStore(t, works.GitOptions{URL: r.url})
+	store1 := newGitStore(t, gitstore.Options{URL: r.url})
 	src1 := &countingSource{Source: store1}
 	a1 := newAgent(t, agentOptions(m.Name), src1, store1, first.wrap(m.Config))
 	loop1 := startLoop(t, "first agent", a1.Run)
-	reader := newGitStore(t, works.GitOptions{URL: r.url})
+	reader := newGitStore(t, gitstore.Options{URL: r.url})
 	waitStatus(t, reader, m.Name, "rev1 applied and Ready", appliedReady(rev1))
 	_, _, applyWrites := first.counts()
 	t.Logf("first agent: %d writes to apply %d objects and their namespace", len(applyWrites), objects)
@@ -93,7 +93,7 @@ func TestPullAgentRestartNoStorm(t *testing.T) {
 	loop1.Stop()
 	before := snapshotConfigMaps(t, m, ns)
 	var second requestCounter
-	store2 := newGitStore(t, works.GitOptions{URL: r.url})
+	store2 := newGitStore(t, gitstore.Options{URL: r.url})
 	a2 := newAgent(t, agentOptions(m.Name), store2, store2, second.wrap(m.Config))
 	pushes = r.srv.Pushes()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

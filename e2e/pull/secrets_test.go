@@ -19,7 +19,7 @@ import (
 	"github.com/propagit/propagit/internal/secrets/keys"
 	"github.com/propagit/propagit/internal/secrets/sopstest"
 	"github.com/propagit/propagit/internal/testenv"
-	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
 // secretsPolicyYAML sends every Secret of ns to clusters.
@@ -89,11 +89,11 @@ func TestSecretsPullAgentDecryptsInTheMember(t *testing.T) {
 	f.write("db.yaml", encrypt(pw(1), idA.Recipient()))
 	rev := f.commitPush("encrypted db for a pull member")
 
-	controllerStore := newGitStore(t, works.GitOptions{URL: r.url})
+	controllerStore := newGitStore(t, gitstore.Options{URL: r.url})
 	c := startController(t, hubSetup{SourceURL: r.url, Works: controllerStore, Status: controllerStore, Options: controllerOptions()})
 	aopts := agentOptions(pullM.Name)
 	aopts.Keys = &keys.Source{Reader: mc, Namespace: "propagit-system", Name: "sops-age"}
-	store := newGitStore(t, works.GitOptions{URL: r.url})
+	store := newGitStore(t, gitstore.Options{URL: r.url})
 	startLoop(t, "agent", newAgent(t, aopts, store, store, pullM.Config).Run)
 	c.waitRevision(t, rev)
 	eventually(t, converge, func() (bool, string) {

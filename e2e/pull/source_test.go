@@ -17,7 +17,7 @@ import (
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/testenv"
-	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
 // gate is the member's network path to the Git server: a reverse proxy on
@@ -146,16 +146,16 @@ func TestPullSourceUnreachable(t *testing.T) {
 	f.write("other.yaml", configMapYAML(ns, "other", "v1"))
 	rev1 := f.commitPush("app v1")
 	// The hub reaches the server directly; only the member's path breaks.
-	hubStore := newGitStore(t, works.GitOptions{URL: r.url, StatusURL: statusURL, CacheDir: t.TempDir()})
+	hubStore := newGitStore(t, gitstore.Options{URL: r.url, StatusURL: statusURL, CacheDir: t.TempDir()})
 	c := startController(t, hubSetup{SourceURL: r.url, Works: hubStore, Status: hubStore, Options: controllerOptions()})
 
 	var member requestCounter
-	store := newGitStore(t, works.GitOptions{URL: g.url("/fleet.git"), StatusURL: statusURL})
+	store := newGitStore(t, gitstore.Options{URL: g.url("/fleet.git"), StatusURL: statusURL})
 	src := &countingSource{Source: store}
 	recorder := &statusRecorder{StatusStore: store}
 	a := newAgent(t, agentOptions(m.Name), src, recorder, member.wrap(m.Config))
 	startLoop(t, "agent", a.Run)
-	reader := newGitStore(t, works.GitOptions{URL: r.url, StatusURL: statusURL})
+	reader := newGitStore(t, gitstore.Options{URL: r.url, StatusURL: statusURL})
 	waitStatus(t, reader, m.Name, "rev1 applied and Ready", appliedReady(rev1))
 	before := snapshotConfigMaps(t, m, ns)
 

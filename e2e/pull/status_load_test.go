@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
 // statusHistory returns the Applied-Revision of every commit on cluster's
@@ -23,7 +23,7 @@ func statusHistory(dir, cluster string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	ref, err := repo.Reference(works.StatusRef(cluster), true)
+	ref, err := repo.Reference(gitstore.StatusRef(cluster), true)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func TestPullManyAgentsStatus(t *testing.T) {
 	for w := range writers {
 		name := cluster(w % agents)
 		wg.Go(func() {
-			store, err := works.NewGitStore(works.GitOptions{URL: r.url})
+			store, err := gitstore.New(gitstore.Options{URL: r.url})
 			if err != nil {
 				errs[w] = append(errs[w], err)
 				return
@@ -108,7 +108,7 @@ func TestPullManyAgentsStatus(t *testing.T) {
 
 	// Every ref ends at the last round, as any reader sees it; a ref with
 	// one writer holds every round, newest first.
-	reader := newGitStore(t, works.GitOptions{URL: r.url})
+	reader := newGitStore(t, gitstore.Options{URL: r.url})
 	var wantHistory []string
 	for round := rounds; round >= 1; round-- {
 		wantHistory = append(wantHistory, revision(round))

@@ -34,7 +34,9 @@ import (
 	"github.com/propagit/propagit/internal/gitserver"
 	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/testenv"
-	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/crstore"
+	"github.com/propagit/propagit/internal/works/gitstore"
+	"github.com/propagit/propagit/internal/works/memberstore"
 )
 
 // hubIdentity runs `propagit join NAME --mode pull --hub-kubeconfig` for
@@ -144,14 +146,14 @@ func TestTrustPullCRStoreIsolation(t *testing.T) {
 	rev := f.commitPush("app on two pull members")
 
 	// The controller acts on the hub with deploy/'s RBAC only.
-	hubStore := works.NewCRStore(hubClient(t, controllerIdentity(t, hub)), legacyNS)
+	hubStore := crstore.New(hubClient(t, controllerIdentity(t, hub)), legacyNS)
 	c := startController(t, hubSetup{SourceURL: r.url, Works: hubStore, Status: hubStore, Options: controllerOptions()})
 	cfgA, cfgB := hubIdentity(t, hub, a), hubIdentity(t, hub, b)
 	for _, m := range []struct {
 		member *testenv.Member
 		cfg    *rest.Config
 	}{{a, cfgA}, {b, cfgB}} {
-		store := works.NewCRStore(hubClient(t, m.cfg), "", works.WithHeartbeatInterval(time.Second))
+		store := crstore.New(hubClient(t, m.cfg), "", crstore.WithHeartbeatInterval(time.Second))
 		startLoop(t, "agent "+m.member.Name, newAgent(t, agentOptions(m.member.Name), store, store, m.member.Config).Run)
 	}
 	c.waitRevision(t, rev)
@@ -197,7 +199,7 @@ func TestTrustPullCRStoreIsolation(t *testing.T) {
 	}}
 	_, err = workRes.UpdateStatus(ctx, forged, metav1.UpdateOptions{})
 	wantForbidden(t, "A updates B's Work status", err)
-	agentA := works.NewCRStore(asA, "")
+	agentA := crstore.New(asA, "")
 	_, err = agentA.GetStatus(ctx, b.Name)
 	wantForbidden(t, "A's store reads B's status", err)
 	wantForbidden(t, "A's store writes B's status", agentA.PutStatus(ctx, b.Name, &workv1alpha1.WorkStatus{AppliedRevision: "forged"}))
@@ -264,7 +266,7 @@ func TestTrustPullGitStoreIsolation(t *testing.T) {
 	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
 	rev1 := f.commitPush("app on two pull members, each with its own works repository")
 
-	store, err := works.NewMemberGitStore(tmpl, works.GitOptions{Auth: admin}, testLogger(t, "works"))
+	store, err := memberstore.New(tmpl, gitstore.Options{Auth: admin}, testLogger(t, "works"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +280,7 @@ func TestTrustPullGitStoreIsolation(t *testing.T) {
 		member *testenv.Member
 		auth   *githttp.BasicAuth
 	}{{a, authA}, {b, authB}} {
-		own, err := works.ParseRepoTemplate(tmpl)
+		own, err := memberstore.ParseRepoTemplate(tmpl)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -286,7 +288,7 @@ func TestTrustPullGitStoreIsolation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := newGitStore(t, works.GitOptions{URL: url, Auth: m.auth, HeartbeatInterval: time.Second})
+		s := newGitStore(t, gitstore.Options{URL: url, Auth: m.auth, HeartbeatInterval: time.Second})
 		startLoop(t, "agent "+m.member.Name, newAgent(t, agentOptions(m.member.Name), s, s, m.member.Config).Run)
 	}
 	c.waitRevision(t, rev1)
@@ -308,7 +310,7 @@ func TestTrustPullGitStoreIsolation(t *testing.T) {
 	}
 	ctx, cancel := kubeCtx()
 	defer cancel()
-	intoB := newGitStore(t, works.GitOptions{URL: urlB, Auth: authA})
+	intoB := newGitStore(t, gitstore.Options{URL: urlB, Auth: authA})
 	if w, err := intoB.ListCluster(ctx, b.Name); err == nil {
 		t.Errorf("A read B's Work (%v objects) from B's repository", w != nil)
 	}
@@ -323,7 +325,7 @@ func TestTrustPullGitStoreIsolation(t *testing.T) {
 	forged := &workv1alpha1.WorkStatus{AppliedRevision: "forged", Heartbeat: &fresh,
 		Cluster: &clusterv1alpha1.ClusterStatus{Conditions: []metav1.Condition{{Type: clusterv1alpha1.ConditionReady,
 			Status: metav1.ConditionFalse, Reason: "Forged", Message: "forged by A", LastTransitionTime: metav1.NewTime(forgedAt)}}}}
-	intoA := newGitStore(t, works.GitOptions{URL: srv.RepoURL("works-" + a.Name + ".git"), Auth: authA})
+	intoA := newGitStore(t, gitstore.Options{URL: srv.RepoURL("works-" + a.Name + ".git"), Auth: authA})
 	if err := intoA.PutStatus(ctx, b.Name, forged); err != nil {
 		t.Fatalf("A writes into its own repository: %v", err)
 	}
@@ -331,7 +333,7 @@ func TestTrustPullGitStoreIsolation(t *testing.T) {
 	// it, had the controller read it: B's own heartbeat, in B's own
 	// repository, moves past that point.
 	past := forgedAt.Add(heartbeatTimeout + tolerate + 2*time.Second)
-	ownB := newGitStore(t, works.GitOptions{URL: urlB, Auth: authB})
+	ownB := newGitStore(t, gitstore.Options{URL: urlB, Auth: authB})
 	waitStatus(t, ownB, b.Name, "B's own heartbeat after "+past.Format(time.RFC3339), func(st *workv1alpha1.WorkStatus) bool {
 		return st.Heartbeat != nil && st.Heartbeat.After(past)
 	})
@@ -402,11 +404,11 @@ func TestTrustPullCRStoreMovesLegacyWorks(t *testing.T) {
 	f.write("extra.yaml", configMapYAML(ns, "extra", "v1"))
 	rev1 := f.commitPush("two ConfigMaps")
 
-	hubStore := works.NewCRStore(admin, legacyNS)
+	hubStore := crstore.New(admin, legacyNS)
 	cfgA := hubIdentity(t, hub, a)
 	run := func(what string) (*runningController, *e2etest.Loop) {
 		c := startController(t, hubSetup{SourceURL: r.url, Works: hubStore, Status: hubStore, Options: controllerOptions()})
-		store := works.NewCRStore(hubClient(t, cfgA), "", works.WithHeartbeatInterval(time.Second))
+		store := crstore.New(hubClient(t, cfgA), "", crstore.WithHeartbeatInterval(time.Second))
 		return c, startLoop(t, what, newAgent(t, agentOptions(a.Name), store, store, a.Config).Run)
 	}
 	c, agentLoop := run("agent")

@@ -21,7 +21,7 @@ import (
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/status"
 	"github.com/propagit/propagit/internal/termsafe"
-	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/memberstore"
 )
 
 type statusOptions struct {
@@ -210,7 +210,7 @@ func openStores(repo gitOptions, so storeOptions, pattern string) (*stores, func
 // gather reads the Works (of clusters only, when any are named), their
 // status and the store's newest revision.
 func gather(ctx context.Context, st *stores, clusters []string) ([]status.Input, string, error) {
-	if m, ok := st.works.(*works.MemberGitStore); ok {
+	if m, ok := st.works.(*memberstore.Store); ok {
 		m.Track(clusters) // one repository per member: only the named ones are reached
 	}
 	ws, err := st.works.List(ctx)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/gitstore"
+	"github.com/propagit/propagit/internal/works/memberstore"
 )
 
 // storeOptions choose where Work records and their status live.
@@ -89,16 +91,16 @@ func (s *storeOptions) buildGit(repo gitOptions, auth transport.AuthMethod, cach
 	if url == "" {
 		url = repo.url
 	}
-	opts := works.GitOptions{URL: url, Auth: auth, Branch: s.branch, CacheDir: cacheDir, HeartbeatInterval: s.heartbeat}
-	if works.IsRepoTemplate(url) && s.cluster == "" {
-		m, err := works.NewMemberGitStore(url, opts, s.log)
+	opts := gitstore.Options{URL: url, Auth: auth, Branch: s.branch, CacheDir: cacheDir, HeartbeatInterval: s.heartbeat}
+	if memberstore.IsRepoTemplate(url) && s.cluster == "" {
+		m, err := memberstore.New(url, opts, s.log)
 		if err != nil {
 			return nil, err
 		}
 		return &stores{works: m, status: m, hub: hub}, nil
 	}
-	if works.IsRepoTemplate(url) {
-		t, err := works.ParseRepoTemplate(url)
+	if memberstore.IsRepoTemplate(url) {
+		t, err := memberstore.ParseRepoTemplate(url)
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +108,7 @@ func (s *storeOptions) buildGit(repo gitOptions, auth transport.AuthMethod, cach
 			return nil, err
 		}
 	}
-	g, err := works.NewGitStore(opts)
+	g, err := gitstore.New(opts)
 	if err != nil {
 		return nil, err
 	}

@@ -5,15 +5,15 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/crstore"
 )
 
 // newCRStores builds the Work CR store on the hub.
 func newCRStores(hub client.Client, namespace string, heartbeat time.Duration) (*stores, error) {
-	var opts []works.CROption
+	var opts []crstore.Option
 	if heartbeat > 0 {
-		opts = append(opts, works.WithHeartbeatInterval(heartbeat))
+		opts = append(opts, crstore.WithHeartbeatInterval(heartbeat))
 	}
-	cr := works.NewCRStore(hub, namespace, opts...)
+	cr := crstore.New(hub, namespace, opts...)
 	return &stores{works: cr, status: cr, hub: hub}, nil
 }

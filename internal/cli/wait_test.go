@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
 const (
@@ -29,7 +29,7 @@ const (
 type workFleet struct {
 	t     *testing.T
 	url   string
-	store *works.GitStore
+	store *gitstore.Store
 }
 
 func newWorkFleet(t *testing.T) *workFleet {
@@ -39,7 +39,7 @@ func newWorkFleet(t *testing.T) *workFleet {
 		t.Fatal(err)
 	}
 	url := "file://" + dir
-	store, err := works.NewGitStore(works.GitOptions{URL: url, Branch: "propagit/works", CacheDir: t.TempDir()})
+	store, err := gitstore.New(gitstore.Options{URL: url, Branch: "propagit/works", CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -305,7 +305,7 @@ func (c *Controller) follow(ctx context.Context, cur *loaded, sourceErr string) 
 }
 
 // tracker is a works store with one location per member, which cannot be
-// listed: it reaches the members it is told of (works.MemberGitStore).
+// listed: it reaches the members it is told of (memberstore.Store).
 type tracker interface {
 	Track(clusters []string)
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/guard"
-	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
 // guardFleet is a fleet of one push member, m1, that runs the ConfigMaps of
@@ -25,7 +25,7 @@ import (
 type guardFleet struct {
 	t     *testing.T
 	fs    filesys.FileSystem
-	store *works.GitStore
+	store *gitstore.Store
 	clock *clocktesting.FakeClock
 	revs  int
 	// status is what the members report, by name; none counts as Ready.
@@ -37,9 +37,9 @@ func newGuardFleet(t *testing.T) *guardFleet {
 	if _, err := git.PlainInit(dir, true); err != nil {
 		t.Fatal(err)
 	}
-	opts := works.DefaultGitOptions()
+	opts := gitstore.DefaultOptions()
 	opts.URL = "file://" + dir
-	store, err := works.NewGitStore(opts)
+	store, err := gitstore.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,19 +10,19 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
 // lostAnswer is a works store whose Put records the Works and then
 // reports a failure, once armed: the remote took the push, and the
 // connection dropped before its answer arrived.
 type lostAnswer struct {
-	*works.GitStore
+	*gitstore.Store
 	armed bool
 }
 
 func (s *lostAnswer) Put(ctx context.Context, revision string, ws []*workv1alpha1.Work) ([]string, error) {
-	changed, err := s.GitStore.Put(ctx, revision, ws)
+	changed, err := s.Store.Put(ctx, revision, ws)
 	if err == nil && s.armed {
 		s.armed = false
 		return nil, errors.New("failed to push refs/heads/propagit/works: unexpected EOF")
@@ -49,7 +49,7 @@ func TestHeldRevisionKeepsTheWorkTheStoreHolds(t *testing.T) {
 	f := newGuardFleet(t)
 	// A pull member, as in the soak: no member to probe or apply to.
 	f.write("clusters/m1.yaml", "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: m1\nspec:\n  syncMode: Pull\n")
-	store := &lostAnswer{GitStore: f.store}
+	store := &lostAnswer{Store: f.store}
 	src := &fleetSource{f: f}
 	c := New(DefaultOptions(), src, store, f.store, nil, logr.Discard())
 	c.clock = f.clock

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/crstore"
 )
 
 // TestDashboardCRStore: the dashboard reads Work custom resources and
@@ -28,7 +28,7 @@ func TestDashboardCRStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	hub := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&workv1alpha1.Work{}).Build()
-	cr := works.NewCRStore(hub, "propagit-system")
+	cr := crstore.New(hub, "propagit-system")
 	ctx := context.Background()
 	d := deployment("demo", "nginx", 2)
 	var ws []*workv1alpha1.Work

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -47,59 +46,25 @@ func validSegment(s string) bool {
 	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, "/\\\x00")
 }
 
-// validateCluster refuses a cluster name that is not a DNS subdomain, the
+// ValidateCluster refuses a cluster name that is not a DNS subdomain, the
 // rule for Cluster names; such a name is also a safe folder, ref and
 // object name.
-func validateCluster(name string) error {
+func ValidateCluster(name string) error {
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
 		return fmt.Errorf("invalid cluster name %q: %s", name, errs[0])
 	}
 	return nil
 }
 
-// encodeWorkWith returns the files of w's folder, by path relative to the
-// folder: WorkFile and one YAML file (sorted keys) per manifest, each with
-// its blob hash. Through memo (nil: none) it reuses the files, and their
-// hashes, of manifests encoded before.
-func encodeWorkWith(w *workv1alpha1.Work, memo *encodeMemo) (map[string]indexFile, error) {
+// EncodeHead returns the content of WorkFile for w.
+func EncodeHead(w *workv1alpha1.Work) ([]byte, error) {
 	cluster := w.Spec.Cluster
-	head, err := encodeHead(w)
-	if err != nil {
-		return nil, err
-	}
-	files := make(map[string]indexFile, len(w.Spec.Manifests)+1)
-	files[WorkFile] = newIndexFile(head)
-	for i := range w.Spec.Manifests {
-		m := &w.Spec.Manifests[i]
-		f, ok := memo.get(m)
-		if !ok {
-			if f, err = encodeManifest(m); err != nil {
-				return nil, fmt.Errorf("work %s: manifest %d: %w", cluster, i, err)
-			}
-			memo.put(m, f)
-		}
-		if _, dup := files[f.path]; dup {
-			return nil, fmt.Errorf("work %s: two manifests map to %s", cluster, f.path)
-		}
-		files[f.path] = f.file
-	}
-	return files, nil
-}
-
-// newIndexFile is a regular file holding data, with its blob hash.
-func newIndexFile(data []byte) indexFile {
-	return indexFile{mode: filemode.Regular, hash: blobHash(data), data: data}
-}
-
-// encodeHead returns the content of WorkFile for w.
-func encodeHead(w *workv1alpha1.Work) ([]byte, error) {
-	cluster := w.Spec.Cluster
-	if err := validateCluster(cluster); err != nil {
+	if err := ValidateCluster(cluster); err != nil {
 		return nil, err
 	}
 	spec := w.Spec
 	spec.Manifests = nil
-	wf := workFile{APIVersion: workv1alpha1.GroupVersion.String(), Kind: "Work", Metadata: workFileMeta{Name: cluster, Annotations: ownAnnotations(w.Annotations)}, Spec: spec}
+	wf := workFile{APIVersion: workv1alpha1.GroupVersion.String(), Kind: "Work", Metadata: workFileMeta{Name: cluster, Annotations: OwnAnnotations(w.Annotations)}, Spec: spec}
 	head, err := yaml.Marshal(wf)
 	if err != nil {
 		return nil, fmt.Errorf("failed to encode the work of %s: %w", cluster, err)
@@ -107,65 +72,38 @@ func encodeHead(w *workv1alpha1.Work) ([]byte, error) {
 	return head, nil
 }
 
-// encodedFile is one manifest's file in a cluster's folder.
-type encodedFile struct {
-	path string
-	file indexFile
-}
-
-func encodeManifest(m *runtime.RawExtension) (encodedFile, error) {
+// EncodeManifest returns the path of a manifest's file in its cluster's
+// folder and its content: YAML with sorted keys.
+func EncodeManifest(m *runtime.RawExtension) (string, []byte, error) {
 	obj, err := workv1alpha1.DecodeManifest(m)
 	if err != nil {
-		return encodedFile{}, err
+		return "", nil, err
 	}
 	p := ObjectPath(obj)
 	if !validSegment(obj.GetName()) || (obj.GetNamespace() != "" && !validSegment(obj.GetNamespace())) {
-		return encodedFile{}, fmt.Errorf("invalid name or namespace for %s", p)
+		return "", nil, fmt.Errorf("invalid name or namespace for %s", p)
 	}
 	data, err := yaml.Marshal(obj.Object)
 	if err != nil {
-		return encodedFile{}, fmt.Errorf("failed to encode %s: %w", p, err)
+		return "", nil, fmt.Errorf("failed to encode %s: %w", p, err)
 	}
-	return encodedFile{path: p, file: newIndexFile(data)}, nil
+	return p, data, nil
 }
 
-// encodeMemo keeps the files of the manifests one Put encoded, by their
-// JSON, for the next: a commit that changes one template encodes one file
-// per cluster, not the whole fleet again. It keeps only what the last Put
-// used, so it does not grow.
-type encodeMemo struct {
-	prev, cur map[string]encodedFile
-}
-
-func (m *encodeMemo) get(r *runtime.RawExtension) (encodedFile, bool) {
-	if m == nil || r.Raw == nil {
-		return encodedFile{}, false
+// SourceRevision returns the source revision the WorkFile head records;
+// false when head does not decode.
+func SourceRevision(head []byte) (string, bool) {
+	var wf workFile
+	if err := yaml.Unmarshal(head, &wf); err != nil {
+		return "", false
 	}
-	f, ok := m.cur[string(r.Raw)]
-	if !ok {
-		if f, ok = m.prev[string(r.Raw)]; ok {
-			m.cur[string(r.Raw)] = f
-		}
-	}
-	return f, ok
+	return wf.Spec.SourceRevision, true
 }
 
-func (m *encodeMemo) put(r *runtime.RawExtension, f encodedFile) {
-	if m != nil && r.Raw != nil {
-		m.cur[string(r.Raw)] = f
-	}
-}
-
-// start begins a Put: what the last one used becomes what this one may
-// reuse.
-func (m *encodeMemo) start() {
-	m.prev, m.cur = m.cur, map[string]encodedFile{}
-}
-
-// decodeWork rebuilds the Work of cluster from the files of its folder
+// DecodeWork rebuilds the Work of cluster from the files of its folder
 // (paths relative to it). Manifests come back as JSON, sorted by namespace,
 // kind, group and name.
-func decodeWork(cluster string, files map[string][]byte) (*workv1alpha1.Work, error) {
+func DecodeWork(cluster string, files map[string][]byte) (*workv1alpha1.Work, error) {
 	head, ok := files[WorkFile]
 	if !ok {
 		return nil, fmt.Errorf("work %s: missing %s", cluster, WorkFile)
@@ -176,7 +114,7 @@ func decodeWork(cluster string, files map[string][]byte) (*workv1alpha1.Work, er
 	if err := yaml.Unmarshal(head, &wf); err != nil {
 		return nil, fmt.Errorf("work %s: failed to decode %s: %w", cluster, WorkFile, err)
 	}
-	w := newWork(cluster, wf.Spec)
+	w := NewWork(cluster, wf.Spec)
 	w.Annotations = wf.Metadata.Annotations
 	var objs []*unstructured.Unstructured
 	for p, data := range files {
@@ -193,7 +131,7 @@ func decodeWork(cluster string, files map[string][]byte) (*workv1alpha1.Work, er
 		}
 		objs = append(objs, obj)
 	}
-	sortObjects(objs)
+	SortObjects(objs)
 	for _, obj := range objs {
 		raw, err := obj.MarshalJSON()
 		if err != nil {
@@ -204,8 +142,8 @@ func decodeWork(cluster string, files map[string][]byte) (*workv1alpha1.Work, er
 	return w, nil
 }
 
-// newWork returns a Work named after cluster with spec.
-func newWork(cluster string, spec workv1alpha1.WorkSpec) *workv1alpha1.Work {
+// NewWork returns a Work named after cluster with spec.
+func NewWork(cluster string, spec workv1alpha1.WorkSpec) *workv1alpha1.Work {
 	w := &workv1alpha1.Work{Spec: spec}
 	w.APIVersion = workv1alpha1.GroupVersion.String()
 	w.Kind = "Work"
@@ -214,21 +152,21 @@ func newWork(cluster string, spec workv1alpha1.WorkSpec) *workv1alpha1.Work {
 	return w
 }
 
-// sortObjects orders objects by namespace, kind, group and name, the
+// SortObjects orders objects by namespace, kind, group and name, the
 // order of Work manifests.
-func sortObjects(objs []*unstructured.Unstructured) {
+func SortObjects(objs []*unstructured.Unstructured) {
 	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
 		return workv1alpha1.KeyOf(a).Compare(workv1alpha1.KeyOf(b))
 	})
 }
 
-// sameContent reports whether a and b hold the same Work apart from the
+// SameContent reports whether a and b hold the same Work apart from the
 // source revision: same format version, suspension, propagit's annotations
 // and manifests (compared as JSON values, so key order and whitespace do not
 // matter).
-func sameContent(a, b *workv1alpha1.Work) (bool, error) {
+func SameContent(a, b *workv1alpha1.Work) (bool, error) {
 	if a.Spec.FormatVersion != b.Spec.FormatVersion || a.Spec.Suspended != b.Spec.Suspended ||
-		len(a.Spec.Manifests) != len(b.Spec.Manifests) || !maps.Equal(ownAnnotations(a.Annotations), ownAnnotations(b.Annotations)) {
+		len(a.Spec.Manifests) != len(b.Spec.Manifests) || !maps.Equal(OwnAnnotations(a.Annotations), OwnAnnotations(b.Annotations)) {
 		return false, nil
 	}
 	for i := range a.Spec.Manifests {
@@ -250,11 +188,11 @@ func sameContent(a, b *workv1alpha1.Work) (bool, error) {
 	return true, nil
 }
 
-// ownAnnotations returns the annotations a store records with a Work:
+// OwnAnnotations returns the annotations a store records with a Work:
 // propagit's own (propagit.io/), never those other tools set on a Work
 // custom resource, and not the store's own bookkeeping
 // (AnnotationRecordedSequence). nil when there are none.
-func ownAnnotations(ann map[string]string) map[string]string {
+func OwnAnnotations(ann map[string]string) map[string]string {
 	var out map[string]string
 	for k, v := range ann {
 		if strings.HasPrefix(k, workv1alpha1.AnnotationPrefix) && !storeBookkeeping[k] {

@@ -11,7 +11,7 @@ func TestDecodeWorkOfANewerFormat(t *testing.T) {
 			"spec:\n  cluster: m\n  formatVersion: 2\n  sourceRevision: abc\n  rollout: {waves: 3}\n"),
 		"web/configmap.core_a.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: web\n"),
 	}
-	w, err := decodeWork("m", files)
+	w, err := DecodeWork("m", files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestDecodeWorkErrors(t *testing.T) {
 		"broken object":  {WorkFile: []byte("spec: {}\n"), "web/x.yaml": []byte("a: [\n")},
 		"object no kind": {WorkFile: []byte("spec: {}\n"), "web/x.yaml": []byte("apiVersion: v1\n")},
 	} {
-		if _, err := decodeWork("m", files); err == nil || !strings.Contains(err.Error(), "work m") {
+		if _, err := DecodeWork("m", files); err == nil || !strings.Contains(err.Error(), "work m") {
 			t.Errorf("%s: error = %v", name, err)
 		}
 	}

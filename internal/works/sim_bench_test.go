@@ -1,4 +1,4 @@
-package works
+package works_test
 
 import (
 	"context"
@@ -22,6 +22,10 @@ import (
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/gitserver"
+	"github.com/propagit/propagit/internal/works/crstore"
+	"github.com/propagit/propagit/internal/works/gitstore"
+	"github.com/propagit/propagit/internal/works/memberstore"
+	"github.com/propagit/propagit/internal/works/workstest"
 )
 
 // simConfig is the load of BenchmarkGitStoreAgents: how many pull agents,
@@ -246,7 +250,7 @@ func reportSim(b *testing.B, cfg simConfig, res *simResult, writes int64) {
 
 // BenchmarkGitStoreAgents simulates pull agents on the Git store's shared
 // layout over the real smart-HTTP server (git http-backend), each agent a
-// goroutine with its own GitStore as an agent process has. writes/min are
+// goroutine with its own gitstore.Store as an agent process has. writes/min are
 // the pushes the server took; it also reports the repository's growth per
 // day and what one agent's Work fetch costs from a cold cache.
 func BenchmarkGitStoreAgents(b *testing.B) {
@@ -258,19 +262,19 @@ func BenchmarkGitStoreAgents(b *testing.B) {
 		if _, err := r.store(b).Put(ctx, "r0", ws); err != nil {
 			b.Fatal(err)
 		}
-		sizeBefore, pushesBefore := dirSize(r.dir), r.srv.Pushes()
+		sizeBefore, pushesBefore := dirSize(r.Dir), r.Srv.Pushes()
 		res := simulate(ctx, b, cfg, clusters, func(cluster string) simStore {
-			return r.store(b, func(o *GitOptions) { o.HeartbeatInterval = cfg.heartbeat })
+			return r.store(b, func(o *gitstore.Options) { o.HeartbeatInterval = cfg.heartbeat })
 		}, r.store(b))
-		pushes := r.srv.Pushes() - pushesBefore
-		growth := dirSize(r.dir) - sizeBefore
+		pushes := r.Srv.Pushes() - pushesBefore
+		growth := dirSize(r.Dir) - sizeBefore
 		reportSim(b, cfg, res, pushes)
-		sent := r.srv.BytesSent()
+		sent := r.Srv.BytesSent()
 		t0 := time.Now()
 		if w, err := r.store(b).ListCluster(ctx, clusters[0]); err != nil || w == nil {
 			b.Fatalf("fetching one Work: %v", err)
 		}
-		fetch, fetchBytes := time.Since(t0), r.srv.BytesSent()-sent
+		fetch, fetchBytes := time.Since(t0), r.Srv.BytesSent()-sent
 		b.ReportMetric(float64(growth)/res.elapsed.Hours()*24/(1<<20), "repo-MiB/day")
 		b.ReportMetric(float64(fetch.Milliseconds()), "fetch-one-work-ms")
 		b.ReportMetric(float64(fetchBytes)/1024, "fetch-one-work-KiB")
@@ -298,7 +302,7 @@ func BenchmarkMemberGitStoreAgents(b *testing.B) {
 			}
 		}
 		tmpl := srv.URL + "/works-{cluster}.git"
-		m, err := NewMemberGitStore(tmpl, GitOptions{Auth: auth}, logr.Discard())
+		m, err := memberstore.New(tmpl, gitstore.Options{Auth: auth}, logr.Discard())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -307,7 +311,7 @@ func BenchmarkMemberGitStoreAgents(b *testing.B) {
 		}
 		sizeBefore, pushesBefore := dirSize(srv.Root), srv.Pushes()
 		res := simulate(ctx, b, cfg, clusters, func(cluster string) simStore {
-			g, err := NewGitStore(GitOptions{URL: strings.ReplaceAll(tmpl, "{cluster}", cluster), Auth: auth, HeartbeatInterval: cfg.heartbeat})
+			g, err := gitstore.New(gitstore.Options{URL: strings.ReplaceAll(tmpl, "{cluster}", cluster), Auth: auth, HeartbeatInterval: cfg.heartbeat})
 			if err != nil {
 				b.Error(err)
 				return nil
@@ -319,7 +323,7 @@ func BenchmarkMemberGitStoreAgents(b *testing.B) {
 		reportSim(b, cfg, res, pushes)
 		sent := srv.BytesSent()
 		t0 := time.Now()
-		one, err := NewGitStore(GitOptions{URL: strings.ReplaceAll(tmpl, "{cluster}", clusters[0]), Auth: auth})
+		one, err := gitstore.New(gitstore.Options{URL: strings.ReplaceAll(tmpl, "{cluster}", clusters[0]), Auth: auth})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -342,7 +346,7 @@ func BenchmarkCRStoreAgents(b *testing.B) {
 		c := hub(b)
 		ctx := simContext(b, cfg)
 		clusters, ws := simWorks(cfg.agents)
-		s := NewCRStore(c, "propagit-system")
+		s := crstore.New(c, "propagit-system")
 		if _, err := s.Put(ctx, "r0", ws); err != nil {
 			b.Fatal(err)
 		}
@@ -350,14 +354,14 @@ func BenchmarkCRStoreAgents(b *testing.B) {
 		res := simulate(ctx, b, cfg, clusters, func(cluster string) simStore {
 			// Each agent has its own client and so its own client-side
 			// rate limit, client-go's default, as an agent process has.
-			agentCfg := rest.CopyConfig(hubState.env.Members[0].Config)
+			agentCfg := rest.CopyConfig(workstest.HubConfig())
 			agentCfg.QPS, agentCfg.Burst = 5, 10
 			ac, err := client.New(agentCfg, client.Options{Scheme: c.Scheme()})
 			if err != nil {
 				b.Error(err)
 				return nil
 			}
-			return NewCRStore(countingClient{Client: ac, writes: &writes}, "propagit-system", WithHeartbeatInterval(cfg.heartbeat))
+			return crstore.New(countingClient{Client: ac, writes: &writes}, "propagit-system", crstore.WithHeartbeatInterval(cfg.heartbeat))
 		}, s)
 		reportSim(b, cfg, res, writes.Load())
 	}

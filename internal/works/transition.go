@@ -1,6 +1,7 @@
 package works
 
 import (
+	"bytes"
 	"slices"
 	"sort"
 	"time"
@@ -38,19 +39,19 @@ import (
 // exactly, with times at the one-second precision they are stored with. A
 // nil prev or next is the zero status.
 func StatusChanged(prev, next *workv1alpha1.WorkStatus, heartbeatInterval time.Duration) bool {
-	return normalizedChanged(Normalize(prev), Normalize(next), heartbeatInterval)
+	return NormalizedChanged(Normalize(prev), Normalize(next), heartbeatInterval)
 }
 
-// normalizedChanged is StatusChanged of two normalized statuses, which it
+// NormalizedChanged is StatusChanged of two normalized statuses, which it
 // leaves as they are. The long lists, inventory and object results, are
 // compared entry by entry without reflection: a member's thousands of
 // entries are compared on every sync.
-func normalizedChanged(a, b *workv1alpha1.WorkStatus, heartbeatInterval time.Duration) bool {
+func NormalizedChanged(a, b *workv1alpha1.WorkStatus, heartbeatInterval time.Duration) bool {
 	if heartbeatInterval > 0 && b.Heartbeat != nil &&
 		(a.Heartbeat == nil || b.Heartbeat.Sub(a.Heartbeat.Time) >= heartbeatInterval) {
 		return true
 	}
-	if !slices.Equal(a.Inventory, b.Inventory) || !slices.EqualFunc(a.Objects, b.Objects, sameResult) {
+	if !slices.Equal(a.Inventory, b.Inventory) || !slices.EqualFunc(a.Objects, b.Objects, SameResult) {
 		return true
 	}
 	x, y := statusHead(a), statusHead(b)
@@ -103,24 +104,24 @@ func Normalize(st *workv1alpha1.WorkStatus) *workv1alpha1.WorkStatus {
 		out.Drift[i].Time = *truncate(&out.Drift[i].Time)
 	}
 	sort.SliceStable(out.Conditions, func(i, j int) bool { return out.Conditions[i].Type < out.Conditions[j].Type })
-	sort.SliceStable(out.Inventory, func(i, j int) bool { return refLess(out.Inventory[i], out.Inventory[j]) })
-	sort.SliceStable(out.Objects, func(i, j int) bool { return refLess(out.Objects[i].ObjectRef, out.Objects[j].ObjectRef) })
+	sort.SliceStable(out.Inventory, func(i, j int) bool { return RefLess(out.Inventory[i], out.Inventory[j]) })
+	sort.SliceStable(out.Objects, func(i, j int) bool { return RefLess(out.Objects[i].ObjectRef, out.Objects[j].ObjectRef) })
 	sort.SliceStable(out.Drift, func(i, j int) bool {
 		a, b := out.Drift[i], out.Drift[j]
 		if !a.Time.Equal(&b.Time) {
 			return a.Time.Before(&b.Time)
 		}
-		return refLess(a.ObjectRef, b.ObjectRef)
+		return RefLess(a.ObjectRef, b.ObjectRef)
 	})
 	return out
 }
 
-// settle returns the status a store writes when next replaces prev: next
+// Settle returns the status a store writes when next replaces prev: next
 // normalized, with each condition whose status did not change keeping
 // prev's LastTransitionTime (the Kubernetes meaning of the field: when the
 // status last changed, whatever the applier put there), and a missing
 // transition time set to now.
-func settle(prev, next *workv1alpha1.WorkStatus, now time.Time) *workv1alpha1.WorkStatus {
+func Settle(prev, next *workv1alpha1.WorkStatus, now time.Time) *workv1alpha1.WorkStatus {
 	out := Normalize(next)
 	var prevConds, prevCluster []metav1.Condition
 	if prev != nil {
@@ -162,9 +163,9 @@ func truncate(t *metav1.Time) *metav1.Time {
 	return &metav1.Time{Time: t.Truncate(time.Second)}
 }
 
-// refLess orders object references by namespace, kind, group, name and
+// RefLess orders object references by namespace, kind, group, name and
 // version.
-func refLess(a, b workv1alpha1.ObjectRef) bool {
+func RefLess(a, b workv1alpha1.ObjectRef) bool {
 	x := [5]string{a.Namespace, a.Kind, a.Group, a.Name, a.Version}
 	y := [5]string{b.Namespace, b.Kind, b.Group, b.Name, b.Version}
 	for i := range x {
@@ -173,4 +174,17 @@ func refLess(a, b workv1alpha1.ObjectRef) bool {
 		}
 	}
 	return false
+}
+
+func SameResult(a, b workv1alpha1.ObjectResult) bool {
+	if a.ObjectRef != b.ObjectRef || a.Action != b.Action || a.Health != b.Health || a.Message != b.Message {
+		return false
+	}
+	switch {
+	case a.Status == nil || b.Status == nil:
+		return a.Status == b.Status
+	case a.Status.Object == nil && b.Status.Object == nil:
+		return bytes.Equal(a.Status.Raw, b.Status.Raw)
+	}
+	return equality.Semantic.DeepEqual(a.Status, b.Status)
 }

@@ -1,4 +1,4 @@
-package works
+package works_test
 
 import (
 	"testing"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/works"
 )
 
 // A pull agent's probe stamps its cluster's Ready condition with the probe
@@ -22,20 +23,20 @@ func TestClusterStateProbeTimeIsNoTransition(t *testing.T) {
 		return s
 	}
 	prev := withCluster(metav1.ConditionTrue, t0)
-	if StatusChanged(prev, withCluster(metav1.ConditionTrue, t0.Add(30*time.Second)), 0) {
+	if works.StatusChanged(prev, withCluster(metav1.ConditionTrue, t0.Add(30*time.Second)), 0) {
 		t.Error("a later probe of the same cluster state is a transition")
 	}
-	if !StatusChanged(prev, withCluster(metav1.ConditionUnknown, t0.Add(30*time.Second)), 0) {
+	if !works.StatusChanged(prev, withCluster(metav1.ConditionUnknown, t0.Add(30*time.Second)), 0) {
 		t.Error("the cluster's Ready status changing is not a transition")
 	}
 
 	now := t0.Add(time.Hour)
-	got := settle(prev, withCluster(metav1.ConditionTrue, t0.Add(30*time.Second)), now)
+	got := works.Settle(prev, withCluster(metav1.ConditionTrue, t0.Add(30*time.Second)), now)
 	if lt := got.Cluster.Conditions[0].LastTransitionTime.Time; !lt.Equal(t0) {
 		t.Errorf("unchanged cluster Ready: transition time %s, want the stored %s", lt, t0)
 	}
 	flipped := t0.Add(45 * time.Second)
-	got = settle(prev, withCluster(metav1.ConditionUnknown, flipped), now)
+	got = works.Settle(prev, withCluster(metav1.ConditionUnknown, flipped), now)
 	if lt := got.Cluster.Conditions[0].LastTransitionTime.Time; !lt.Equal(flipped) {
 		t.Errorf("changed cluster Ready: transition time %s, want the probe's %s", lt, flipped)
 	}

@@ -1,4 +1,4 @@
-package works
+package works_test
 
 import (
 	"testing"
@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/works"
 )
 
 func TestStatusChanged(t *testing.T) {
@@ -57,7 +58,7 @@ func TestStatusChanged(t *testing.T) {
 		}), 0, true},
 	}
 	for _, tt := range tests {
-		if got := StatusChanged(tt.prev, tt.next, tt.interval); got != tt.want {
+		if got := works.StatusChanged(tt.prev, tt.next, tt.interval); got != tt.want {
 			t.Errorf("%s: StatusChanged = %v, want %v", tt.name, got, tt.want)
 		}
 	}
@@ -66,7 +67,7 @@ func TestStatusChanged(t *testing.T) {
 func TestNormalizeDoesNotModifyItsInput(t *testing.T) {
 	in := reversed(testStatus("rev1", metav1.ConditionTrue, t0.Add(time.Millisecond)))
 	first := in.Conditions[0].Type
-	out := Normalize(in)
+	out := works.Normalize(in)
 	if in.Conditions[0].Type != first || in.Heartbeat.Nanosecond() == 0 {
 		t.Errorf("Normalize changed its input")
 	}
@@ -80,7 +81,7 @@ func TestSettleKeepsTransitionTimesOfUnchangedConditions(t *testing.T) {
 	next := testStatus("rev2", metav1.ConditionFalse, t0.Add(time.Hour))
 	next.Conditions = append(next.Conditions, metav1.Condition{Type: "Healthy", Status: metav1.ConditionTrue, Reason: "Current"})
 	now := t0.Add(2*time.Hour + 300*time.Millisecond)
-	got := settle(prev, next, now)
+	got := works.Settle(prev, next, now)
 	want := map[string]time.Time{
 		"Applied": t0,                        // status unchanged: the earlier transition stands
 		"Healthy": now.Truncate(time.Second), // no time given: now

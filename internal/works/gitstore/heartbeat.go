@@ -1,0 +1,54 @@
+package gitstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/propagit/propagit/internal/gitrepo"
+)
+
+// HeartbeatRef returns the ref whose tip says when cluster's applier last
+// reported: one commit, with an empty tree and no parent, committed at the
+// heartbeat and force-pushed over the previous one. A heartbeat costs a
+// commit of a few hundred bytes and leaves no history, where a heartbeat
+// in the status ref would add a copy of the whole status every time.
+func HeartbeatRef(cluster string) plumbing.ReferenceName {
+	return plumbing.ReferenceName("refs/propagit/heartbeat/" + cluster)
+}
+
+// putHeartbeat force-pushes a heartbeat commit made at at.
+func (g *Store) putHeartbeat(ctx context.Context, cluster string, at time.Time) error {
+	s := memory.NewStorage()
+	tree, err := gitrepo.WriteTree(s, nil)
+	if err != nil {
+		return err
+	}
+	sig := object.Signature{Name: g.opts.AuthorName, Email: g.opts.AuthorEmail, When: at}
+	commit, err := gitrepo.WriteObject(s, &object.Commit{Author: sig, Committer: sig, Message: "propagit: heartbeat " + cluster + "\n", TreeHash: tree})
+	if err != nil {
+		return fmt.Errorf("failed to store the heartbeat: %w", err)
+	}
+	ref := HeartbeatRef(cluster)
+	return g.pushRef(ctx, g.statusEP, s, ref, ref, commit, true)
+}
+
+// heartbeat returns cluster's last heartbeat from its heartbeat ref; zero
+// when there is none.
+func (g *Store) heartbeat(ctx context.Context, cluster string) (time.Time, error) {
+	s := memory.NewStorage()
+	ref := HeartbeatRef(cluster)
+	tip, err := g.fetch(ctx, g.statusEP, s, ref, ref, 1)
+	if err != nil || tip.IsZero() {
+		return time.Time{}, err
+	}
+	c, err := object.GetCommit(s, tip)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("failed to read the heartbeat of %s: %w", cluster, err)
+	}
+	return c.Committer.When, nil
+}
