@@ -46,6 +46,9 @@ func TestHelperProcess(t *testing.T) {
 // SIGKILL (the parent-death signal kills the children; the next New sweeps
 // the folder).
 func TestInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real members; skipped with -short")
+	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
 			cmd, dir, pids := startHelper(t)
