@@ -35,8 +35,10 @@ type waitOptions struct {
 	timeout  time.Duration
 	interval time.Duration
 	clusters []string
-	// source is where a --revision that is not a hash is resolved.
-	source string
+	// source is where a --revision that is not a hash is resolved;
+	// sourceGiven says the flag was set (a hash is then checked there).
+	source      string
+	sourceGiven bool
 }
 
 func newWaitCommand() *cobra.Command {
@@ -54,14 +56,20 @@ rev-parse would in the repository --source names (the checkout the
 pipeline runs in, by default; a URL is cloned).
 
 A line goes to stderr each time a member's state changes. wait exits 0 when
-every targeted member reached REV, 1 when --timeout ran out (with a table of
-each member, its applied revision, Ready and why it has not reached REV),
-and 2 on invalid flags or when the store cannot be read at all.`,
+every targeted member reached REV; 1 when --timeout ran out (with a table of
+each member, its applied revision, Ready and why it has not reached REV);
+2 on invalid flags, a hash that a --source you name holds no commit of, or
+a store that cannot be read at all; and at once, without waiting out
+--timeout, 3 when REV is superseded (a newer revision, after REV in
+--source's history, already changed what a targeted member runs, so it
+will never run REV; checked when REV is a ref or --source is given) and 4
+when the store has held no Work for 30 s (no controller records into it).`,
 		Example: `  # in a deploy pipeline, after the merge
   propagit wait --repo https://git.example.com/fleet.git --revision HEAD --timeout 10m
   propagit wait --works-store cr --hub-kubeconfig hub.kubeconfig --revision 3f2a9c1 --for applied --cluster prod-eu --cluster prod-us`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.sourceGiven = cmd.Flags().Changed("source")
 			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -97,22 +105,35 @@ func (o *waitOptions) validate() error {
 }
 
 // resolveRevision turns a --revision that is not a hash prefix (a branch,
-// a tag, HEAD) into the commit hash --source resolves it to.
-func (o *waitOptions) resolveRevision(ctx context.Context) error {
+// a tag, HEAD) into the commit hash --source resolves it to. A hash is
+// checked against --source only when --source was given (the default, the
+// current folder, may be any repository): a hash it does not hold is
+// refused. It returns the source's history for the superseded check, nil
+// for a hash without --source.
+func (o *waitOptions) resolveRevision(ctx context.Context, sourceGiven bool) (history, error) {
 	if len(o.revision) >= status.MinRevisionPrefix && isHex(o.revision) {
-		return nil
+		if !sourceGiven {
+			return nil, nil
+		}
+		h := openHistory(ctx, o.source)
+		if h == nil {
+			_, err := source.Open(ctx, o.source)
+			return nil, fmt.Errorf("--source: %w", err)
+		}
+		return h, checkKnown(h, o.revision, o.source)
 	}
-	repo, err := source.Open(ctx, o.source)
-	if err != nil {
-		return fmt.Errorf("--revision %q is not a commit hash (at least %d hex characters), and --source %s cannot resolve it: %w",
+	h := openHistory(ctx, o.source)
+	if h == nil {
+		_, err := source.Open(ctx, o.source)
+		return nil, fmt.Errorf("--revision %q is not a commit hash (at least %d hex characters), and --source %s cannot resolve it: %w",
 			o.revision, status.MinRevisionPrefix, o.source, err)
 	}
-	hash, err := repo.Resolve(o.revision)
+	hash, err := h.Resolve(o.revision)
 	if err != nil {
-		return fmt.Errorf("--revision: %w", err)
+		return nil, fmt.Errorf("--revision: %w", err)
 	}
 	o.revision = hash
-	return nil
+	return h, nil
 }
 
 func isHex(s string) bool {
@@ -128,7 +149,8 @@ func (o *waitOptions) run(parent context.Context, stdout, stderr io.Writer) erro
 	if err := o.validate(); err != nil {
 		return err
 	}
-	if err := o.resolveRevision(orBackground(parent)); err != nil {
+	hist, err := o.resolveRevision(orBackground(parent), o.sourceGiven)
+	if err != nil {
 		return err
 	}
 	// Members write the messages printed here: nothing reaches the
@@ -145,6 +167,7 @@ func (o *waitOptions) run(parent context.Context, stdout, stderr io.Writer) erro
 	deadline, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	w := &waiter{opts: o, target: target, stderr: stderr, seen: map[string]status.Progress{}}
+	began := time.Now()
 	for {
 		done, err := w.poll(deadline, st)
 		switch {
@@ -155,6 +178,11 @@ func (o *waitOptions) run(parent context.Context, stdout, stderr io.Writer) erro
 		case done:
 			fmt.Fprintf(stdout, "%s %s on %d/%d clusters\n", o.revision, o.forState, len(w.last), len(w.last))
 			return nil
+		case err == nil:
+			if err := w.hopeless(hist, time.Since(began)); err != nil {
+				printProgress(stdout, w.last)
+				return err
+			}
 		}
 		select {
 		case <-deadline.Done():
@@ -174,6 +202,9 @@ type waiter struct {
 	target status.Target
 	stderr io.Writer
 	last   []status.Progress
+	// inputs and newest are what the last poll read.
+	inputs []status.Input
+	newest string
 	// lastErr is the last read error, nil once a read succeeds.
 	lastErr error
 	seen    map[string]status.Progress
@@ -187,6 +218,7 @@ func (w *waiter) poll(ctx context.Context, st *stores) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	w.inputs, w.newest = inputs, newest
 	w.last = progress(inputs, newest, w.target, w.opts.clusters)
 	for _, p := range w.last {
 		if prev, ok := w.seen[p.Cluster]; ok && prev == p {
@@ -196,6 +228,26 @@ func (w *waiter) poll(ctx context.Context, st *stores) (bool, error) {
 		w.announce(p)
 	}
 	return reachedAll(w.last), nil
+}
+
+// nothingGrace is how long wait reads an empty store before it says that
+// no controller records into it: long enough for a controller that has
+// just started to record its first revision.
+var nothingGrace = 30 * time.Second
+
+// hopeless returns the error to stop with when what the last poll read
+// cannot turn into the target by waiting: a newer revision already
+// changed a targeted member (see superseded), or the store has held no
+// Work for nothingGrace.
+func (w *waiter) hopeless(h history, waited time.Duration) error {
+	if len(w.inputs) == 0 && w.newest == "" && waited >= nothingGrace {
+		return &ExitError{Code: exitNothingRecorded, Err: fmt.Errorf("no Work recorded in the store after %s: is a controller recording into it?", waited.Round(time.Second))}
+	}
+	if s := superseded(h, w.opts.revision, w.newest, w.inputs, w.last); len(s) > 0 {
+		return stopError(exitSuperseded, fmt.Sprintf("superseded: revision %s, newer than %s, changed what these members run, so they will never run %s",
+			shortRev(w.newest), shortRev(w.opts.revision), shortRev(w.opts.revision)), s)
+	}
+	return nil
 }
 
 // announce prints one member's new progress on stderr, escaped.

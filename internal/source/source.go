@@ -167,3 +167,21 @@ func (r *Repository) Resolve(rev string) (string, error) {
 	}
 	return hash.String(), nil
 }
+
+// IsAncestor reports whether commit older is newer or one of its
+// ancestors; both are full hashes. An error means the history needed to
+// tell is not in this repository (a shallow clone, a stale checkout).
+func (r *Repository) IsAncestor(older, newer string) (bool, error) {
+	if older == newer {
+		return true, nil
+	}
+	a, err := r.repo.CommitObject(plumbing.NewHash(older))
+	if err != nil {
+		return false, fmt.Errorf("%s: commit %s: %w", r.location, older, err)
+	}
+	b, err := r.repo.CommitObject(plumbing.NewHash(newer))
+	if err != nil {
+		return false, fmt.Errorf("%s: commit %s: %w", r.location, newer, err)
+	}
+	return a.IsAncestor(b)
+}
