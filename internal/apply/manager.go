@@ -12,12 +12,9 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/interpret"
 )
-
-// ownerGroup prefixes the owner labels of fluxcd/pkg/ssa; propagit does not
-// set them, but ssa.Owner requires a group.
-const ownerGroup = "propagit.io"
 
 // Manager applies, prunes and reads the health of propagit's objects on one
 // member cluster. It is safe for concurrent use, but two Apply calls for the
@@ -49,7 +46,7 @@ func New(c client.Client, opts Options) (*Manager, error) {
 	}
 	opts = opts.withDefaults()
 	poller := polling.NewStatusPoller(c, c.RESTMapper(), polling.Options{})
-	rm := ssa.NewResourceManager(c, poller, ssa.Owner{Field: opts.FieldManager, Group: ownerGroup})
+	rm := ssa.NewResourceManager(c, poller, ssa.Owner{Field: opts.FieldManager, Group: workv1alpha1.GroupVersion.Group}) // ssa.Owner requires a group; propagit sets no owner labels
 	rm.SetConcurrency(opts.Concurrency)
 	return &Manager{client: c, ssa: rm, opts: opts}, nil
 }

@@ -26,6 +26,8 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/clock"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // RecorderKey is the key of the role that renders and records the Works:
@@ -38,7 +40,7 @@ const RecorderKey = "propagit-recorder"
 func MemberKey(cluster string) string { return "propagit-member-" + cluster }
 
 // replicaLabel marks the Leases replicas announce themselves with.
-const replicaLabel = "propagit.io/shard-replica"
+const replicaLabel = workv1alpha1.AnnotationPrefix + "shard-replica" // propagit.io/shard-replica
 
 // Options tune the Leases.
 type Options struct {
