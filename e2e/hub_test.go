@@ -30,13 +30,10 @@ func startHub(t *testing.T, m *testenv.Member) client.Client {
 			t.Fatal(err)
 		}
 	}
+	e2etest.InstallCRD(t, m, workCRD, converge, pollEvery)
+	// A new client discovers the new group.
 	c, err := client.New(m.Config, client.Options{Scheme: scheme})
 	if err != nil {
-		t.Fatal(err)
-	}
-	e2etest.InstallCRD(t, c, workCRD, converge, pollEvery)
-	// A new client discovers the new group.
-	if c, err = client.New(m.Config, client.Options{Scheme: scheme}); err != nil {
 		t.Fatal(err)
 	}
 	return c

@@ -118,7 +118,7 @@ func TestKarmadaInterpreterDividesACRD(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range env.Members {
-		e2etest.InstallCRD(t, memberClient(t, m), crdFile, converge, pollEvery)
+		e2etest.InstallCRD(t, m, crdFile, converge, pollEvery)
 	}
 	ns := randomNamespace("interp")
 	remote := httpRemote(t)

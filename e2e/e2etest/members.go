@@ -9,6 +9,8 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -32,11 +34,20 @@ func KubeconfigDir(t testing.TB, members ...*testenv.Member) string {
 	return dir
 }
 
-// InstallCRD creates the CustomResourceDefinition in the file at path
-// through c and waits, polling every interval up to timeout, until it is
-// Established. A client made afterwards discovers its group.
-func InstallCRD(t testing.TB, c client.Client, path string, timeout, interval time.Duration) {
+// InstallCRD creates the CustomResourceDefinition in the file at path on
+// m and waits, polling every interval up to timeout, until it is
+// Established and discovery lists it. A client made afterwards discovers
+// its group.
+func InstallCRD(t testing.TB, m *testenv.Member, path string, timeout, interval time.Duration) {
 	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(m.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -66,4 +77,14 @@ func InstallCRD(t testing.TB, c client.Client, path string, timeout, interval ti
 		}
 		return false, fmt.Sprintf("CRD %s not established: %+v", crd.Name, crd.Status.Conditions)
 	})
+	// Established comes before discovery lists the resource; a client made
+	// in between would find no match for its kind.
+	ctx, cancel = context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for _, v := range crd.Spec.Versions {
+		gv := schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name}
+		if err := testenv.WaitServed(ctx, m.Config, gv, crd.Spec.Names.Plural); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -48,7 +48,7 @@ func hubClient(t testing.TB, cfg *rest.Config) client.Client {
 func makeHub(t testing.TB, m *testenv.Member, ns string) {
 	t.Helper()
 	c := hubClient(t, m.Config)
-	e2etest.InstallCRD(t, c, workCRD, converge, pollEvery)
+	e2etest.InstallCRD(t, m, workCRD, converge, pollEvery)
 	ctx, cancel := kubeCtx()
 	defer cancel()
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {

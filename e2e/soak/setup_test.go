@@ -11,11 +11,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/gitserver"
@@ -157,15 +154,7 @@ const workCRD = "../../deploy/crds/propagit.io_works.yaml"
 
 // installWorkCRD installs the Work CRD on hub and waits until it serves.
 func installWorkCRD(t testing.TB, hub *testenv.Member) {
-	scheme := runtime.NewScheme()
-	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(hub.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e2etest.InstallCRD(t, c, workCRD, time.Minute, 100*time.Millisecond)
+	e2etest.InstallCRD(t, hub, workCRD, time.Minute, 100*time.Millisecond)
 }
 
 // immortalReplica is the replica never killed: one owning exactly one of

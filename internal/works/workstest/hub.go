@@ -96,7 +96,10 @@ func installCRD(m *testenv.Member) (client.Client, error) {
 		}
 		for _, cond := range crd.Status.Conditions {
 			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-				// A new client discovers the new group.
+				// A new client discovers the new group, once discovery lists it.
+				if err := testenv.WaitServed(ctx, m.Config, workv1alpha1.GroupVersion, "works"); err != nil {
+					return nil, err
+				}
 				return client.New(m.Config, client.Options{Scheme: scheme})
 			}
 		}
