@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/propagit/propagit/internal/agent"
@@ -93,15 +90,10 @@ func (o *agentOptions) validate() error {
 }
 
 func (o *agentOptions) run(parent context.Context) error {
-	if err := o.validate(); err != nil {
-		return &ExitError{Code: 2, Err: err}
-	}
-	log, err := o.log.New()
+	ctx, stop, log, err := startDaemon(parent, o.validate, &o.log)
 	if err != nil {
 		return err
 	}
-	ctrl.SetLogger(log)
-	ctx, stop := signal.NotifyContext(orBackground(parent), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	member, err := o.memberConfig()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -102,17 +103,12 @@ func (o *controllerOptions) validate() error {
 }
 
 func (o *controllerOptions) run(parent context.Context) error {
-	if err := o.validate(); err != nil {
-		return &ExitError{Code: 2, Err: err}
-	}
-	log, err := o.log.New()
+	ctx, stop, log, err := startDaemon(parent, o.validate, &o.log)
 	if err != nil {
 		return err
 	}
-	ctrl.SetLogger(log)
-	setMemoryLimit(log)
-	ctx, stop := signal.NotifyContext(orBackground(parent), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	setMemoryLimit(log)
 
 	auth, err := o.repo.auth()
 	if err != nil {
@@ -227,6 +223,23 @@ func (o *controllerOptions) listen(c *controller.Controller, reg *prometheus.Reg
 		servers = append(servers, s)
 	}
 	return servers, nil
+}
+
+// startDaemon is the preamble of a long-running command (controller,
+// agent): the options are checked (exit code 2 when one is wrong), the
+// logger is built and given to controller-runtime, and the context ends on
+// SIGINT or SIGTERM; call stop when done.
+func startDaemon(parent context.Context, validate func() error, lo *logging.Options) (context.Context, context.CancelFunc, logr.Logger, error) {
+	if err := validate(); err != nil {
+		return nil, nil, logr.Logger{}, &ExitError{Code: 2, Err: err}
+	}
+	log, err := lo.New()
+	if err != nil {
+		return nil, nil, logr.Logger{}, err
+	}
+	ctrl.SetLogger(log)
+	ctx, stop := signal.NotifyContext(orBackground(parent), os.Interrupt, syscall.SIGTERM)
+	return ctx, stop, log, nil
 }
 
 func orBackground(ctx context.Context) context.Context {
