@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -59,7 +60,7 @@ authenticating proxy on the same host that sends Host: localhost,
   propagit dashboard --works-store cr --hub-kubeconfig hub.kubeconfig --repo https://git.example.com/fleet.git
   propagit dashboard --repo https://git.example.com/fleet.git --addr :8080 --token-file /etc/propagit/token`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context(), cmd.OutOrStdout()) },
 	}
 	f := cmd.Flags()
 	o.repo.bindFlags(cmd, "repo", "the fleet repository: its work branch (git store) and source branch")
@@ -75,7 +76,7 @@ authenticating proxy on the same host that sends Host: localhost,
 	return cmd
 }
 
-func (o *dashboardOptions) run(parent context.Context) error {
+func (o *dashboardOptions) run(parent context.Context, stdout io.Writer) error {
 	if o.refresh < minWaitInterval {
 		return &ExitError{Code: 2, Err: fmt.Errorf("--refresh %s: want at least %s", o.refresh, minWaitInterval)}
 	}
@@ -110,6 +111,7 @@ func (o *dashboardOptions) run(parent context.Context) error {
 		return &ExitError{Code: 1, Err: err}
 	}
 	log.Info("dashboard started", "addr", srv.ln.Addr().String(), "worksStore", o.store.kind)
+	fmt.Fprintf(stdout, "Serving the dashboard on http://%s/ (Ctrl-C stops it)\n", srv.ln.Addr())
 	if err := runGroup(ctx, refresh, srv); err != nil {
 		return &ExitError{Code: 1, Err: err}
 	}

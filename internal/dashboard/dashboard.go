@@ -218,18 +218,43 @@ func (s *Server) authorized(r *http.Request) bool {
 }
 
 // Run refreshes the snapshot every Refresh until ctx ends; a failed read
-// keeps the last snapshot and shows the error on every page.
+// keeps the last snapshot and shows the error on every page. Failures in
+// a row back off (see retryAfter), and the same error is logged once.
 func (s *Server) Run(ctx context.Context) error {
-	t := time.NewTicker(s.opts.Refresh)
-	defer t.Stop()
+	failures, lastErr := 0, ""
 	for {
-		if err := s.Refresh(ctx); err != nil && ctx.Err() == nil {
-			s.opts.Log.Error(err, "failed to read the records")
+		err := s.Refresh(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err == nil:
+			failures, lastErr = 0, ""
+		default:
+			failures++
+			if err.Error() != lastErr {
+				s.opts.Log.Error(err, "failed to read the records; retrying", "retryIn", retryAfter(failures, s.opts.Refresh).String())
+				lastErr = err.Error()
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-time.After(retryAfter(failures, s.opts.Refresh)):
 		}
 	}
+}
+
+// maxRetry bounds the wait between reads of records that cannot be read.
+const maxRetry = time.Minute
+
+// retryAfter is how long to wait after the given number of failed reads
+// in a row: refresh, doubled for each failure, at most maxRetry (or
+// refresh, when that is longer). A store that does not exist is not
+// asked every two seconds forever.
+func retryAfter(failures int, refresh time.Duration) time.Duration {
+	d := refresh
+	for i := 0; i < failures && d < maxRetry; i++ {
+		d *= 2
+	}
+	return max(min(d, maxRetry), refresh)
 }
