@@ -39,6 +39,10 @@ func (c *collector) addIssues(src Source, issues []issue) {
 
 // file parses one YAML stream and classifies its documents.
 func (c *collector) file(path string, data []byte) {
+	if f, ok := helmFileFinding(path, data); ok && !c.kustomized {
+		c.set.Findings = append(c.set.Findings, f)
+		return
+	}
 	docs, errLine, errMsg := splitDocumentsMax(data, c.budget.documentsLeft())
 	if errMsg == "" && notObjects(docs) {
 		c.set.Findings = append(c.set.Findings, notObjectsFinding(path, docs))

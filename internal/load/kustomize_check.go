@@ -97,6 +97,11 @@ func (k *kchecker) ref(dir string, src Source, r kref) bool {
 		k.l.problems = append(k.l.problems, problemf(src, r.field, "%q is outside the source folder", r.value))
 		return false
 	}
+	if !k.l.fs.Exists(target) {
+		// kustomize's own error names no line; this one names the entry.
+		k.l.problems = append(k.l.problems, problemf(src, r.field, "%q does not exist: add it or remove the entry", r.value))
+		return false
+	}
 	if !r.dir || !k.l.fs.IsDir(target) {
 		return true
 	}

@@ -132,6 +132,10 @@ func (l *loader) scan(dir, rel string) {
 		l.units = append(l.units, unit{rel: path.Join(rel, k), abs: dir, kust: true})
 		return
 	}
+	if f, ok := helmChartFinding(rel, names); ok {
+		l.findings = append(l.findings, f)
+		return
+	}
 	for _, name := range names {
 		if strings.HasPrefix(name, ".") {
 			continue
