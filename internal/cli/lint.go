@@ -1,11 +1,18 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -13,8 +20,12 @@ type lintOptions struct {
 	sourceOptions
 	strict bool
 	failOn string
+	output string
 	lint   render.LintOptions
 }
+
+// lintFormats are the values of lint's -o.
+var lintFormats = []string{"text", "json", "sarif"}
 
 func newLintCommand() *cobra.Command {
 	o := &lintOptions{}
@@ -44,17 +55,39 @@ has that is close: "did you mean"), a template no policy sends anywhere,
 a field a built-in kind does not have (the API server would drop it), and
 a fleet that renders no object at all.
 
+Findings about a field point at the field's line: the misspelled entry of
+clusterNames, the selector whose name matches nothing, the overrider whose
+path the template does not have (reported in the OverridePolicy, where
+the mistake is), an unknown field of a built-in kind or of a custom
+resource whose CustomResourceDefinition is in the fleet (checked against
+its schema). A Helm chart (a folder with Chart.yaml, or a file with
+{{ .Values }}-style placeholders) is one error: propagit does not render
+Helm charts yet; commit the output of helm template instead.
+
+-o json writes the findings as a JSON array of {file, line, severity,
+rule, message}; -o sarif writes SARIF 2.1.0, the format GitHub code
+scanning reads: uploaded with github/codeql-action/upload-sarif, each
+finding shows on its line in the pull request's diff, with no comment
+bot and no log to read. Paths are relative to --source (uriBaseId
+SRCROOT), so run lint with --source at the repository's root for GitHub
+to place them. Each finding has a stable rule id (selects-nothing,
+unknown-field, unknown-cluster, override-failed, helm-chart, …) to filter
+or suppress by.
+
 Exit status: 1 when a finding is at least as serious as --fail-on (warning
-by default; error; none never fails; --strict is --fail-on info), else 0;
+by default; error; none never fails; --strict is --fail-on info), else 0,
+whatever the format (in CI, upload the SARIF file even when lint fails);
 2 when the source does not load.`,
 		Example: `  propagit lint --source ./fleet
-  propagit lint --source ./fleet --fail-on warning`,
+  propagit lint --source ./fleet --fail-on warning
+  propagit lint --source . -o sarif > lint.sarif`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.OutOrStdout()) },
 	}
 	o.bindFlags(cmd)
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "exit 1 when there is any finding (--fail-on info)")
 	cmd.Flags().StringVar(&o.failOn, "fail-on", string(render.SeverityWarning), "exit 1 on findings of this severity or worse: error, warning, info or none")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: "+strings.Join(lintFormats, ", "))
 	cmd.Flags().BoolVar(&o.lint.RequireEncryptedSecrets, "require-encrypted-secrets", false, "report every Secret that is not SOPS-encrypted as an error")
 	return cmd
 }
@@ -64,6 +97,9 @@ func (o *lintOptions) run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if !slices.Contains(lintFormats, o.output) {
+		return fmt.Errorf("-o %q: want one of %s", o.output, strings.Join(lintFormats, ", "))
+	}
 	set, err := o.load()
 	if err != nil {
 		return err
@@ -71,26 +107,72 @@ func (o *lintOptions) run(w io.Writer) error {
 	opts := o.render
 	res := render.Render(render.Input{Set: set, Options: opts})
 	o.lint.Root = o.source
+	o.lint.ReadFile = o.readSourceFile
 	findings := render.LintWith(set, res, o.lint)
+	failed := false
+	for _, f := range findings {
+		failed = failed || f.Severity.AtLeast(failOn)
+	}
+	switch o.output {
+	case "json":
+		err = render.WriteLintJSON(w, findings)
+	case "sarif":
+		err = render.WriteLintSARIF(w, findings, o.source, resolveVersion(version, commit, nil).Version)
+	default:
+		writeLintText(w, findings)
+	}
+	if err != nil {
+		return err
+	}
+	if failed {
+		return &ExitError{Code: 1}
+	}
+	return nil
+}
+
+// writeLintText writes one "path:line: severity: message" line per
+// finding and a count, or "no findings".
+func writeLintText(w io.Writer, findings []render.Finding) {
 	for _, f := range findings {
 		fmt.Fprintln(w, f)
 	}
 	if len(findings) == 0 {
 		fmt.Fprintln(w, "no findings")
-		return nil
+		return
 	}
 	counts := map[render.Severity]int{}
-	failed := false
 	for _, f := range findings {
 		counts[f.Severity]++
-		failed = failed || f.Severity.AtLeast(failOn)
 	}
 	fmt.Fprintf(w, "%s (%s, %s, %d info)\n", count(len(findings), "finding"),
 		count(counts[render.SeverityError], "error"), count(counts[render.SeverityWarning], "warning"), counts[render.SeverityInfo])
-	if failed {
-		return &ExitError{Code: 1}
+}
+
+// readSourceFile reads a file of the source by its slash path, for the
+// lines of the fields findings are about. It is Git content: the path
+// must stay inside the source and the file within the load's file limit.
+func (o *lintOptions) readSourceFile(rel string) ([]byte, error) {
+	if rel == "" || path.IsAbs(rel) || !filepath.IsLocal(filepath.FromSlash(rel)) {
+		return nil, fmt.Errorf("%s: not a path inside the source", rel)
 	}
-	return nil
+	root, err := filepath.Abs(o.source)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenInRoot(root, filepath.FromSlash(rel))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	limit := o.loadOptions().MaxFileBytes
+	if limit <= 0 {
+		limit = load.DefaultMaxFileBytes
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(data)) > limit {
+		return nil, errors.New(rel + ": larger than the file limit")
+	}
+	return data, err
 }
 
 // threshold is the least severity that fails the lint; "" never fails.

@@ -72,13 +72,16 @@ spec:
 `,
 }
 
+// silentFindings point at the field at fault: the misspelled entry of
+// clusterNames, the selector's name or apiVersion, not the document's first
+// line.
 var silentFindings = []string{
 	`app.yaml:5: warning: Deployment "nginx": spec.replicaz: unknown field (did you mean "replicas"?); the API server drops it`,
 	`app.yaml:12: warning: ConfigMap.core/demo/orphan is selected by no PropagationPolicy or ClusterPropagationPolicy: it is sent to no cluster`,
-	`override.yaml:1: warning: OverridePolicy demo/nothing changes no object on any cluster: resourceSelectors[0] (apps/v1 Deployment web): no Deployment is named web`,
-	`policy.yaml:1: warning: PropagationPolicy demo/nginx: placement.clusterAffinity.clusterNames names cluster "membr2", which no Cluster declares; did you mean "member2"?`,
-	`typo-group.yaml:1: warning: PropagationPolicy demo/typo-group selects no template: resourceSelectors[0] (app/v1 Deployment): no Deployment has apiVersion app/v1; did you mean apps/v1?`,
-	`typo-name.yaml:1: warning: PropagationPolicy demo/typo-name selects no template: resourceSelectors[0] (apps/v1 Deployment ngnix): no Deployment is named ngnix; did you mean nginx?`,
+	`override.yaml:6: warning: OverridePolicy demo/nothing changes no object on any cluster: resourceSelectors[0] (apps/v1 Deployment web): no Deployment is named web`,
+	`policy.yaml:11: warning: PropagationPolicy demo/nginx: placement.clusterAffinity.clusterNames names cluster "membr2", which no Cluster declares; did you mean "member2"?`,
+	`typo-group.yaml:6: warning: PropagationPolicy demo/typo-group selects no template: resourceSelectors[0] (app/v1 Deployment): no Deployment has apiVersion app/v1; did you mean apps/v1?`,
+	`typo-name.yaml:6: warning: PropagationPolicy demo/typo-name selects no template: resourceSelectors[0] (apps/v1 Deployment ngnix): no Deployment is named ngnix; did you mean nginx?`,
 }
 
 // TestLintSilentMistakes: each mistake that used to pass lint ("no
@@ -99,7 +102,7 @@ func TestLintSilentMistakes(t *testing.T) {
 	}
 	// A namespace no Namespace declares is created unmanaged: worth
 	// knowing (info), said once.
-	const info = "app.yaml:1: info: namespace demo is declared by no Namespace in the fleet"
+	const info = "app.yaml:3: info: namespace demo is declared by no Namespace in the fleet"
 	if strings.Count(stdout, ": info: ") != 1 || !strings.Contains(stdout, info) {
 		t.Errorf("want one info finding %q:\n%s", info, stdout)
 	}

@@ -146,7 +146,7 @@ func TestRenderAndLintFailOnOverrideTypo(t *testing.T) {
 	}
 	runCLI(t, 1, "render", "--source", fleet, "--out", "-")
 	stdout, _ := runCLI(t, 1, "lint", "--source", fleet)
-	if !strings.Contains(stdout, ": error: Deployment.apps/demo/web on cluster member2: OverridePolicy demo/web-typo") {
+	if !strings.Contains(stdout, "policies/web-typo.yaml:16: error: OverridePolicy demo/web-typo: overrideRules[0].overriders.plaintext[0].path ") {
 		t.Errorf("lint output:\n%s", stdout)
 	}
 	runCLI(t, 0, "lint", "--source", fleet, "--fail-on", "none")

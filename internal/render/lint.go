@@ -48,10 +48,12 @@ func ParseSeverity(s string) (Severity, error) {
 	return "", fmt.Errorf("unknown severity %q: want error, warning or info", s)
 }
 
-// Finding is one lint finding: where, how serious, what.
+// Finding is one lint finding: where, how serious, what, and the rule
+// (one of the Rule constants) it comes from.
 type Finding struct {
 	load.Finding
 	Severity Severity
+	Rule     string
 }
 
 // String renders "path:line: severity: message".
@@ -65,21 +67,24 @@ func Lint(set *load.Set, res *Result) []Finding { return LintWith(set, res, Lint
 
 // LintWith is Lint with the checks opts turns on.
 func LintWith(set *load.Set, res *Result, opts LintOptions) []Finding {
+	loc := newLocator(opts.ReadFile)
 	out := lintSecrets(res, opts)
-	for _, f := range set.Findings {
-		out = append(out, Finding{Finding: f, Severity: SeverityWarning})
-	}
+	out = append(out, lintLoadFindings(set)...)
+	helm := slices.ContainsFunc(out, func(f Finding) bool { return f.Rule == RuleHelmChart })
 	for _, b := range res.Bindings {
 		out = append(out, lintBinding(b, res)...)
 	}
-	out = append(out, lintCustomizations(set, res)...)
-	out = append(out, lintSilent(set, res, opts.Root)...)
-	for _, f := range lintClusterNames(set) {
-		out = append(out, Finding{Finding: f, Severity: SeverityWarning})
+	out = append(out, lintOverrideFailures(set, res, loc)...)
+	for _, f := range lintCustomizations(set, res) {
+		f.Rule = RuleInterpreterScript
+		out = append(out, f)
 	}
+	out = append(out, lintCustomFields(set, loc)...)
+	out = append(out, lintSilent(set, res, opts.Root, loc, helm)...)
+	out = append(out, lintClusterNames(set, loc)...)
 	for _, p := range set.Propagations {
 		if m, ok := p.Policy.Annotations[workv1alpha1.AnnotationDrift]; ok && !validDriftMode(m) {
-			out = append(out, Finding{Severity: SeverityWarning, Finding: load.Finding{Source: p.Source, Message: fmt.Sprintf(
+			out = append(out, Finding{Severity: SeverityWarning, Rule: RuleDriftAnnotation, Finding: load.Finding{Source: loc.at(p.Source, "metadata.annotations."+workv1alpha1.AnnotationDrift), Message: fmt.Sprintf(
 				"%s: annotation %s=%q is not one of correct, warn, ignore; drift is corrected",
 				policyName(&PolicyRef{ClusterScoped: p.ClusterScoped, Namespace: p.Policy.Namespace, Name: p.Policy.Name}), workv1alpha1.AnnotationDrift, m)}})
 		}
@@ -96,12 +101,12 @@ func LintWith(set *load.Set, res *Result, opts LintOptions) []Finding {
 func lintBinding(b *Binding, res *Result) []Finding {
 	src := b.Template.Source
 	var out []Finding
-	addAs := func(sev Severity, format string, args ...any) {
-		out = append(out, Finding{Severity: sev, Finding: load.Finding{Source: src, Message: fmt.Sprintf(format, args...)}})
+	addAs := func(sev Severity, rule, format string, args ...any) {
+		out = append(out, Finding{Severity: sev, Rule: rule, Finding: load.Finding{Source: src, Message: fmt.Sprintf(format, args...)}})
 	}
-	add := func(format string, args ...any) { addAs(SeverityWarning, format, args...) }
+	add := func(rule, format string, args ...any) { addAs(SeverityWarning, rule, format, args...) }
 	if b.Skipped != "" && !strings.HasPrefix(b.Skipped, `namespace "default"`) {
-		add("%s: %s", b.Key, b.Skipped)
+		add(RuleSkippedNamespace, "%s: %s", b.Key, b.Skipped)
 	}
 	if len(b.Choice.Candidates) > 1 {
 		var names []string
@@ -109,33 +114,35 @@ func lintBinding(b *Binding, res *Result) []Finding {
 			names = append(names, fmt.Sprintf("%s (%s)", policyName(&PolicyRef{ClusterScoped: c.Policy.ClusterScoped,
 				Namespace: c.Policy.Policy.Namespace, Name: c.Policy.Policy.Name}), c.Policy.Source))
 		}
-		add("%s is selected by %d policies; only %s applies: %s", b.Key, len(names), policyName(b.Policy), strings.Join(names, ", "))
+		add(RuleManyPolicies, "%s is selected by %d policies; only %s applies: %s", b.Key, len(names), policyName(b.Policy), strings.Join(names, ", "))
 	}
 	switch {
 	case b.ScriptFailed:
-		addAs(SeverityError, "%s cannot be scheduled: %s", b.Key, b.ScheduleError)
+		addAs(SeverityError, RuleUnschedulable, "%s cannot be scheduled: %s", b.Key, b.ScheduleError)
 	case b.ScheduleError != "":
-		add("%s cannot be scheduled: %s", b.Key, b.ScheduleError)
+		add(RuleUnschedulable, "%s cannot be scheduled: %s", b.Key, b.ScheduleError)
 	}
 	if b.DependencyError != "" {
-		addAs(SeverityError, "%s: its dependencies are not propagated: %s", b.Key, b.DependencyError)
+		addAs(SeverityError, RuleDependencies, "%s: its dependencies are not propagated: %s", b.Key, b.DependencyError)
 	}
 	if b.AlsoAutoPropagated {
-		add("%s is placed by %s, but namespace auto-propagation also sends it to every cluster; label it %s: \"true\" to place it by the policy only",
+		add(RuleAutoPropagated, "%s is placed by %s, but namespace auto-propagation also sends it to every cluster; label it %s: \"true\" to place it by the policy only",
 			b.Key, policyName(b.Policy), workv1alpha1.LabelSkipAutoPropagation)
 	}
 	if m, set := b.Template.Object.GetAnnotations()[workv1alpha1.AnnotationDrift]; set && !validDriftMode(m) {
-		add("%s: annotation %s=%q is not one of correct, warn, ignore; drift is corrected", b.Key, workv1alpha1.AnnotationDrift, m)
+		add(RuleDriftAnnotation, "%s: annotation %s=%q is not one of correct, warn, ignore; drift is corrected", b.Key, workv1alpha1.AnnotationDrift, m)
 	}
 	if unknownCapacity(b, res) {
-		addAs(SeverityInfo, "%s uses dynamic or aggregated division but some candidate clusters declare no status.resourceSummary: their capacity counts as 0 until the controller measures it", b.Key)
+		addAs(SeverityInfo, RuleUnknownCapacity, "%s uses dynamic or aggregated division but some candidate clusters declare no status.resourceSummary: their capacity counts as 0 until the controller measures it", b.Key)
 	}
 	for _, t := range b.Targets {
 		switch {
+		case t.Failure != nil && t.Failure.Policy != "" && t.Failure.Overrider != "":
+			// reported at the policy: lintOverrideFailures
 		case t.Failure != nil:
-			addAs(SeverityError, "%s on cluster %s: %s (the cluster keeps its current objects)", b.Key, t.Cluster, t.Error)
+			addAs(SeverityError, RuleRenderFailed, "%s on cluster %s: %s (the cluster keeps its current objects)", b.Key, t.Cluster, t.Error)
 		case t.Error != "":
-			add("%s on cluster %s: %s", b.Key, t.Cluster, t.Error)
+			add(RuleRenderFailed, "%s on cluster %s: %s", b.Key, t.Cluster, t.Error)
 		}
 		out = append(out, lintOverlaps(b, t)...)
 	}
@@ -160,7 +167,7 @@ func lintOverlaps(b *Binding, t *Target) []Finding {
 	var out []Finding
 	for _, p := range paths {
 		if w := writers[p]; len(w) > 1 {
-			out = append(out, Finding{Severity: SeverityWarning, Finding: load.Finding{Source: b.Template.Source, Message: fmt.Sprintf(
+			out = append(out, Finding{Severity: SeverityWarning, Rule: RuleOverrideOverlap, Finding: load.Finding{Source: b.Template.Source, Message: fmt.Sprintf(
 				"%s on cluster %s: %s is written by %d override rules (the last wins): %s", b.Key, t.Cluster, p, len(w), strings.Join(w, ", "))}})
 		}
 	}

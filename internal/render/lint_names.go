@@ -7,17 +7,18 @@ import (
 	"github.com/propagit/propagit/internal/load"
 )
 
-// lintClusterNames flags cluster names in policies that name no Cluster.
-func lintClusterNames(set *load.Set) []load.Finding {
+// lintClusterNames flags cluster names in policies that name no Cluster,
+// each at the line of the misspelled entry.
+func lintClusterNames(set *load.Set, loc *locator) []Finding {
 	known := map[string]bool{}
 	var names []string
 	for _, c := range set.Clusters {
 		known[c.Cluster.Name] = true
 		names = append(names, c.Cluster.Name)
 	}
-	var out []load.Finding
+	var out []Finding
 	check := func(src load.Source, policy, field string, clusters []string) {
-		for _, n := range clusters {
+		for i, n := range clusters {
 			if known[n] {
 				continue
 			}
@@ -25,7 +26,9 @@ func lintClusterNames(set *load.Set) []load.Finding {
 			if m := load.Closest(n, names); m != "" {
 				hint = fmt.Sprintf("; did you mean %q?", m)
 			}
-			out = append(out, load.Finding{Source: src, Message: fmt.Sprintf("%s: %s names cluster %q, which no Cluster declares%s", policy, field, n, hint)})
+			out = append(out, Finding{Severity: SeverityWarning, Rule: RuleUnknownCluster, Finding: load.Finding{
+				Source:  loc.at(src, fmt.Sprintf("spec.%s[%d]", field, i)),
+				Message: fmt.Sprintf("%s: %s names cluster %q, which no Cluster declares%s", policy, field, n, hint)}})
 		}
 	}
 	affinity := func(src load.Source, policy, field string, a *policyv1alpha1.ClusterAffinity) {

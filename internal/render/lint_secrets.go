@@ -19,6 +19,11 @@ type LintOptions struct {
 	// Root is the fleet's folder, where a finding about the whole fleet
 	// (an empty render) points.
 	Root string
+	// ReadFile reads a file of the fleet by its Source path, so that a
+	// finding about a field points at the field's line (see locator); nil
+	// leaves findings at their document's first line. It is the caller's
+	// to bound what it reads: the file is Git content.
+	ReadFile func(path string) ([]byte, error)
 }
 
 // lintSecrets reports plain Secrets when encryption is required, and
@@ -36,12 +41,12 @@ func lintSecrets(res *Result, opts LintOptions) []Finding {
 			continue
 		}
 		obj := b.Template.Object
-		add := func(format string, args ...any) {
-			out = append(out, Finding{Severity: SeverityError, Finding: load.Finding{Source: b.Template.Source, Message: fmt.Sprintf(format, args...)}})
+		add := func(rule, format string, args ...any) {
+			out = append(out, Finding{Severity: SeverityError, Rule: rule, Finding: load.Finding{Source: b.Template.Source, Message: fmt.Sprintf(format, args...)}})
 		}
 		if !sealed.IsEncrypted(obj.Object) {
 			if opts.RequireEncryptedSecrets && obj.GetKind() == "Secret" && obj.GetAPIVersion() == "v1" {
-				add("%s is not SOPS-encrypted, and --require-encrypted-secrets asks every Secret to be (sops encrypt --age … --encrypted-regex '^(data|stringData)$')", b.Key)
+				add(RulePlainSecret, "%s is not SOPS-encrypted, and --require-encrypted-secrets asks every Secret to be (sops encrypt --age … --encrypted-regex '^(data|stringData)$')", b.Key)
 			}
 			continue
 		}
@@ -51,7 +56,7 @@ func lintSecrets(res *Result, opts LintOptions) []Finding {
 			if t.Object == nil || len(want) == 0 || slices.ContainsFunc(want, func(r string) bool { return slices.Contains(has, r) }) {
 				continue
 			}
-			add("%s is sent to cluster %s, which decrypts with %s, but it is encrypted only to %s: the member cannot decrypt it",
+			add(RuleSecretRecipient, "%s is sent to cluster %s, which decrypts with %s, but it is encrypted only to %s: the member cannot decrypt it",
 				b.Key, t.Cluster, strings.Join(want, ", "), orNoRecipient(has))
 		}
 	}

@@ -13,11 +13,12 @@ import (
 // that selects no template, an override that changes nothing, a template
 // no policy sends anywhere, and a fleet whose render is empty. Each is a
 // typo more often than an intent (`name: ngnix`, `apiVersion: app/v1`).
-// root names the fleet's folder in the finding of an empty render.
-func lintSilent(set *load.Set, res *Result, root string) []Finding {
+// root names the fleet's folder in the finding of an empty render; helm
+// says a Helm chart was found, which explains an empty render.
+func lintSilent(set *load.Set, res *Result, root string, loc *locator, helm bool) []Finding {
 	var out []Finding
-	add := func(src load.Source, sev Severity, format string, args ...any) {
-		out = append(out, Finding{Severity: sev, Finding: load.Finding{Source: src, Message: fmt.Sprintf(format, args...)}})
+	add := func(src load.Source, sev Severity, rule, format string, args ...any) {
+		out = append(out, Finding{Severity: sev, Rule: rule, Finding: load.Finding{Source: src, Message: fmt.Sprintf(format, args...)}})
 	}
 	selected := map[string]bool{}
 	objects := 0
@@ -31,19 +32,20 @@ func lintSilent(set *load.Set, res *Result, root string) []Finding {
 			}
 		}
 		if b.Policy == nil && b.Skipped == "" && !b.Unclaimed && len(b.Targets) == 0 && len(b.DependencyOf) == 0 && !autoPropagated(b.Template) {
-			add(b.Template.Source, SeverityWarning, "%s is selected by no PropagationPolicy or ClusterPropagationPolicy: it is sent to no cluster", b.Key)
+			add(b.Template.Source, SeverityWarning, RuleUnselected, "%s is selected by no PropagationPolicy or ClusterPropagationPolicy: it is sent to no cluster", b.Key)
 		}
 	}
 	for i := range set.Propagations {
 		p := &set.Propagations[i]
 		if !selected[propagationName(p)] {
-			add(p.Source, SeverityWarning, "%s selects no template%s", propagationName(p), selectorHints(set, p.Policy.Spec.ResourceSelectors))
+			hints, field := selectorHints(set, p.Policy.Spec.ResourceSelectors)
+			add(loc.at(p.Source, field), SeverityWarning, RuleSelectsNothing, "%s selects no template%s", propagationName(p), hints)
 		}
 	}
-	out = append(out, lintUnusedOverrides(set, res)...)
-	out = append(out, lintUndeclaredNamespaces(res)...)
-	if objects == 0 && !slices.ContainsFunc(out, func(f Finding) bool { return f.Severity == SeverityError }) && !hasErrors(res) {
-		add(load.Source{Path: root}, SeverityError, "the fleet renders no object for any cluster (%d templates, %d policies, %d clusters loaded): check that the files are Kubernetes YAML, that Clusters are declared and that a policy selects the templates",
+	out = append(out, lintUnusedOverrides(set, res, loc)...)
+	out = append(out, lintUndeclaredNamespaces(res, loc)...)
+	if objects == 0 && !helm && !slices.ContainsFunc(out, func(f Finding) bool { return f.Severity == SeverityError }) && !hasErrors(res) {
+		add(load.Source{Path: root}, SeverityError, RuleEmptyRender, "the fleet renders no object for any cluster (%d templates, %d policies, %d clusters loaded): check that the files are Kubernetes YAML, that Clusters are declared and that a policy selects the templates",
 			len(set.Templates), len(set.Propagations), len(set.Clusters))
 	}
 	return out
@@ -72,12 +74,15 @@ func autoPropagated(t *load.Template) bool {
 }
 
 // lintUnusedOverrides flags override policies that changed no rendered
-// object for any cluster.
-func lintUnusedOverrides(set *load.Set, res *Result) []Finding {
+// object for any cluster. One that failed is reported as such, not here.
+func lintUnusedOverrides(set *load.Set, res *Result, loc *locator) []Finding {
 	used := map[string]bool{}
 	usedName := map[string]bool{}
 	for _, b := range res.Bindings {
 		for _, t := range b.Targets {
+			if t.Failure != nil && t.Failure.Policy != "" {
+				used[t.Failure.Policy] = true
+			}
 			if t.Overrides == nil {
 				continue
 			}
@@ -95,8 +100,9 @@ func lintUnusedOverrides(set *load.Set, res *Result) []Finding {
 		if used[name] || usedName[o.Policy.Name] {
 			continue
 		}
-		out = append(out, Finding{Severity: SeverityWarning, Finding: load.Finding{Source: o.Source,
-			Message: name + " changes no object on any cluster" + selectorHints(set, o.Policy.Spec.ResourceSelectors)}})
+		hints, field := selectorHints(set, o.Policy.Spec.ResourceSelectors)
+		out = append(out, Finding{Severity: SeverityWarning, Rule: RuleOverrideUnused, Finding: load.Finding{Source: loc.at(o.Source, field),
+			Message: name + " changes no object on any cluster" + hints}})
 	}
 	return out
 }
@@ -109,18 +115,24 @@ func propagationName(p *load.Propagation) string {
 
 // selectorHints says, for each resource selector that matches no template
 // by apiVersion, kind and name, what the fleet has that is close: the
-// likeliest typos are a group (app/v1), a kind's case, or a name.
-func selectorHints(set *load.Set, sels []policyv1alpha1.ResourceSelector) string {
-	var hints []string
+// likeliest typos are a group (app/v1), a kind's case, or a name. field is
+// where the first hint points (the selector's name, apiVersion or kind),
+// else the resource selectors.
+func selectorHints(set *load.Set, sels []policyv1alpha1.ResourceSelector) (hints, field string) {
+	var all []string
+	field = "spec.resourceSelectors"
 	for i, s := range sels {
-		if hint := selectorHint(set, s); hint != "" {
-			hints = append(hints, fmt.Sprintf("resourceSelectors[%d] (%s %s%s): %s", i, s.APIVersion, s.Kind, nameSuffix(s.Name), hint))
+		if hint, f := selectorHint(set, s); hint != "" {
+			if len(all) == 0 {
+				field = fmt.Sprintf("spec.resourceSelectors[%d].%s", i, f)
+			}
+			all = append(all, fmt.Sprintf("resourceSelectors[%d] (%s %s%s): %s", i, s.APIVersion, s.Kind, nameSuffix(s.Name), hint))
 		}
 	}
-	if len(hints) == 0 {
-		return ""
+	if len(all) == 0 {
+		return "", field
 	}
-	return ": " + strings.Join(hints, "; ")
+	return ": " + strings.Join(all, "; "), field
 }
 
 func nameSuffix(name string) string {
@@ -132,8 +144,8 @@ func nameSuffix(name string) string {
 
 // selectorHint returns "" when the selector's apiVersion, kind and name
 // match a template (its namespace or labels then are what differ), else a
-// suggestion.
-func selectorHint(set *load.Set, s policyv1alpha1.ResourceSelector) string {
+// suggestion and the selector field it is about.
+func selectorHint(set *load.Set, s policyv1alpha1.ResourceSelector) (hint, field string) {
 	var kinds, versions, names []string
 	for _, t := range set.Templates {
 		o := t.Object
@@ -142,37 +154,37 @@ func selectorHint(set *load.Set, s policyv1alpha1.ResourceSelector) string {
 			continue
 		}
 		if o.GetKind() != s.Kind {
-			return fmt.Sprintf("no template is of kind %s; did you mean %s?", s.Kind, o.GetKind())
+			return fmt.Sprintf("no template is of kind %s; did you mean %s?", s.Kind, o.GetKind()), "kind"
 		}
 		if o.GetAPIVersion() != s.APIVersion {
 			versions = append(versions, o.GetAPIVersion())
 			continue
 		}
 		if s.Name == "" || o.GetName() == s.Name {
-			return ""
+			return "", ""
 		}
 		names = append(names, o.GetName())
 	}
 	switch {
 	case len(names) > 0:
 		if m := load.Closest(s.Name, names); m != "" {
-			return fmt.Sprintf("no %s is named %s; did you mean %s?", s.Kind, s.Name, m)
+			return fmt.Sprintf("no %s is named %s; did you mean %s?", s.Kind, s.Name, m), "name"
 		}
-		return fmt.Sprintf("no %s is named %s", s.Kind, s.Name)
+		return fmt.Sprintf("no %s is named %s", s.Kind, s.Name), "name"
 	case len(versions) > 0:
-		return fmt.Sprintf("no %s has apiVersion %s; did you mean %s?", s.Kind, s.APIVersion, versions[0])
+		return fmt.Sprintf("no %s has apiVersion %s; did you mean %s?", s.Kind, s.APIVersion, versions[0]), "apiVersion"
 	}
 	if m := load.Closest(s.Kind, kinds); m != "" {
-		return fmt.Sprintf("no template is of kind %s; did you mean %s?", s.Kind, m)
+		return fmt.Sprintf("no template is of kind %s; did you mean %s?", s.Kind, m), "kind"
 	}
-	return fmt.Sprintf("no template is of kind %s", s.Kind)
+	return fmt.Sprintf("no template is of kind %s", s.Kind), "kind"
 }
 
 // lintUndeclaredNamespaces notes, once per namespace at its first template,
 // a namespace that objects are sent to but no Namespace in the fleet
 // declares: apply creates it on each member, unmanaged (never updated or
 // pruned), which is seldom what the author had in mind.
-func lintUndeclaredNamespaces(res *Result) []Finding {
+func lintUndeclaredNamespaces(res *Result, loc *locator) []Finding {
 	declared := map[string]bool{"default": true}
 	for _, b := range res.Bindings {
 		if autoPropagated(b.Template) || b.Template.Object.GetKind() == "Namespace" {
@@ -186,7 +198,7 @@ func lintUndeclaredNamespaces(res *Result) []Finding {
 			continue
 		}
 		declared[ns] = true // once
-		out = append(out, Finding{Severity: SeverityInfo, Finding: load.Finding{Source: b.Template.Source, Message: fmt.Sprintf(
+		out = append(out, Finding{Severity: SeverityInfo, Rule: RuleUndeclaredNS, Finding: load.Finding{Source: loc.at(b.Template.Source, "metadata.namespace"), Message: fmt.Sprintf(
 			"namespace %s is declared by no Namespace in the fleet: apply creates it on each member unmanaged (never updated or pruned); add a Namespace to manage it", ns)}})
 	}
 	return out
