@@ -113,7 +113,7 @@ spec:
 			files: map[string]string{"app.yaml": strings.Replace(newcomerFleet["app.yaml"],
 				"    app: nginx\n", "    app: nginx\n  - tier: web\n", 1)},
 			code: 2,
-			want: `app.yaml:8: invalid YAML: did not find expected key`,
+			want: `app.yaml:8: invalid YAML: did not find expected key: check this line's indentation against the lines above it`,
 		},
 		{
 			name:  "duplicate object",

@@ -73,7 +73,7 @@ func splitDocumentsMax(data []byte, maxDocs int) (docs []*yaml.Node, errLine int
 		}
 		if err != nil {
 			line, msg := parseErrorLine(err.Error(), data)
-			return docs, offendingLine(data, line, msg), "invalid YAML: " + msg
+			return docs, offendingLine(data, line, msg), "invalid YAML: " + withHint(msg)
 		}
 		if n.Kind == yaml.DocumentNode && len(n.Content) == 1 && !isNull(n.Content[0]) {
 			docs = append(docs, n.Content[0])

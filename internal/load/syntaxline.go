@@ -51,6 +51,22 @@ func offendingLine(data []byte, line int, msg string) (out int) {
 	}
 }
 
+// syntaxHints say what to do about the commonest syntax errors of
+// hand-written manifests.
+var syntaxHints = map[string]string{
+	"did not find expected key":                       "check this line's indentation against the lines above it",
+	"found a tab character that violates indentation": "indent with spaces, not tabs",
+	"mapping values are not allowed in this context":  `quote a value that holds ": "`,
+}
+
+// withHint appends the hint for msg, if any.
+func withHint(msg string) string {
+	if h, ok := syntaxHints[msg]; ok {
+		return msg + ": " + h
+	}
+	return msg
+}
+
 // discardYAML parses a document and keeps nothing, so that only syntax
 // errors surface (no alias expansion, no type errors).
 type discardYAML struct{}
