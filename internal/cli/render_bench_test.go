@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/propagit/propagit/e2e/fleet"
+	"github.com/propagit/propagit/internal/parallel"
 )
 
 // BenchmarkRenderOutVsKustomize measures, side by side in one run on the
@@ -89,7 +90,7 @@ func BenchmarkRenderOutVsKustomize(b *testing.B) {
 		start := startCost()
 		for i := 0; b.Loop(); i++ {
 			out := filepath.Join(dir, fmt.Sprintf("write-files-%d", i))
-			err := inParallel(len(files), func(j int) error {
+			err := parallel.Each(len(files), func(j int) error {
 				d := filepath.Join(out, files[j].dir)
 				if err := os.MkdirAll(d, 0o755); err != nil {
 					return err

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/parallel"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -60,7 +61,7 @@ func writeObjects(root, prev *os.Root, works []render.Work, layout string) error
 		return err
 	}
 	enc := newYAMLEncoder()
-	return inParallel(len(dirs), func(i int) error {
+	return parallel.Each(len(dirs), func(i int) error {
 		return writeDir(root, prev, dirs[i], enc)
 	})
 }
@@ -328,7 +329,7 @@ func removeTree(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := inParallel(len(entries), func(i int) error {
+	if err := parallel.Each(len(entries), func(i int) error {
 		return os.RemoveAll(filepath.Join(dir, entries[i].Name()))
 	}); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/parallel"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -20,7 +21,7 @@ import (
 func writeSummary(w io.Writer, works []render.Work) error {
 	enc := workv1alpha1.NewEncoder()
 	digests := make([]string, len(works))
-	err := inParallel(len(works), func(i int) error {
+	err := parallel.Each(len(works), func(i int) error {
 		manifests, err := enc.EncodeManifests(works[i].Objects)
 		if err != nil {
 			return fmt.Errorf("cluster %s: %w", works[i].Cluster, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/match"
 	"github.com/propagit/propagit/internal/override"
+	"github.com/propagit/propagit/internal/parallel"
 	"github.com/propagit/propagit/internal/restrict"
 	"github.com/propagit/propagit/internal/schedule"
 )
@@ -201,7 +202,7 @@ func Render(in Input) *Result {
 	order, keys := SortTemplates(templateKeys(in.Set.Templates))
 	ip := in.Set.Interpreter()
 	r := &Result{Clusters: clusters, Bindings: make([]*Binding, len(order))}
-	parallel(len(order), func() func(int) {
+	parallel.For(len(order), func() func(int) {
 		pl := NewPlacer(in, clusters, ip)
 		return func(i int) { r.Bindings[i] = pl.Place(&in.Set.Templates[order[i]], keys[i]) }
 	})

@@ -3,8 +3,6 @@ package render
 import (
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/interpret"
 	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/parallel"
 	"github.com/propagit/propagit/internal/restrict"
 )
 
@@ -57,7 +56,7 @@ func RenderTargets(bindings []*Binding, clusters []*clusterv1alpha1.Cluster, ove
 		}
 		return
 	}
-	parallel(len(bindings), func() func(int) {
+	parallel.For(len(bindings), func() func(int) {
 		r := newRenderer(clusters, overrides, ip)
 		return func(i int) { r.renderTargets(bindings[i]) }
 	})
@@ -127,22 +126,4 @@ func ownTargets(b *Binding, i int, owned *bool) *Target {
 	cp := *b.Targets[i]
 	b.Targets[i] = &cp
 	return &cp
-}
-
-// Parallel calls, on GOMAXPROCS workers, work(i) for every i in [0, n),
-// each worker with its own work function from newWorker.
-func Parallel(n int, newWorker func() func(int)) { parallel(n, newWorker) }
-
-func parallel(n int, newWorker func() func(int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), n) {
-		wg.Go(func() {
-			work := newWorker()
-			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
-				work(int(i))
-			}
-		})
-	}
-	wg.Wait()
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/propagit/propagit/internal/interpret"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/override"
+	"github.com/propagit/propagit/internal/parallel"
 	"github.com/propagit/propagit/internal/schedule"
 )
 
@@ -128,7 +129,7 @@ func (r *renderer) each(n int, f func(int)) {
 		}
 		return
 	}
-	parallel(n, func() func(int) { return f })
+	parallel.For(n, func() func(int) { return f })
 }
 
 // variantKey encodes everything the object of one target depends on

@@ -7,6 +7,7 @@ import (
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/parallel"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -151,7 +152,7 @@ func (gm *groupMemo) update(sent []*render.Sent) [][]*unstructured.Unstructured 
 		}
 	}
 	objects, from := make([][]*unstructured.Unstructured, len(gm.clusters)), make([][]int32, len(gm.clusters))
-	render.Parallel(len(gm.clusters), func() func(int) {
+	parallel.For(len(gm.clusters), func() func(int) {
 		return func(ci int) {
 			if samePlaces {
 				objects[ci], from[ci] = gm.replaced(ci, changed, sends), gm.from[ci]

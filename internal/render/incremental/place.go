@@ -6,6 +6,7 @@ import (
 	"github.com/propagit/propagit/internal/interpret"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/match"
+	"github.com/propagit/propagit/internal/parallel"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -18,7 +19,7 @@ func (m *Memo) placeAll(pr *placeRun, st *runState, bindings []*render.Binding, 
 		pr.state = st
 		pr.prepare(keys)
 	}
-	render.Parallel(len(order), func() func(int) {
+	parallel.For(len(order), func() func(int) {
 		pl := render.NewPlacer(in, clusters, ip)
 		return func(i int) { bindings[i] = pr.place(i, pl, &in.Set.Templates[order[i]], keys[i], in, ip) }
 	})
