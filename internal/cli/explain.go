@@ -61,14 +61,9 @@ func (o *explainOptions) run(w io.Writer, ref string) error {
 	if err != nil {
 		return err
 	}
-	opts := o.render
-	in := render.Input{Set: set, Options: opts}
-	if o.previous != "" {
-		works, err := readRendered(o.previous)
-		if err != nil {
-			return fmt.Errorf("failed to read --previous: %w", err)
-		}
-		in.Previous = render.PreviousFromWorks(works)
+	in, err := o.input(set, o.previous)
+	if err != nil {
+		return err
 	}
 	res := render.Render(in)
 	b, err := findBinding(res.Bindings, ref, o.namespace)

@@ -17,19 +17,14 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-	"sigs.k8s.io/yaml"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/folder"
 )
-
-// renderMarker marks a folder written by `propagit render`, so a later render
-// may replace it (any other non-empty folder is refused) and a load of a
-// source that contains it skips it.
-const renderMarker = load.RenderMarker
 
 // sourceOptions are the flags every command that reads a source shares.
 type sourceOptions struct {
@@ -62,6 +57,21 @@ func (o *sourceOptions) loadOptions() load.Options {
 	opts := o.limits.Options
 	opts.Restrictions = o.render.Restrictions
 	return opts
+}
+
+// input is the render of set with the render flags, the placement of
+// previous (the folder of an earlier render, if not empty) being its
+// history.
+func (o *sourceOptions) input(set *load.Set, previous string) (render.Input, error) {
+	in := render.Input{Set: set, Options: o.render}
+	if previous != "" {
+		prev, err := folder.Read(previous)
+		if err != nil {
+			return in, fmt.Errorf("failed to read --previous: %w", err)
+		}
+		in.Previous = render.PreviousFromWorks(prev)
+	}
+	return in, nil
 }
 
 type renderOptions struct {
@@ -104,7 +114,7 @@ after a "# cluster/file" comment), as one JSON document
 {"clusters":[{"name":…,"objects":[…]}]}, or as one line per object,
 CLUSTER/Kind.group/[namespace/]name; with --out DIR, -o name lists what
 was written. --cluster (repeatable, or comma-separated) keeps only the
-named clusters. A folder of an earlier render (it holds a ` + renderMarker + `
+named clusters. A folder of an earlier render (it holds a ` + folder.Marker + `
 file) inside --source is not read.
 
 Deprecated: -o DIR as the output folder (its meaning before -o became the
@@ -125,8 +135,8 @@ format) still works for one release, with a warning: use --out DIR.`,
 	f.StringVar(&o.previous, "previous", "", "folder of an earlier render whose placement is the history")
 	f.BoolVar(&o.summary, "summary", false, "write nothing: print per cluster the object count and the digest of its Work, "+
 		"encoded as the controller encodes it, and one digest of the whole render (for fleets too big to write out)")
-	f.StringVar(&o.layout, "layout", layoutObject, "files under --out DIR: "+layoutObject+" (one file per object) or "+
-		layoutCluster+" (OUT/<cluster>/"+clusterFile+": the cluster's objects as one YAML stream, as kustomize build writes)")
+	f.StringVar(&o.layout, "layout", folder.LayoutObject, "files under --out DIR: "+folder.LayoutObject+" (one file per object) or "+
+		folder.LayoutCluster+" (OUT/<cluster>/"+folder.ClusterFile+": the cluster's objects as one YAML stream, as kustomize build writes)")
 	o.clusters.bindFlags(f)
 	cmd.MarkFlagsOneRequired("out", "output", "summary")
 	cmd.MarkFlagsMutuallyExclusive("out", "summary")
@@ -151,10 +161,10 @@ func (o *renderOptions) resolveOutput(stderr io.Writer) error {
 	if o.output == "json" && o.out != "-" {
 		return fmt.Errorf("-o json prints a stream: use --out - (or leave --out out), not --out %s", o.out)
 	}
-	if !slices.Contains(renderLayouts, o.layout) {
-		return fmt.Errorf("--layout %q: want one of %s", o.layout, strings.Join(renderLayouts, ", "))
+	if !slices.Contains(folder.Layouts, o.layout) {
+		return fmt.Errorf("--layout %q: want one of %s", o.layout, strings.Join(folder.Layouts, ", "))
 	}
-	if o.layout != layoutObject && (o.summary || o.out == "-") {
+	if o.layout != folder.LayoutObject && (o.summary || o.out == "-") {
 		return fmt.Errorf("--layout %s is the layout of the files of --out DIR: it does not apply to a stream or --summary", o.layout)
 	}
 	return nil
@@ -171,14 +181,9 @@ func (o *renderOptions) run(stdout, stderr io.Writer) error {
 	if err := o.clusters.check(set); err != nil {
 		return err
 	}
-	opts := o.render
-	in := render.Input{Set: set, Options: opts}
-	if o.previous != "" {
-		works, err := readRendered(o.previous)
-		if err != nil {
-			return fmt.Errorf("failed to read --previous: %w", err)
-		}
-		in.Previous = render.PreviousFromWorks(works)
+	in, err := o.input(set, o.previous)
+	if err != nil {
+		return err
 	}
 	res, err := renderWithin(in, o.limits.Timeout)
 	if err != nil {
@@ -200,10 +205,10 @@ func (o *renderOptions) run(stdout, stderr io.Writer) error {
 	}
 	// A render that died while deleting the one it replaced left it in a
 	// trash folder beside out.
-	if err := removeStaleTrash(filepath.Dir(filepath.Clean(o.out)), time.Now()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := folder.RemoveStaleTrash(filepath.Dir(filepath.Clean(o.out)), time.Now()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(stderr, "warning: failed to remove what an earlier render left beside %s: %v\n", o.out, err)
 	}
-	if err := writeFolder(o.out, res.Works, o.layout); err != nil {
+	if err := folder.Write(o.out, res.Works, o.layout); err != nil {
 		return err
 	}
 	if o.output == "name" {
@@ -257,25 +262,25 @@ func printFindings(w io.Writer, set *load.Set, res *render.Result, clusters clus
 }
 
 // writeStream prints every object in format (one of renderFormats).
-func writeStream(w io.Writer, works []render.Work, format string) error {
+func writeStream(w io.Writer, rendered []render.Work, format string) error {
 	switch format {
 	case "name":
-		writeNames(w, works)
+		writeNames(w, rendered)
 		return nil
 	case "json":
-		return writeJSON(w, works)
+		return writeJSON(w, rendered)
 	}
 	// Objects shared between clusters are encoded once.
-	enc := newYAMLEncoder()
+	enc := works.NewYAMLEncoder()
 	bw := bufio.NewWriterSize(w, 1<<16)
-	for _, work := range works {
+	for _, work := range rendered {
 		fmt.Fprintf(bw, "# cluster: %s\n", work.Cluster)
 		for _, obj := range work.Objects {
-			b, err := enc.encode(obj)
+			b, err := enc.Encode(obj)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(bw, "---\n# %s/%s\n", work.Cluster, workv1alpha1.KeyOf(obj).Path())
+			fmt.Fprintf(bw, "---\n# %s/%s\n", work.Cluster, works.ObjectPath(obj))
 			bw.Write(b)
 		}
 	}
@@ -306,152 +311,6 @@ func writeJSON(w io.Writer, works []render.Work) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
-}
-
-// writeFolder writes works into out, replacing an earlier render there.
-// out must be missing, an empty folder or a folder holding renderMarker:
-// anything else (a file, a symlink, a folder of the user's) is refused, so
-// nothing of the user's is deleted by surprise. Files are written through an
-// os.Root on a fresh folder beside out, so no name can reach outside it, and
-// two objects that would share one file are an error. Files of the earlier
-// render that already hold the right bytes are linked into the fresh folder
-// rather than written again (see reuser), and the fresh folder then takes
-// out's place (see swap).
-func writeFolder(out string, works []render.Work, layout string) error {
-	if err := replaceable(out); err != nil {
-		return err
-	}
-	parent := filepath.Dir(filepath.Clean(out))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(parent, ".propagit-render-*")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	root, err := os.OpenRoot(tmp)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	prev, err := openEarlierRender(out)
-	if err != nil {
-		return err
-	}
-	if prev != nil {
-		defer prev.Close()
-	}
-	if err := writeObjects(root, prev, works, layout); err != nil {
-		return err
-	}
-	if err := root.WriteFile(renderMarker, []byte("written by propagit render; this folder is replaced on the next render\n"), 0o644); err != nil {
-		return err
-	}
-	if err := replaceable(out); err != nil {
-		return err
-	}
-	return swap(tmp, out)
-}
-
-// openEarlierRender opens out when it is a folder holding an earlier
-// render, and returns nil when it is not (missing or empty).
-func openEarlierRender(out string) (*os.Root, error) {
-	if m, err := os.Lstat(filepath.Join(out, renderMarker)); err != nil || !m.Mode().IsRegular() {
-		return nil, nil
-	}
-	fi, err := os.Lstat(out)
-	if err != nil {
-		return nil, err
-	}
-	root, err := os.OpenRoot(out)
-	if err != nil {
-		return nil, err
-	}
-	// out replaced by a symlink since it was checked: reuse nothing.
-	if opened, err := root.Stat("."); err != nil || !os.SameFile(fi, opened) {
-		root.Close()
-		return nil, err
-	}
-	return root, nil
-}
-
-// replaceable returns an error unless out is missing, an empty folder or an
-// earlier render (a real folder holding a regular renderMarker file).
-func replaceable(out string) error {
-	fi, err := os.Lstat(out)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return err
-	case !fi.IsDir():
-		return fmt.Errorf("refusing to write into %s: it is not a folder (a render replaces only an empty folder or an earlier render)", out)
-	}
-	entries, err := os.ReadDir(out)
-	if err != nil || len(entries) == 0 {
-		return err
-	}
-	if m, err := os.Lstat(filepath.Join(out, renderMarker)); err != nil || !m.Mode().IsRegular() {
-		return fmt.Errorf("refusing to write into %s: it is not empty and was not written by propagit render (no %s file)", out, renderMarker)
-	}
-	return nil
-}
-
-// readRendered reads a folder written by render back into Works.
-func readRendered(dir string) ([]render.Work, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var works []render.Work
-	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		w := render.Work{Cluster: e.Name()}
-		err := filepath.WalkDir(filepath.Join(dir, e.Name()), func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
-				return err
-			}
-			objs, err := readRenderedFile(path)
-			w.Objects = append(w.Objects, objs...)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		works = append(works, w)
-	}
-	return works, nil
-}
-
-// readRenderedFile reads the objects of one file of a render: one object,
-// or a YAML stream of them (--layout cluster).
-func readRenderedFile(path string) ([]*unstructured.Unstructured, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var objs []*unstructured.Unstructured
-	docs := utilyaml.NewYAMLReader(bufio.NewReader(f))
-	for {
-		doc, err := docs.Read()
-		if errors.Is(err, io.EOF) {
-			return objs, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		obj := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if len(obj.Object) > 0 {
-			objs = append(objs, obj)
-		}
-	}
 }
 
 // clusterFilter is the --cluster flag of render and diff: the clusters to

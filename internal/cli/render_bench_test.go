@@ -16,6 +16,7 @@ import (
 
 	"github.com/propagit/propagit/e2e/fleet"
 	"github.com/propagit/propagit/internal/parallel"
+	"github.com/propagit/propagit/internal/works/folder"
 )
 
 // BenchmarkRenderOutVsKustomize measures, side by side in one run on the
@@ -80,9 +81,9 @@ func BenchmarkRenderOutVsKustomize(b *testing.B) {
 			}
 		}
 	}
-	b.Run("render-out", renderOut("rendered", layoutObject, "render"))
+	b.Run("render-out", renderOut("rendered", folder.LayoutObject, "render"))
 	// The same with one file per cluster, as the overlays write.
-	b.Run("render-out-cluster", renderOut("rendered-cluster", layoutCluster, "render-cluster"))
+	b.Run("render-out-cluster", renderOut("rendered-cluster", folder.LayoutCluster, "render-cluster"))
 	b.Run("write-files", func(b *testing.B) {
 		// The floor under render-out on this disk: writing the files it
 		// wrote, bytes already in memory, fresh, on as many workers.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/propagit/propagit/internal/works/folder"
 )
 
 // TestRenderClusterLayout renders every example both ways: each cluster's
@@ -30,9 +32,9 @@ func TestRenderClusterLayout(t *testing.T) {
 				}
 			}
 			for cluster, files := range want {
-				stream, ok := perCluster[cluster+"/"+clusterFile]
+				stream, ok := perCluster[cluster+"/"+folder.ClusterFile]
 				if !ok {
-					t.Errorf("no %s/%s", cluster, clusterFile)
+					t.Errorf("no %s/%s", cluster, folder.ClusterFile)
 					continue
 				}
 				var got []string
@@ -41,24 +43,24 @@ func TestRenderClusterLayout(t *testing.T) {
 					got = append(got, path)
 					if body != perObject[cluster+"/"+path] {
 						t.Errorf("%s/%s: the document for %s differs from its file in the object layout:\n%s\nwant\n%s",
-							cluster, clusterFile, path, body, perObject[cluster+"/"+path])
+							cluster, folder.ClusterFile, path, body, perObject[cluster+"/"+path])
 					}
 				}
 				slices.Sort(got)
 				slices.Sort(files)
 				if !slices.Equal(got, files) {
-					t.Errorf("%s/%s holds %v, the object layout %v", cluster, clusterFile, got, files)
+					t.Errorf("%s/%s holds %v, the object layout %v", cluster, folder.ClusterFile, got, files)
 				}
 			}
 			if len(perCluster) != len(want)+1 { // and the marker
 				t.Errorf("the cluster layout wrote %d files for %d clusters", len(perCluster), len(want))
 			}
 			// Either layout is an earlier render for --previous.
-			a, err := readRendered(objects)
+			a, err := folder.Read(objects)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := readRendered(clusters)
+			b, err := folder.Read(clusters)
 			if err != nil {
 				t.Fatal(err)
 			}

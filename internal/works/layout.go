@@ -20,8 +20,9 @@ import (
 // the Work without its manifests.
 const WorkFile = "work.yaml"
 
-// ObjectPath returns where obj goes inside its cluster's folder, the
-// layout `propagit render` writes (see workv1alpha1.ObjectKey.Path).
+// ObjectPath returns where obj goes inside its cluster's folder, on the
+// work branch and in what `propagit render --out` writes (see
+// workv1alpha1.ObjectKey.Path).
 func ObjectPath(obj *unstructured.Unstructured) string {
 	return workv1alpha1.KeyOf(obj).Path()
 }
@@ -73,7 +74,8 @@ func EncodeHead(w *workv1alpha1.Work) ([]byte, error) {
 }
 
 // EncodeManifest returns the path of a manifest's file in its cluster's
-// folder and its content: YAML with sorted keys.
+// folder and its content: YAML with sorted keys, the bytes YAMLEncoder
+// gives the object (what `propagit render --out` writes).
 func EncodeManifest(m *runtime.RawExtension) (string, []byte, error) {
 	obj, err := workv1alpha1.DecodeManifest(m)
 	if err != nil {
@@ -83,7 +85,7 @@ func EncodeManifest(m *runtime.RawExtension) (string, []byte, error) {
 	if !validSegment(obj.GetName()) || (obj.GetNamespace() != "" && !validSegment(obj.GetNamespace())) {
 		return "", nil, fmt.Errorf("invalid name or namespace for %s", p)
 	}
-	data, err := yaml.Marshal(obj.Object)
+	data, err := toYAML(obj.Object, func() ([]byte, error) { return json.Marshal(obj.Object) })
 	if err != nil {
 		return "", nil, fmt.Errorf("failed to encode %s: %w", p, err)
 	}

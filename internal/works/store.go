@@ -5,6 +5,13 @@
 // MemberGitStore), or Work custom resources on a hub, one namespace per
 // member. Per member, each member's credentials reach its own records only,
 // and its status is read from nowhere else.
+//
+// The package owns the per-cluster folder layout (layout.go, yaml.go): the
+// path of each object's file, its bytes and the work.yaml head. The Git
+// stores (works/gitstore, works/memberstore) encode and decode a cluster's
+// folder on the work branch with it, and works/folder writes and reads the
+// same files on disk for `propagit render --out`, so a render's output is
+// the work branch by construction.
 package works
 
 import (

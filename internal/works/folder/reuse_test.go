@@ -1,6 +1,6 @@
 //go:build unix
 
-package cli
+package folder
 
 import (
 	"os"
@@ -14,13 +14,13 @@ import (
 	"github.com/propagit/propagit/internal/render"
 )
 
-// TestWriteFolderReusesOnlyWhatItWrote: a re-render links the earlier
+// TestWriteReusesOnlyWhatItWrote: a re-render links the earlier
 // render's file when it holds exactly the bytes due, and writes anew
 // anything it cannot vouch for: a file edited since, a symlink (even to the
 // right bytes), a file with another link outside the render, another mode.
 // Afterwards every file is a regular file with one link and the files
 // outside the render are untouched.
-func TestWriteFolderReusesOnlyWhatItWrote(t *testing.T) {
+func TestWriteReusesOnlyWhatItWrote(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	var objs []*unstructured.Unstructured
@@ -28,7 +28,7 @@ func TestWriteFolderReusesOnlyWhatItWrote(t *testing.T) {
 		objs = append(objs, configMap("ConfigMap", "default", name))
 	}
 	works := []render.Work{{Cluster: "member1", Objects: objs}}
-	if err := writeFolder(out, works, layoutObject); err != nil {
+	if err := Write(out, works, LayoutObject); err != nil {
 		t.Fatal(err)
 	}
 	file := func(name string) string {
@@ -70,7 +70,7 @@ func TestWriteFolderReusesOnlyWhatItWrote(t *testing.T) {
 	objs[5] = configMap("ConfigMap", "default", "changed")
 	objs[5].SetLabels(map[string]string{"new": "label"})
 
-	if err := writeFolder(out, works, layoutObject); err != nil {
+	if err := Write(out, works, LayoutObject); err != nil {
 		t.Fatal(err)
 	}
 	if after, err := os.Stat(file("same")); err != nil || !os.SameFile(before, after) {
@@ -98,57 +98,5 @@ func TestWriteFolderReusesOnlyWhatItWrote(t *testing.T) {
 		if fb, _ := os.Stat(file("hardlink")); fb != nil && os.SameFile(fa, fb) {
 			t.Error("the render shares a file with a hard link outside it")
 		}
-	}
-}
-
-// TestWriteFolderKeepsTheEarlierRenderOnFailure: a render that fails leaves
-// the earlier render as it was and nothing beside it.
-func TestWriteFolderKeepsTheEarlierRenderOnFailure(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "out")
-	if err := writeFolder(out, []render.Work{{Cluster: "member1", Objects: []*unstructured.Unstructured{configMap("ConfigMap", "default", "a")}}}, layoutObject); err != nil {
-		t.Fatal(err)
-	}
-	err := writeFolder(out, []render.Work{{Cluster: "member1", Objects: []*unstructured.Unstructured{
-		configMap("ConfigMap", "default", "b"), configMap("configmap", "default", "b"),
-	}}}, layoutObject)
-	if err == nil {
-		t.Fatal("a render with two objects for one file succeeded")
-	}
-	got := readTree(t, out)
-	if len(got) != 2 || got["member1/default/configmap.core_a.yaml"] == "" || got[renderMarker] == "" {
-		t.Errorf("the earlier render changed: %v", got)
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
-		t.Errorf("left beside --out: %v", entries)
-	}
-}
-
-// TestSwapDoesNotFollowASymlinkedOut: if out became a symlink after it was
-// checked, the swap removes the link, never what it points to.
-func TestSwapDoesNotFollowASymlinkedOut(t *testing.T) {
-	dir := t.TempDir()
-	mine := filepath.Join(dir, "mine")
-	if err := os.MkdirAll(filepath.Join(mine, "member1"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(mine, "member1", "keep"), []byte("mine\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, tmp := filepath.Join(dir, "out"), filepath.Join(dir, "tmp")
-	if err := os.Symlink(mine, out); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(tmp, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := swap(tmp, out); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := os.ReadFile(filepath.Join(mine, "member1", "keep")); err != nil || string(b) != "mine\n" {
-		t.Errorf("the symlink's target was changed: %q, %v", b, err)
-	}
-	if fi, err := os.Lstat(out); err != nil || !fi.IsDir() {
-		t.Errorf("out is not the new render: %v, %v", fi, err)
 	}
 }

@@ -1,11 +1,11 @@
 //go:build !unix
 
-package cli
+package folder
 
 import "os"
 
 // reuser is the unix hard-link reuse of an earlier render's files (see
-// renderreuse_unix.go); elsewhere every file is written.
+// reuse_unix.go); elsewhere every file is written.
 type reuser struct{}
 
 func newReuser(*os.Root, string, *os.Root) (*reuser, error) { return nil, nil }
