@@ -12,11 +12,12 @@ import (
 
 	"github.com/propagit/propagit/internal/diff"
 	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/status"
 )
 
 // outputFormats are the -o values of each command, for completion.
 var outputFormats = map[string][]string{
-	"render": renderFormats, "diff": diff.Formats, "explain": explainFormats, "status": statusFormats,
+	"render": renderFormats, "diff": diff.Formats, "explain": explainFormats, "status": status.Formats,
 	"install": {"yaml", "json"}, "version": {"text", "json"},
 }
 

@@ -32,7 +32,9 @@ func harmless(t *testing.T, what, out string) {
 // member, a script or Git wrote is escaped in text, wide and name output.
 func TestStatusPrintsMemberTextHarmless(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	rep := goldenReport(now)
+	rep := &status.Report{Summary: "abc1234: 1/2 clusters applied and healthy",
+		Clusters:  []status.ClusterRow{{Name: "edge-1", Mode: "Pull"}, {Name: "member1", Mode: "Push"}},
+		Templates: []status.TemplateRow{{Clusters: []string{"edge-1", "member1"}}}}
 	rep.Summary += hostile
 	rep.Clusters[0].Message = hostile + "\nforged-member\tPull"
 	rep.Clusters[1].Name = "member1" + hostile
@@ -44,7 +46,7 @@ func TestStatusPrintsMemberTextHarmless(t *testing.T) {
 	rep.Drift = []status.DriftRow{{Cluster: "edge-1", Object: hostile, Manager: hostile, Action: "Corrected", Time: now}}
 	for _, format := range []string{"text", "wide", "name"} {
 		var out bytes.Buffer
-		if err := writeReport(&out, rep, format, now); err != nil {
+		if err := status.Write(&out, rep, format, now); err != nil {
 			t.Fatal(err)
 		}
 		harmless(t, "status -o "+format, out.String())
@@ -60,7 +62,7 @@ func TestStatusPrintsMemberTextHarmless(t *testing.T) {
 func TestWaitPrintsMemberTextHarmless(t *testing.T) {
 	ps := []status.Progress{{Cluster: "m1", Ready: "False", Message: hostile + "\nm9\tyes"}}
 	var out bytes.Buffer
-	printProgress(&out, ps)
+	status.WriteProgress(&out, ps)
 	harmless(t, "wait's table", out.String())
 	var errOut bytes.Buffer
 	w := &waiter{opts: &waitOptions{revision: waitRev1, forState: "healthy"}, stderr: &errOut}
@@ -80,7 +82,7 @@ func TestExplainPrintsHarmless(t *testing.T) {
 		Targets:      []render.TargetExplanation{{Cluster: hostile, Error: hostile, Changes: []string{hostile}}},
 		DependencyOf: []string{hostile}, Steps: []string{hostile}, Evictions: []string{hostile}}
 	var out bytes.Buffer
-	printExplanation(&out, e)
+	render.WriteExplanation(&out, e)
 	harmless(t, "explain", out.String())
 }
 

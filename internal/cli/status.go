@@ -12,15 +12,11 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
-	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/status"
-	"github.com/propagit/propagit/internal/termsafe"
 	"github.com/propagit/propagit/internal/works/memberstore"
 )
 
@@ -33,9 +29,6 @@ type statusOptions struct {
 	watch    bool
 	interval time.Duration
 }
-
-// statusFormats are the values of status -o.
-var statusFormats = []string{"text", "wide", "json", "yaml", "name"}
 
 func newStatusCommand() *cobra.Command {
 	o := &statusOptions{}
@@ -62,7 +55,7 @@ whole message; -o name prints cluster/<name> per member.`,
 	o.repo.bindFlags(cmd, "repo", "the repository holding the work branch (git store)")
 	o.store.bindFlags(cmd)
 	f := cmd.Flags()
-	f.StringVarP(&o.output, "output", "o", "text", "output format: "+strings.Join(statusFormats, ", "))
+	f.StringVarP(&o.output, "output", "o", "text", "output format: "+strings.Join(status.Formats, ", "))
 	f.StringArrayVar(&o.clusters, "cluster", nil, "show only this member (repeatable)")
 	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 unless every member shown runs the newest revision applied and healthy")
 	f.BoolVarP(&o.watch, "watch", "w", false, "print the report again whenever it changes, until interrupted")
@@ -71,8 +64,8 @@ whole message; -o name prints cluster/<name> per member.`,
 }
 
 func (o *statusOptions) validate() error {
-	if !slices.Contains(statusFormats, o.output) {
-		return fmt.Errorf("--output must be one of %s, not %q", strings.Join(statusFormats, ", "), o.output)
+	if !slices.Contains(status.Formats, o.output) {
+		return fmt.Errorf("--output must be one of %s, not %q", strings.Join(status.Formats, ", "), o.output)
 	}
 	if o.interval < minWaitInterval {
 		return fmt.Errorf("--interval %s: want at least %s", o.interval, minWaitInterval)
@@ -104,7 +97,7 @@ func (o *statusOptions) run(parent context.Context, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := writeReport(w, rep, o.output, time.Now()); err != nil {
+		if err := status.Write(w, rep, o.output, time.Now()); err != nil {
 			return err
 		}
 		if o.exitCode && !rep.AllRunning() {
@@ -135,7 +128,7 @@ func (o *statusOptions) watchReports(ctx context.Context, st *stores, w io.Write
 			if last != nil && (o.output == "text" || o.output == "wide") {
 				fmt.Fprintln(w)
 			}
-			if err := writeReport(w, rep, o.output, time.Now()); err != nil {
+			if err := status.Write(w, rep, o.output, time.Now()); err != nil {
 				return err
 			}
 			last = data
@@ -160,31 +153,6 @@ func (o *statusOptions) report(ctx context.Context, st *stores) (*status.Report,
 		}
 	}
 	return status.Build(inputs, newest)
-}
-
-// writeReport prints rep in format.
-func writeReport(w io.Writer, rep *status.Report, format string, now time.Time) error {
-	switch format {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	case "yaml":
-		data, err := yaml.Marshal(rep)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(data)
-		return err
-	case "name":
-		w = termsafe.NewWriter(w)
-		for _, c := range rep.Clusters {
-			fmt.Fprintf(w, "cluster/%s\n", c.Name)
-		}
-		return nil
-	}
-	printReportAs(w, rep, now, format == "wide")
-	return nil
 }
 
 // openStores builds the stores the flags name, the git store cloning into
@@ -237,120 +205,4 @@ func gather(ctx context.Context, st *stores, clusters []string) ([]status.Input,
 		return nil, "", err
 	}
 	return inputs, newest, nil
-}
-
-func printReport(w io.Writer, r *status.Report, now time.Time) { printReportAs(w, r, now, false) }
-
-// printReportAs prints the text report; wide adds what pull agents measure
-// of their cluster and does not cut the message. Members, scripts and Git
-// wrote much of it: control characters are escaped (termsafe), and inside
-// free-text cells newlines and tabs too, so no message forges a row.
-func printReportAs(w io.Writer, r *status.Report, now time.Time, wide bool) {
-	w = termsafe.NewWriter(w)
-	fmt.Fprintln(w, r.Summary)
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := "CLUSTER\tMODE\tCLUSTER READY\tTAINTS\tREADY\tAPPLIED\tOBJECTS\tHEALTHY\tFAILED\tDRIFT\tLAST HEARD\tVERSION"
-	if wide {
-		head += "\tKUBERNETES\tCPU\tMEMORY"
-	}
-	fmt.Fprintln(tw, head+"\tMESSAGE")
-	for _, c := range r.Clusters {
-		applied := shortRev(c.AppliedRevision)
-		if c.AppliedRevision != c.WantRevision {
-			applied += " (want " + shortRev(c.WantRevision) + ")"
-		}
-		heard := "never"
-		if c.LastHeard != nil {
-			heard = now.Sub(*c.LastHeard).Round(time.Second).String() + " ago"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s", c.Name, c.Mode, orDash(c.ClusterReady),
-			orDash(strings.Join(c.Taints, ",")), c.Ready, applied, c.Objects, c.Healthy, c.Failed, c.Drift, heard,
-			orDash(c.AgentVersion))
-		if wide {
-			fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\n", orDash(c.KubernetesVersion), orDash(c.CPU), orDash(c.Memory), orDash(termsafe.String(c.Message)))
-		} else {
-			fmt.Fprintf(tw, "\t%s\n", truncate(termsafe.String(c.Message), 60))
-		}
-	}
-	_ = tw.Flush()
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TEMPLATE\tCLUSTERS\tREPLICAS (READY/DESIRED)")
-	for _, t := range r.Templates {
-		reps := "-"
-		if t.Workload {
-			reps = fmt.Sprintf("%d/%d", t.ReadyReplicas, t.DesiredReplicas)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Template, strings.Join(t.Clusters, ","), reps)
-	}
-	_ = tw.Flush()
-	printProblems(w, r)
-	if len(r.Drift) == 0 {
-		return
-	}
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RECENT DRIFT\tCLUSTER\tACTION\tBY\tFIELDS\tWHEN")
-	for _, d := range r.Drift {
-		fields := strings.Join(d.Fields, ",")
-		if d.Deleted {
-			fields = "(deleted)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Object, d.Cluster, d.Action, orDash(termsafe.String(d.Manager)), truncate(orDash(fields), 60),
-			now.Sub(d.Time).Round(time.Second).String()+" ago")
-	}
-	_ = tw.Flush()
-}
-
-// printProblems prints the templates that failed to render, those the
-// scheduler could not place and those no policy claims any more.
-func printProblems(w io.Writer, r *status.Report) {
-	w = termsafe.NewWriter(w)
-	if len(r.RenderErrors) > 0 {
-		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "RENDER ERROR (the cluster keeps its current objects)\tCLUSTER")
-		for _, e := range r.RenderErrors {
-			fmt.Fprintf(tw, "%s\t%s\n", termsafe.String(e.Error), e.Cluster)
-		}
-		_ = tw.Flush()
-	}
-	if len(r.ScheduleErrors) > 0 {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "NOT SCHEDULED")
-		for _, e := range r.ScheduleErrors {
-			fmt.Fprintln(w, termsafe.String(e))
-		}
-	}
-	if len(r.Unclaimed) > 0 {
-		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "UNCLAIMED (no policy selects it; it keeps running where it was)\tCLUSTERS")
-		for _, u := range r.Unclaimed {
-			fmt.Fprintf(tw, "%s\t%s\n", u.Template, strings.Join(u.Clusters, ","))
-		}
-		_ = tw.Flush()
-	}
-}
-
-func shortRev(r string) string {
-	if r == "" {
-		return "-"
-	}
-	return workv1alpha1.ShortRevision(r)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-1] + "…"
 }

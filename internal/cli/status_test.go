@@ -4,70 +4,10 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/propagit/propagit/internal/status"
 )
-
-func TestPrintReportShowsClusterReadinessAndTaints(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	rep := &status.Report{Revision: "abc1234567", Summary: "abc1234: 1/2 clusters applied and healthy, 1 not ready",
-		Clusters: []status.ClusterRow{
-			{Name: "member1", Mode: "Push", ClusterReady: "Unknown", Ready: "False", WantRevision: "abc1234567",
-				Taints: []string{"cluster.karmada.io/unreachable:NoSchedule", "cluster.karmada.io/unreachable:NoExecute"}},
-			{Name: "member2", Mode: "Push", ClusterReady: "True", Ready: "True", WantRevision: "abc1234567", AppliedRevision: "abc1234567"},
-		}}
-	var out bytes.Buffer
-	printReport(&out, rep, now)
-	lines := strings.Split(out.String(), "\n")
-	if len(lines) < 5 {
-		t.Fatalf("output too short:\n%s", out.String())
-	}
-	for _, want := range []struct {
-		line int
-		head string // the first columns, as words
-	}{
-		{2, "CLUSTER MODE CLUSTER READY TAINTS READY"},
-		{3, "member1 Push Unknown cluster.karmada.io/unreachable:NoSchedule,cluster.karmada.io/unreachable:NoExecute False"},
-		{4, "member2 Push True - True"},
-	} {
-		head := strings.Fields(want.head)
-		if got := strings.Fields(lines[want.line]); len(got) < len(head) || !slices.Equal(got[:len(head)], head) {
-			t.Errorf("line %d = %q, want it to start with %q", want.line, lines[want.line], want.head)
-		}
-	}
-}
-
-// goldenReport is a report with one member of each kind: a push member
-// not reachable, a pull agent that reports its cluster.
-func goldenReport(now time.Time) *status.Report {
-	heard := now.Add(-42 * time.Second)
-	return &status.Report{Revision: "abc1234567", Summary: "abc1234: 1/2 clusters applied and healthy, 1 not ready",
-		Clusters: []status.ClusterRow{
-			{Name: "edge-1", Mode: "Pull", ClusterReady: "True", Ready: "True", WantRevision: "abc1234567", AppliedRevision: "abc1234567",
-				Objects: 3, Healthy: 3, LastHeard: &heard, AgentVersion: "v0.2.0", KubernetesVersion: "v1.37.2", CPU: "8", Memory: "16Gi",
-				Message: "applied and healthy"},
-			{Name: "member1", Mode: "Push", ClusterReady: "Unknown", Ready: "False", WantRevision: "abc1234567", AppliedRevision: "0ld0000000",
-				Objects: 3, LastHeard: &heard, Taints: []string{"cluster.karmada.io/unreachable:NoSchedule"},
-				Message: "member not reachable: NoCredentials: cluster member1: no credentials: no member1.kubeconfig in --kubeconfig-dir and no spec.secretRef readable on a hub; applying waits"},
-		},
-		Templates: []status.TemplateRow{{Template: "Deployment.apps/demo/web", Clusters: []string{"edge-1", "member1"}, DesiredReplicas: 4, ReadyReplicas: 2, Workload: true}},
-	}
-}
-
-func TestStatusOutputGolden(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, format := range []string{"text", "wide", "json", "yaml", "name"} {
-		var out bytes.Buffer
-		if err := writeReport(&out, goldenReport(now), format, now); err != nil {
-			t.Fatal(err)
-		}
-		golden(t, "status."+format, out.String())
-	}
-}
 
 func TestHelpGolden(t *testing.T) {
 	for _, name := range []string{"wait", "status"} {

@@ -10,11 +10,11 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/source"
 	"github.com/propagit/propagit/internal/status"
 	"github.com/propagit/propagit/internal/termsafe"
@@ -180,7 +180,7 @@ func (o *waitOptions) run(parent context.Context, stdout, stderr io.Writer) erro
 			return nil
 		case err == nil:
 			if err := w.hopeless(hist, time.Since(began)); err != nil {
-				printProgress(stdout, w.last)
+				status.WriteProgress(stdout, w.last)
 				return err
 			}
 		}
@@ -189,7 +189,7 @@ func (o *waitOptions) run(parent context.Context, stdout, stderr io.Writer) erro
 			if ctx.Err() != nil {
 				return ctx.Err() // interrupted, not timed out
 			}
-			printProgress(stdout, w.last)
+			status.WriteProgress(stdout, w.last)
 			return &ExitError{Code: 1, Err: fmt.Errorf("timed out after %s: %s", o.timeout, w.summary())}
 		case <-time.After(o.interval):
 		}
@@ -245,7 +245,7 @@ func (w *waiter) hopeless(h history, waited time.Duration) error {
 	}
 	if s := superseded(h, w.opts.revision, w.newest, w.inputs, w.last); len(s) > 0 {
 		return stopError(exitSuperseded, fmt.Sprintf("superseded: revision %s, newer than %s, changed what these members run, so they will never run %s",
-			shortRev(w.newest), shortRev(w.opts.revision), shortRev(w.opts.revision)), s)
+			workv1alpha1.ShortRevision(w.newest), workv1alpha1.ShortRevision(w.opts.revision), workv1alpha1.ShortRevision(w.opts.revision)), s)
 	}
 	return nil
 }
@@ -299,19 +299,4 @@ func (w *waiter) summary() string {
 		}
 	}
 	return fmt.Sprintf("%d/%d clusters reached %s (%s)", n, len(w.last), w.opts.revision, w.opts.forState)
-}
-
-// printProgress prints one row per member: what it applied, its Ready
-// condition and why it has not reached the target.
-func printProgress(w io.Writer, ps []status.Progress) {
-	tw := tabwriter.NewWriter(termsafe.NewWriter(w), 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLUSTER\tREACHED\tAPPLIED\tREADY\tMESSAGE")
-	for _, p := range ps {
-		reached := "no"
-		if p.Reached {
-			reached = "yes"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Cluster, reached, shortRev(p.AppliedRevision), p.Ready, orDash(termsafe.String(p.Message)))
-	}
-	_ = tw.Flush()
 }

@@ -1,0 +1,99 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/propagit/propagit/internal/termsafe"
+)
+
+// WriteExplanation prints e as `propagit explain` shows it: the policy
+// and why it won, the clusters and each one's verdict, the replicas, the
+// evictions and the placement with what the overrides changed. Names,
+// reasons and verdicts come from Git: control characters are escaped
+// (termsafe).
+func WriteExplanation(w io.Writer, e Explanation) {
+	w = termsafe.NewWriter(w) // names, reasons and verdicts come from Git
+	fmt.Fprintf(w, "%s  (%s)\n\n", e.Template, e.Source)
+	if e.Skipped != "" {
+		fmt.Fprintf(w, "Not propagated: %s\n", e.Skipped)
+		return
+	}
+	fmt.Fprintln(w, "Policy:")
+	if e.Policy == "" {
+		fmt.Fprintf(w, "  none: %s\n", e.PolicyReason)
+	} else {
+		fmt.Fprintf(w, "  %s wins: %s\n", e.Policy, e.PolicyReason)
+	}
+	if e.Unclaimed != "" {
+		fmt.Fprintf(w, "  %s\n", e.Unclaimed)
+	}
+	for _, c := range e.Candidates {
+		fmt.Fprintf(w, "    - %s  (priority %d, %s)\n", c.Policy, c.Priority, c.Match)
+	}
+	if len(e.DependencyOf) > 0 {
+		fmt.Fprintf(w, "  propagated as a dependency of: %s\n", strings.Join(e.DependencyOf, ", "))
+	}
+	writeClusters(w, e)
+	if len(e.Steps) > 0 {
+		fmt.Fprintln(w, "\nReplicas:")
+		for _, s := range e.Steps {
+			fmt.Fprintf(w, "  %s\n", s)
+		}
+	}
+	if len(e.Evictions) > 0 {
+		fmt.Fprintln(w, "\nEvictions (failover):")
+		for _, ev := range e.Evictions {
+			fmt.Fprintf(w, "  %s\n", ev)
+		}
+	}
+	writePlacement(w, e)
+}
+
+func writeClusters(w io.Writer, e Explanation) {
+	for _, term := range e.Terms {
+		title := "Clusters:"
+		if term.AffinityName != "" {
+			title = fmt.Sprintf("Clusters (clusterAffinities term %q):", term.AffinityName)
+		}
+		fmt.Fprintf(w, "\n%s\n", title)
+		for _, c := range term.Clusters {
+			fmt.Fprintf(w, "  %-20s %s\n", c.Name, c.Verdict)
+		}
+		if term.Error != "" {
+			fmt.Fprintf(w, "  term failed: %s\n", term.Error)
+		}
+	}
+	if e.ScheduleError != "" {
+		fmt.Fprintf(w, "\nScheduling failed: %s\n", e.ScheduleError)
+	}
+}
+
+func writePlacement(w io.Writer, e Explanation) {
+	fmt.Fprintln(w, "\nPlacement:")
+	if len(e.Targets) == 0 {
+		fmt.Fprintln(w, "  none: the template goes to no cluster")
+	}
+	for _, t := range e.Targets {
+		line := t.Cluster
+		if t.Replicas != nil {
+			line += fmt.Sprintf("  replicas %d", *t.Replicas)
+		}
+		if t.Suspended {
+			line += "  (dispatching suspended: the member is not touched)"
+		}
+		switch {
+		case t.Error != "" && t.Kept != "":
+			line += "  NOT RENDERED (" + t.Kept + "): " + t.Error
+		case t.Error != "":
+			line += "  NOT RENDERED: " + t.Error
+		case t.Kept != "":
+			line += "  (" + t.Kept + ")"
+		}
+		fmt.Fprintf(w, "  %s\n", line)
+		for _, c := range t.Changes {
+			fmt.Fprintf(w, "      %s\n", c)
+		}
+	}
+}
