@@ -9,6 +9,7 @@ import (
 
 	"github.com/propagit/propagit/internal/apply"
 	"github.com/propagit/propagit/internal/deliver"
+	"github.com/propagit/propagit/internal/secrets/keys"
 )
 
 // Options tune the agent.
@@ -24,7 +25,7 @@ type Options struct {
 	Apply        apply.Options
 	// Keys finds this member's age keys for SOPS-encrypted objects; nil
 	// decrypts nothing (every encrypted object fails alone).
-	Keys KeySource
+	Keys keys.Finder
 }
 
 // DefaultOptions returns the defaults of `propagit agent`.

@@ -19,6 +19,7 @@ import (
 	"github.com/propagit/propagit/internal/agent"
 	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/metrics"
+	"github.com/propagit/propagit/internal/secrets/keys"
 )
 
 type agentOptions struct {
@@ -194,7 +195,7 @@ func (o *agentOptions) memberConfig() (*rest.Config, error) {
 
 // keySource reads the age keys from the member the agent runs in; nil
 // when no flag asks for decryption.
-func (o *agentOptions) keySource(member *rest.Config) (agent.KeySource, error) {
+func (o *agentOptions) keySource(member *rest.Config) (keys.Finder, error) {
 	var reader client.Reader
 	if o.keys.secret != "" {
 		c, err := client.New(member, client.Options{})

@@ -27,6 +27,14 @@ const MemberSecretPrefix = "sops-age-"
 // maxKeyBytes bounds a key file or Secret value.
 const maxKeyBytes = 64 << 10
 
+// Finder knows how to find a member's age keys. The agent and the
+// controller take one (a Source, or a fake in their tests).
+type Finder interface {
+	Keyring(ctx context.Context, cluster string) (*secrets.Keyring, error)
+}
+
+var _ Finder = (*Source)(nil)
+
 // Source finds a member's keys. The first that exists wins: the file
 // <Dir>/<cluster>.agekey, the Secret sops-age-<cluster> in
 // MemberNamespace, the shared Secret Namespace/Name. With none, the
