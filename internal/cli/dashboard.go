@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
@@ -88,14 +86,12 @@ func (o *dashboardOptions) run(parent context.Context, stdout io.Writer) error {
 		return err
 	}
 	ctrl.SetLogger(log)
-	ctx, stop := signal.NotifyContext(orBackground(parent), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	o.store.log = log
-	st, cleanup, err := openStores(o.repo, o.store, "propagit-dashboard-*")
+	ctx, st, done, err := openStores(parent, o.repo, o.store, "propagit-dashboard-*")
 	if err != nil {
 		return err
 	}
-	defer cleanup()
+	defer done()
 	auth, err := o.repo.auth()
 	if err != nil {
 		return err

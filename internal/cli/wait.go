@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,13 +25,10 @@ const (
 )
 
 type waitOptions struct {
-	repo     gitOptions
-	store    storeOptions
+	storeReadOptions
 	revision string
 	forState string
 	timeout  time.Duration
-	interval time.Duration
-	clusters []string
 	// source is where a --revision that is not a hash is resolved;
 	// sourceGiven says the flag was set (a hash is then checked there).
 	source      string
@@ -73,15 +67,13 @@ when the store has held no Work for 30 s (no controller records into it).`,
 			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	o.repo.bindFlags(cmd, "repo", "the repository holding the work branch (git store)")
-	o.store.bindFlags(cmd)
+	o.storeReadOptions.bindFlags(cmd, "wait only for this member (repeatable; default: every member with a Work)",
+		2*time.Second, "how often to read the store (at least 100ms)")
 	f := cmd.Flags()
 	f.StringVar(&o.revision, "revision", "", "source revision to wait for: a commit hash (or a prefix of at least 7 characters), a branch, a tag or HEAD (required)")
 	f.StringVar(&o.source, "source", ".", "the Git checkout, repository or URL where a --revision that is not a hash is resolved")
 	f.StringVar(&o.forState, "for", "healthy", `what each member must reach: "applied" (the revision's content applied) or "healthy" (applied and Ready)`)
 	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long to wait before exiting 1 (at most 24h)")
-	f.DurationVar(&o.interval, "interval", 2*time.Second, "how often to read the store (at least 100ms)")
-	f.StringArrayVar(&o.clusters, "cluster", nil, "wait only for this member (repeatable; default: every member with a Work)")
 	return cmd
 }
 
@@ -93,15 +85,8 @@ func (o *waitOptions) validate() error {
 		return fmt.Errorf(`--for must be "applied" or "healthy", not %q`, o.forState)
 	case o.timeout <= 0 || o.timeout > maxWaitTimeout:
 		return fmt.Errorf("--timeout %s: want more than 0 and at most %s", o.timeout, maxWaitTimeout)
-	case o.interval < minWaitInterval:
-		return fmt.Errorf("--interval %s: want at least %s", o.interval, minWaitInterval)
 	}
-	for _, c := range o.clusters {
-		if c == "" {
-			return errors.New("--cluster: empty name")
-		}
-	}
-	return nil
+	return o.storeReadOptions.validate()
 }
 
 // resolveRevision turns a --revision that is not a hash prefix (a branch,
@@ -156,13 +141,11 @@ func (o *waitOptions) run(parent context.Context, stdout, stderr io.Writer) erro
 	// Members write the messages printed here: nothing reaches the
 	// terminal unescaped.
 	stdout, stderr = termsafe.NewWriter(stdout), termsafe.NewWriter(stderr)
-	ctx, stop := signal.NotifyContext(orBackground(parent), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	st, cleanup, err := openStores(o.repo, o.store, "propagit-wait-*")
+	ctx, st, done, err := openStores(parent, o.repo, o.store, "propagit-wait-*")
 	if err != nil {
 		return err
 	}
-	defer cleanup()
+	defer done()
 	target := status.Target{Revision: o.revision, Healthy: o.forState == "healthy"}
 	deadline, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()

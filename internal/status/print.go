@@ -63,9 +63,9 @@ func writeText(w io.Writer, r *Report, now time.Time, wide bool) {
 	}
 	fmt.Fprintln(tw, head+"\tMESSAGE")
 	for _, c := range r.Clusters {
-		applied := shortRev(c.AppliedRevision)
+		applied := orDash(workv1alpha1.ShortRevision(c.AppliedRevision))
 		if c.AppliedRevision != c.WantRevision {
-			applied += " (want " + shortRev(c.WantRevision) + ")"
+			applied += " (want " + orDash(workv1alpha1.ShortRevision(c.WantRevision)) + ")"
 		}
 		heard := "never"
 		if c.LastHeard != nil {
@@ -151,13 +151,10 @@ func WriteProgress(w io.Writer, ps []Progress) {
 		if p.Reached {
 			reached = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Cluster, reached, shortRev(p.AppliedRevision), p.Ready, orDash(termsafe.String(p.Message)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Cluster, reached, orDash(workv1alpha1.ShortRevision(p.AppliedRevision)), p.Ready, orDash(termsafe.String(p.Message)))
 	}
 	_ = tw.Flush()
 }
-
-// shortRev is a revision in a table cell: shortened, "-" when empty.
-func shortRev(r string) string { return orDash(workv1alpha1.ShortRevision(r)) }
 
 func orDash(s string) string {
 	if s == "" {
