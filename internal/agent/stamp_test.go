@@ -15,23 +15,13 @@ import (
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/works/workstest"
 )
 
 type failingSource struct{}
 
 func (failingSource) ListCluster(context.Context, string) (*workv1alpha1.Work, error) {
 	return nil, errors.New("failed to fetch the work branch: connection refused")
-}
-
-type memoryStatus struct{ puts []*workv1alpha1.WorkStatus }
-
-func (m *memoryStatus) GetStatus(context.Context, string) (*workv1alpha1.WorkStatus, error) {
-	return &workv1alpha1.WorkStatus{}, nil
-}
-
-func (m *memoryStatus) PutStatus(_ context.Context, _ string, st *workv1alpha1.WorkStatus) error {
-	m.puts = append(m.puts, st.DeepCopy())
-	return nil
 }
 
 // The agent, not the syncer, measures its member and stamps that state and
@@ -50,17 +40,20 @@ func TestAgentStampsItsMeasurementWithinTheProbeTimeout(t *testing.T) {
 
 	opts := DefaultOptions()
 	opts.Cluster, opts.ProbeTimeout = "edge-1", 200*time.Millisecond
-	status := &memoryStatus{}
+	status := workstest.NewStore()
 	a := New(opts, failingSource{}, status, &rest.Config{Host: member.URL}, logr.Discard())
 	start := time.Now()
 	a.Once(context.Background())
 	if took := time.Since(start); took > 30*time.Second {
 		t.Errorf("Once took %s with a member that does not answer, want about --probe-timeout (%s)", took, opts.ProbeTimeout)
 	}
-	if len(status.puts) != 1 {
-		t.Fatalf("%d status writes, want 1", len(status.puts))
+	if n := status.StatusWrites(); n != 1 {
+		t.Fatalf("%d status writes, want 1", n)
 	}
-	st := status.puts[0]
+	st, err := status.GetStatus(context.Background(), opts.Cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if st.Heartbeat == nil || st.Cluster == nil {
 		t.Fatalf("status without the agent's stamp: heartbeat %v, cluster %v", st.Heartbeat, st.Cluster)
 	}
@@ -77,7 +70,7 @@ func TestAgentStampsItsMeasurementWithinTheProbeTimeout(t *testing.T) {
 func TestAgentRunRejectsInvalidOptions(t *testing.T) {
 	opts := DefaultOptions()
 	opts.Cluster, opts.Interval = "edge-1", 0
-	a := New(opts, failingSource{}, &memoryStatus{}, &rest.Config{Host: "https://127.0.0.1:1"}, logr.Discard())
+	a := New(opts, failingSource{}, workstest.NewStore(), &rest.Config{Host: "https://127.0.0.1:1"}, logr.Discard())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := a.Run(ctx); err == nil || !strings.Contains(err.Error(), "--interval") {

@@ -76,9 +76,16 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 		}
 	})
 	b.Run("changed", func(b *testing.B) {
-		st := store.status["member-0000"]
+		st, err := store.GetStatus(context.Background(), "member-0000")
+		if err != nil {
+			b.Fatal(err)
+		}
+		st = st.DeepCopy()
 		for b.Loop() {
 			st.Heartbeat.Time = st.Heartbeat.Add(time.Second)
+			if err := store.PutStatus(context.Background(), "member-0000", st); err != nil {
+				b.Fatal(err)
+			}
 			if err := s.Refresh(context.Background()); err != nil {
 				b.Fatal(err)
 			}

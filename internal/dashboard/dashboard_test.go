@@ -26,6 +26,7 @@ func TestDashboardEscapesNamesFromGit(t *testing.T) {
 	st.Message = evil
 	w := store.put(t, "m1"+evil, rev1, st, d)
 	w.Annotations[workv1alpha1.AnnotationRenderErrors] = evil
+	store.Record(w)
 	_, ts := newTestServer(t, store, nil)
 	name := workv1alpha1.KeyOf(d).String()
 	for _, path := range []string{"/", "/revisions", "/templates", "/events", "/template?name=" + strings.ReplaceAll(name, " ", "%20")} {

@@ -5,9 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,46 +13,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/works/workstest"
 )
 
-// memStore is an in-memory record of Works and statuses, the two
-// interfaces the dashboard reads.
-type memStore struct {
-	mu     sync.Mutex
-	works  map[string]*workv1alpha1.Work
-	status map[string]*workv1alpha1.WorkStatus
-	newest string
-}
+// memStore is the in-memory works store the tests share (workstest.Store),
+// with put to record one member at a time.
+type memStore struct{ *workstest.Store }
 
-func newMemStore() *memStore {
-	return &memStore{works: map[string]*workv1alpha1.Work{}, status: map[string]*workv1alpha1.WorkStatus{}}
-}
-
-func (m *memStore) List(context.Context) ([]*workv1alpha1.Work, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []*workv1alpha1.Work
-	for _, w := range m.works {
-		out = append(out, w)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Spec.Cluster < out[j].Spec.Cluster })
-	return out, nil
-}
-
-func (m *memStore) NewestRevision(context.Context) (string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.newest, nil
-}
-
-func (m *memStore) GetStatus(_ context.Context, cluster string) (*workv1alpha1.WorkStatus, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if st := m.status[cluster]; st != nil {
-		return st, nil
-	}
-	return &workv1alpha1.WorkStatus{}, nil
-}
+func newMemStore() *memStore { return &memStore{workstest.NewStore()} }
 
 // put records a Work of cluster at rev holding objs, and its status.
 func (m *memStore) put(t testing.TB, cluster, rev string, st *workv1alpha1.WorkStatus, objs ...*unstructured.Unstructured) *workv1alpha1.Work {
@@ -65,13 +31,12 @@ func (m *memStore) put(t testing.TB, cluster, rev string, st *workv1alpha1.WorkS
 	}
 	w := &workv1alpha1.Work{Spec: workv1alpha1.WorkSpec{Cluster: cluster, SourceRevision: rev, Manifests: raw}}
 	w.Annotations = map[string]string{}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.works[cluster] = w
+	m.Record(w)
 	if st != nil {
-		m.status[cluster] = st
+		if err := m.PutStatus(context.Background(), cluster, st); err != nil {
+			t.Fatal(err)
+		}
 	}
-	m.newest = rev
 	return w
 }
 

@@ -236,11 +236,13 @@ func TestDashboardFailoverStory(t *testing.T) {
 	evicted.SetAnnotations(ann)
 	w := store.put(t, "member1", rev2, nil, evicted)
 	w.Annotations[workv1alpha1.AnnotationClusterReady] = "Unknown"
+	store.Record(w)
 	store.put(t, "member2", rev2, readyStatus(rev2, clock, d), d)
 	refresh()
 
 	w = store.put(t, "member1", rev2, nil)
 	w.Annotations[workv1alpha1.AnnotationClusterReady] = "Unknown"
+	store.Record(w)
 	refresh()
 
 	_, body := get(t, ts, "/events")

@@ -1,6 +1,7 @@
 // Package workstest holds what the tests of the works stores share: a hub
 // apiserver serving the Work CRD, bare Git remotes, Works and statuses to
-// store, and the checks every store must pass.
+// store, and the checks every store must pass; and Store, a works store in
+// memory for the tests of the packages that read or write Works.
 package workstest
 
 import (
