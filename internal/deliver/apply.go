@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/apply"
@@ -22,19 +21,23 @@ import (
 // cost no request, and the drift watch and periodic check keep them
 // honest.
 func (s *Syncer) apply(ctx context.Context, mgr Writer, w *workv1alpha1.Work, st *workv1alpha1.WorkStatus) bool {
-	objs, err := workv1alpha1.Objects(w)
+	partial := s.applied != nil && st.AppliedDigest == s.appliedDigest
+	var prev *workv1alpha1.Work
+	if partial {
+		prev = s.applied
+	}
+	objs, refs, err := s.decoded.decode(w, prev)
 	if err != nil {
 		s.set(st, workv1alpha1.ConditionApplied, metav1.ConditionFalse, workv1alpha1.ReasonInvalidWork, err.Error())
 		return false
 	}
 	// Record first what this apply may create: a process killed mid-apply
 	// then still knows to prune it after a revert.
-	st.Inventory = union(st.Inventory, objs)
+	st.Inventory = union(st.Inventory, refs)
 	s.write(ctx, st)
 	var res *apply.Result
-	if s.applied != nil && st.AppliedDigest == workv1alpha1.Digest(s.applied) {
-		changed, removed := changes(s.applied, w, objs, st.Inventory)
-		res, err = mgr.ApplyChanges(ctx, changed, removed, st.Inventory)
+	if partial {
+		res, err = mgr.ApplyChanges(ctx, objs, removed(refs, st.Inventory), st.Inventory)
 		if res != nil {
 			st.Objects = mergeResults(st.Objects, res)
 		}
@@ -68,29 +71,20 @@ func (s *Syncer) apply(ctx context.Context, mgr Writer, w *workv1alpha1.Work, st
 	return true
 }
 
-// changes returns the objects of next (decoded as objs) whose manifest is
-// not byte-identical in prev, and the inventory entries next no longer
-// holds.
-func changes(prev, next *workv1alpha1.Work, objs []*unstructured.Unstructured, inventory []workv1alpha1.ObjectRef) ([]*unstructured.Unstructured, []workv1alpha1.ObjectRef) {
-	before := make(map[string]bool, len(prev.Spec.Manifests))
-	for _, m := range prev.Spec.Manifests {
-		before[string(m.Raw)] = true
+// removed returns the inventory entries refs, the objects of the next
+// Work, no longer hold.
+func removed(refs []workv1alpha1.ObjectRef, inventory []workv1alpha1.ObjectRef) []workv1alpha1.ObjectRef {
+	wanted := make(map[workv1alpha1.ObjectKey]bool, len(refs))
+	for _, r := range refs {
+		wanted[r.ObjectKey] = true
 	}
-	var changed []*unstructured.Unstructured
-	wanted := make(map[workv1alpha1.ObjectKey]bool, len(objs))
-	for i, o := range objs {
-		wanted[workv1alpha1.KeyOf(o)] = true
-		if next.Spec.Manifests[i].Raw == nil || !before[string(next.Spec.Manifests[i].Raw)] {
-			changed = append(changed, o)
-		}
-	}
-	var removed []workv1alpha1.ObjectRef
+	var out []workv1alpha1.ObjectRef
 	for _, r := range inventory {
 		if !wanted[r.ObjectKey] {
-			removed = append(removed, r)
+			out = append(out, r)
 		}
 	}
-	return changed, removed
+	return out
 }
 
 // mergeResults folds the results of a partial apply into the previous
@@ -213,22 +207,17 @@ func (s *Syncer) record(res *apply.Result, err error) {
 	m.LastApplySuccess(s.cluster, s.clock.Now())
 }
 
-// union returns inventory plus a reference to every object in objs, sorted
-// and without duplicates.
-func union(inventory []workv1alpha1.ObjectRef, objs []*unstructured.Unstructured) []workv1alpha1.ObjectRef {
+// union returns inventory plus refs, sorted and without duplicates.
+func union(inventory, refs []workv1alpha1.ObjectRef) []workv1alpha1.ObjectRef {
 	seen := map[workv1alpha1.ObjectRef]bool{}
-	out := make([]workv1alpha1.ObjectRef, 0, len(inventory)+len(objs))
-	add := func(r workv1alpha1.ObjectRef) {
-		if !seen[r] {
-			seen[r] = true
-			out = append(out, r)
+	out := make([]workv1alpha1.ObjectRef, 0, len(inventory)+len(refs))
+	for _, list := range [][]workv1alpha1.ObjectRef{inventory, refs} {
+		for _, r := range list {
+			if !seen[r] {
+				seen[r] = true
+				out = append(out, r)
+			}
 		}
-	}
-	for _, r := range inventory {
-		add(r)
-	}
-	for _, o := range objs {
-		add(workv1alpha1.RefOf(o))
 	}
 	slices.SortFunc(out, func(a, b workv1alpha1.ObjectRef) int {
 		return cmp.Or(a.Compare(b.ObjectKey), strings.Compare(a.Version, b.Version))

@@ -31,12 +31,14 @@ func ref(name string) workv1alpha1.ObjectRef {
 func TestChangesListsOnlyWhatDiffers(t *testing.T) {
 	prev := workOf(t, cm("a", "1"), cm("b", "1"), cm("c", "1"))
 	next := workOf(t, cm("a", "1"), cm("b", "2"), cm("d", "1"))
-	objs, err := workv1alpha1.Objects(next)
+	var m decodeMemo
+	if _, _, err := m.decode(prev, nil); err != nil {
+		t.Fatal(err)
+	}
+	changed, refs, err := m.decode(next, prev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The inventory also holds e, a prune that failed before: it is retried.
-	changed, removed := changes(prev, next, objs, []workv1alpha1.ObjectRef{ref("a"), ref("b"), ref("c"), ref("e")})
 	var names []string
 	for _, o := range changed {
 		names = append(names, o.GetName())
@@ -44,8 +46,44 @@ func TestChangesListsOnlyWhatDiffers(t *testing.T) {
 	if !slices.Equal(names, []string{"b", "d"}) {
 		t.Errorf("changed = %v, want [b d]", names)
 	}
-	if !slices.Equal(removed, []workv1alpha1.ObjectRef{ref("c"), ref("e")}) {
-		t.Errorf("removed = %v, want c and e", removed)
+	if !slices.Equal(refs, []workv1alpha1.ObjectRef{ref("a"), ref("b"), ref("d")}) {
+		t.Errorf("refs = %v, want a, b and d in order", refs)
+	}
+	// The inventory also holds e, a prune that failed before: it is retried.
+	gone := removed(refs, []workv1alpha1.ObjectRef{ref("a"), ref("b"), ref("c"), ref("e")})
+	if !slices.Equal(gone, []workv1alpha1.ObjectRef{ref("c"), ref("e")}) {
+		t.Errorf("removed = %v, want c and e", gone)
+	}
+}
+
+// TestDecodeMemoDecodesOnlyWhatChanged: a manifest byte-identical to the
+// one on the member is not decoded again (its reference comes from the
+// memo), and without a previous Work every object is returned.
+func TestDecodeMemoDecodesOnlyWhatChanged(t *testing.T) {
+	prev := workOf(t, cm("a", "1"), cm("b", "1"))
+	var m decodeMemo
+	all, _, err := m.decode(prev, nil)
+	if err != nil || len(all) != 2 {
+		t.Fatalf("decode without a previous Work: %d objects, %v; want 2", len(all), err)
+	}
+	// A memo entry that is not what the bytes decode to shows whether the
+	// bytes were decoded again.
+	m.refs[cm("a", "1")] = ref("from-memo")
+	next := workOf(t, cm("a", "1"), cm("b", "2"))
+	_, refs, err := m.decode(next, prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refs[0] != ref("from-memo") {
+		t.Errorf("the unchanged manifest was decoded again: ref %v", refs[0])
+	}
+	// Not on the member (no previous Work): decoded, whatever the memo says.
+	all, refs, err = m.decode(next, nil)
+	if err != nil || len(all) != 2 || refs[0] != ref("a") {
+		t.Errorf("decode without a previous Work: %d objects, refs %v, %v; want 2 and a fresh ref a", len(all), refs, err)
+	}
+	if _, _, err := m.decode(workOf(t, `{"kind":`), nil); err == nil {
+		t.Error("a manifest that is not JSON decoded without error")
 	}
 }
 

@@ -39,6 +39,11 @@ type Syncer struct {
 	// applied is the Work known to be on the member (its digest is the
 	// status's AppliedDigest): the next Work is applied as a change to it.
 	applied *workv1alpha1.Work
+	// appliedDigest is applied's digest, worked out once.
+	appliedDigest string
+	// decoded keeps what the last apply decoded, so the next decodes only
+	// the manifests that changed.
+	decoded decodeMemo
 
 	// watch reports objects changed on the member; built from watchOf, and
 	// again when the driver hands over another applier (new credentials).
@@ -201,11 +206,11 @@ func (s *Syncer) syncReachable(ctx context.Context, w *workv1alpha1.Work, st *wo
 		if !s.apply(ctx, a, w, st) {
 			// Forget what was applied: a revert to it must apply (and prune)
 			// again, not count as unchanged.
-			st.AppliedDigest, s.applied = "", nil
+			st.AppliedDigest, s.applied, s.appliedDigest = "", nil, ""
 			s.write(ctx, st)
 			return s.backoff()
 		}
-		st.AppliedDigest, st.AppliedRevision, s.applied = d, w.Spec.SourceRevision, w
+		st.AppliedDigest, st.AppliedRevision, s.applied, s.appliedDigest = d, w.Spec.SourceRevision, w, d
 		s.lastDriftCheck = s.clock.Now()
 	}
 	s.watchInventory(a, st.Inventory)

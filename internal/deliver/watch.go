@@ -2,6 +2,7 @@ package deliver
 
 import (
 	"maps"
+	"slices"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -34,6 +35,21 @@ type watcher struct {
 
 	mu        sync.Mutex
 	informers map[watchKey]*informer
+	// watched is the inventory set last watched: set returns at once when
+	// it is handed the same one, as on every sync of an unchanged Work.
+	watched []workv1alpha1.ObjectRef
+	// mappings are the resources of the kinds mapped so far: a RESTMapper
+	// lookup costs tens of microseconds, and an inventory of thousands
+	// asked it for every entry on every sync. Only kinds the member
+	// serves are kept; a kind's resource name and scope do not change
+	// while it is served. Only set uses it.
+	mappings map[schema.GroupVersionKind]mapping
+}
+
+// mapping is a kind's resource and whether it is namespaced.
+type mapping struct {
+	gvr        schema.GroupVersionResource
+	namespaced bool
 }
 
 // watchKey is one resource in one namespace ("" for cluster-scoped).
@@ -53,16 +69,25 @@ func newWatcher(cfg *rest.Config, mapper meta.RESTMapper, own string, log logr.L
 	if err != nil {
 		return nil, err
 	}
-	return &watcher{client: c, mapper: mapper, own: own, log: log, suspect: suspect, informers: map[watchKey]*informer{}}, nil
+	return &watcher{client: c, mapper: mapper, own: own, log: log, suspect: suspect, informers: map[watchKey]*informer{},
+		mappings: map[schema.GroupVersionKind]mapping{}}, nil
 }
 
 // set watches exactly the kinds and namespaces of inventory: informers are
 // started for new ones and stopped for those no longer in it.
 func (w *watcher) set(inventory []workv1alpha1.ObjectRef) {
+	w.mu.Lock()
+	same := w.watched != nil && slices.Equal(w.watched, inventory)
+	w.mu.Unlock()
+	if same {
+		return
+	}
 	want := map[watchKey]map[string]workv1alpha1.ObjectRef{}
+	unmapped := false
 	for _, r := range inventory {
 		k, ok := w.keyOf(r)
 		if !ok {
+			unmapped = true
 			continue
 		}
 		if want[k] == nil {
@@ -72,6 +97,12 @@ func (w *watcher) set(inventory []workv1alpha1.ObjectRef) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	// A kind the member does not serve yet (its CRD comes later) is
+	// looked up again on the next set.
+	w.watched = nil
+	if !unmapped {
+		w.watched = slices.Clone(inventory)
+	}
 	for k, inf := range w.informers {
 		if _, ok := want[k]; !ok {
 			close(inf.stop)
@@ -90,12 +121,18 @@ func (w *watcher) set(inventory []workv1alpha1.ObjectRef) {
 // keyOf maps r to its resource; kinds the member does not serve are not
 // watched (the next apply reports them).
 func (w *watcher) keyOf(r workv1alpha1.ObjectRef) (watchKey, bool) {
-	m, err := w.mapper.RESTMapping(schema.GroupKind{Group: r.Group, Kind: r.Kind}, r.Version)
-	if err != nil {
-		return watchKey{}, false
+	gvk := r.GroupVersionKind()
+	m, ok := w.mappings[gvk]
+	if !ok {
+		rm, err := w.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return watchKey{}, false
+		}
+		m = mapping{gvr: rm.Resource, namespaced: rm.Scope.Name() == meta.RESTScopeNameNamespace}
+		w.mappings[gvk] = m
 	}
-	k := watchKey{gvr: m.Resource}
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+	k := watchKey{gvr: m.gvr}
+	if m.namespaced {
 		k.namespace = r.Namespace
 	}
 	return k, true
@@ -146,6 +183,7 @@ func (w *watcher) report(inf *informer, name string, drift bool) {
 func (w *watcher) close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.watched = nil
 	for k, inf := range w.informers {
 		close(inf.stop)
 		delete(w.informers, k)
