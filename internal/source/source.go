@@ -32,6 +32,16 @@ type FileWriter interface {
 	WriteFile(path string, data []byte) error
 }
 
+// BlobWriter is a FileWriter that may hold files of an earlier revision:
+// before a file is read, Blob is told its path and Git blob hash, and when
+// it answers that it holds that blob at that path already (and its size),
+// the blob is not opened at all (a revision changing one file of thousands
+// reads one). Limits still count every file.
+type BlobWriter interface {
+	FileWriter
+	Blob(path string, hash plumbing.Hash) (size int64, have bool)
+}
+
 // Revision is what a revision name resolved to.
 type Revision struct {
 	// Name is the revision as asked: "main", "HEAD~1", "." ...

@@ -35,34 +35,66 @@ func (r *Repository) commitTree(rev, dir string, dst FileWriter) (Revision, erro
 			return out, fmt.Errorf("failed to find folder %q in %s: %w", dir, out.Short(), err)
 		}
 	}
-	var total int64
-	err = tree.Files().ForEach(func(f *object.File) error {
-		if f.Mode == filemode.Symlink {
-			return nil
-		}
-		total += f.Size
-		if err := r.limits.check(path.Join(dir, f.Name), f.Size, total); err != nil {
-			return err
-		}
-		return copyBlob(f, dst)
-	})
-	if err != nil {
+	if err := r.copyFiles(tree, dir, dst); err != nil {
 		return out, fmt.Errorf("failed to read the files of %s: %w", out.Short(), err)
 	}
 	return out, nil
 }
 
-func copyBlob(f *object.File, dst FileWriter) error {
-	rd, err := f.Reader()
+// copyFiles copies the files of tree into dst, within the limits. It walks
+// tree entries, which name each file's blob, and reads a blob only when
+// dst (a BlobWriter) does not hold it already.
+func (r *Repository) copyFiles(tree *object.Tree, dir string, dst FileWriter) error {
+	bw, _ := dst.(BlobWriter)
+	walker := object.NewTreeWalker(tree, true, nil)
+	defer walker.Close()
+	var total int64
+	for {
+		name, entry, err := walker.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !entry.Mode.IsFile() || entry.Mode == filemode.Symlink {
+			continue // folders are walked into; links and submodules are not files of this tree
+		}
+		p := "/" + name
+		if bw != nil {
+			if size, have := bw.Blob(p, entry.Hash); have {
+				total += size
+				if err := r.limits.check(path.Join(dir, name), size, total); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		blob, err := object.GetBlob(r.repo.Storer, entry.Hash)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		total += blob.Size
+		if err := r.limits.check(path.Join(dir, name), blob.Size, total); err != nil {
+			return err
+		}
+		if err := copyBlob(p, blob, dst); err != nil {
+			return err
+		}
+	}
+}
+
+func copyBlob(name string, b *object.Blob, dst FileWriter) error {
+	rd, err := b.Reader()
 	if err != nil {
-		return fmt.Errorf("%s: %w", f.Name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	defer rd.Close()
 	data, err := io.ReadAll(rd)
 	if err != nil {
-		return fmt.Errorf("%s: %w", f.Name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	return dst.WriteFile("/"+f.Name, data)
+	return dst.WriteFile(name, data)
 }
 
 // shallowHint explains a missing commit in a shallow clone.
