@@ -4,16 +4,8 @@ import (
 	"context"
 
 	"github.com/propagit/propagit/internal/apply"
-	"github.com/propagit/propagit/internal/secrets"
 	"github.com/propagit/propagit/internal/secrets/keys"
 )
-
-// KeySource knows how to find a member's age keys (see keys.Source).
-type KeySource interface {
-	Keyring(ctx context.Context, cluster string) (*secrets.Keyring, error)
-}
-
-var _ KeySource = (*keys.Source)(nil)
 
 // keys returns what decrypts cluster's encrypted objects, read again
 // before each apply so a rotated key takes effect without a restart. Keys

@@ -14,6 +14,7 @@ import (
 	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/notify"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/secrets/keys"
 )
 
 // Snapshot is one revision of the source tree.
@@ -64,7 +65,7 @@ type Options struct {
 	Apply                apply.Options
 	// Keys finds each push member's age keys for SOPS-encrypted objects;
 	// nil decrypts nothing (every encrypted object fails alone).
-	Keys KeySource
+	Keys keys.Finder
 	// Metrics records what the controller does; nil records nothing.
 	Metrics *metrics.Recorder
 	// Deliver tunes each member's syncer (health re-checks, retry backoff,
