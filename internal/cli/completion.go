@@ -18,7 +18,7 @@ import (
 // outputFormats are the -o values of each command, for completion.
 var outputFormats = map[string][]string{
 	"render": renderFormats, "diff": diff.Formats, "explain": explainFormats, "status": status.Formats,
-	"install": {"yaml", "json"}, "version": {"text", "json"},
+	"install": {"yaml", "json"}, "version": {"text", "json"}, "lint": lintFormats,
 }
 
 // registerCompletions adds dynamic completion to the command tree: -o

@@ -16,6 +16,7 @@ func TestCompletionGolden(t *testing.T) {
 		{"explain", "-o", ""},
 		{"status", "-o", ""},
 		{"install", "-o", ""},
+		{"lint", "-o", ""},
 		{"render", "--source", fleet, "--cluster", ""},
 		{"render", "--source", fleet, "--cluster", "member1", "--cluster", ""},
 		{"render", "--source", fleet, "--cluster", "member2,"},
