@@ -28,8 +28,8 @@ func failoverFleet(c *checkout, ns, purge string, tolerationSeconds, graceSecond
 	}
 	c.write(fleetDir+"/clusters/member1.yaml", clusterYAML("member1"))
 	c.write(fleetDir+"/clusters/member2.yaml", clusterYAML("member2"))
-	c.write(fleetDir+"/ns.yaml", e2etest.NamespaceYAML(ns))
-	c.write(fleetDir+"/app.yaml", webDeploymentYAML(ns, 1)+fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+	c.write(fleetDir+"/"+ns+"/ns.yaml", e2etest.NamespaceYAML(ns))
+	c.write(fleetDir+"/"+ns+"/app.yaml", webDeploymentYAML(ns, 1)+fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata: {name: web, namespace: %[1]s}
 spec:
@@ -147,79 +147,101 @@ func checkClusterRow(t *testing.T, reader *statusReader, member, ready string, t
 // Graciously, with a grace period far longer than the test, ends the
 // eviction as soon as the backup reports healthy, so the old copy goes as
 // soon as the primary returns.
+//
+// The three purge modes are three applications, each in its own namespace
+// under its own policy, on one pair of members: one outage shows all
+// three, as it would in a fleet that mixes them.
 func TestFailoverPrimaryBackup(t *testing.T) {
 	t.Parallel()
 	const toleration = 10
-	for _, tc := range []struct {
+	type app struct {
 		purge     string
 		grace     int
 		keepsCopy bool // the primary's copy survives its return
-	}{
+		ns        string
+	}
+	apps := []*app{
 		{purge: "Graciously", grace: 600, keepsCopy: false},
 		{purge: "Immediately", keepsCopy: false},
 		{purge: "Never", keepsCopy: true},
-	} {
-		t.Run(tc.purge, func(t *testing.T) {
-			env := testenv.Start(t, testenv.Options{Members: 2, Workloads: true})
-			primary, backup := env.Members[0], env.Members[1]
-			remote := fileRemote(t)
-			co := newCheckout(t, remote)
-			ns := randomNamespace("failover")
-			failoverFleet(co, ns, tc.purge, toleration, tc.grace)
-			co.commitPush("primary/backup")
-			opts := controllerOptions()
-			opts.ClusterFailureThreshold, opts.ClusterSuccessThreshold = 2*time.Second, 2*time.Second
-			opts.ProbeTimeout = 2 * time.Second
-			r := startControllerOpts(t, newSetup(t, remote, primary, backup), opts)
-			reader := newStatusReader(t, remote)
+	}
+	env := testenv.Start(t, testenv.Options{Members: 2, Workloads: true})
+	primary, backup := env.Members[0], env.Members[1]
+	remote := fileRemote(t)
+	co := newCheckout(t, remote)
+	for _, a := range apps {
+		a.ns = randomNamespace("failover")
+		failoverFleet(co, a.ns, a.purge, toleration, a.grace)
+	}
+	co.commitPush("primary/backup, one application per purge mode")
+	opts := controllerOptions()
+	opts.ClusterFailureThreshold, opts.ClusterSuccessThreshold = 2*time.Second, 2*time.Second
+	opts.ProbeTimeout = 2 * time.Second
+	r := startControllerOpts(t, newSetup(t, remote, primary, backup), opts)
+	reader := newStatusReader(t, remote)
 
-			waitDeployment(t, primary, ns, true, true, converge)
-			if exists, _, _ := deploymentState(backup, ns); exists {
-				t.Fatal("the backup runs the application while the primary is healthy")
-			}
-			stopping := time.Now()
-			if err := primary.KillAPIServer(); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("%s primary apiserver killed", stopping.Format("15:04:05.000"))
-			waitDeployment(t, backup, ns, true, true, toleration*time.Second+60*time.Second)
-			took := time.Since(stopping)
-			t.Logf("primary stopped → Available on the backup in %s (tolerationSeconds %d)", took.Round(100*time.Millisecond), toleration)
-			if took < toleration*time.Second-time.Second {
-				t.Errorf("failed over after %s, before tolerationSeconds %ds", took, toleration)
-			}
-			if limit := toleration*time.Second + 5*time.Second; took > limit {
-				t.Errorf("failed over after %s, later than tolerationSeconds + 5 s (%s), the bound the issue sets", took, limit)
-			}
-			if since, ok := notReadySince(r, primary.Name); ok {
-				t.Logf("primary stopped → first failed probe in %s, NotReady after ClusterFailureThreshold %s more",
-					since.Sub(stopping.Truncate(time.Second)), opts.ClusterFailureThreshold)
-			}
-			checkClusterRow(t, reader, primary.Name, "Unknown", clusterv1alpha1.TaintUnreachable+":NoSchedule", clusterv1alpha1.TaintUnreachable+":NoExecute")
-			if tc.grace > 0 {
-				ended := eventually(t, converge, func() (bool, string) {
-					_, ok := r.logs.find("eviction ended", "from="+primary.Name, "reason="+render.EndedHealthy)
-					return ok, "no \"eviction ended\" log line"
-				})
-				t.Logf("backup Available → eviction ended (backup healthy) in %s, grace period %ds", ended.Round(100*time.Millisecond), tc.grace)
-			}
-			if err := primary.StartAPIServer(); err != nil {
-				t.Fatal(err)
-			}
-			if tc.keepsCopy {
-				// Never: the old copy stays, however many passes run.
-				waitDeployment(t, primary, ns, true, false, converge)
-				r.waitPasses(5)
-				if exists, _, err := deploymentState(primary, ns); err != nil || !exists {
-					t.Fatalf("purge mode Never removed the old copy (err %v)", err)
-				}
-			} else {
-				took := waitDeployment(t, primary, ns, false, false, converge)
-				t.Logf("primary back → old copy removed in %s", took.Round(100*time.Millisecond))
-			}
-			checkClusterRow(t, reader, primary.Name, "True")
-			// No flap back: the backup keeps the application.
-			waitDeployment(t, backup, ns, true, true, converge)
+	for _, a := range apps {
+		waitDeployment(t, primary, a.ns, true, true, converge)
+		if exists, _, _ := deploymentState(backup, a.ns); exists {
+			t.Fatalf("%s: the backup runs the application while the primary is healthy", a.purge)
+		}
+	}
+	stopping := time.Now()
+	if err := primary.KillAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s primary apiserver killed", stopping.Format("15:04:05.000"))
+	for _, a := range apps {
+		waitDeployment(t, backup, a.ns, true, true, toleration*time.Second+60*time.Second)
+		took := time.Since(stopping)
+		t.Logf("%s: primary stopped → Available on the backup in %s (tolerationSeconds %d)", a.purge, took.Round(100*time.Millisecond), toleration)
+		if took < toleration*time.Second-time.Second {
+			t.Errorf("%s: failed over after %s, before tolerationSeconds %ds", a.purge, took, toleration)
+		}
+		if limit := toleration*time.Second + 5*time.Second; took > limit {
+			t.Errorf("%s: failed over after %s, later than tolerationSeconds + 5 s (%s), the bound the issue sets", a.purge, took, limit)
+		}
+	}
+	if since, ok := notReadySince(r, primary.Name); ok {
+		t.Logf("primary stopped → first failed probe in %s, NotReady after ClusterFailureThreshold %s more",
+			since.Sub(stopping.Truncate(time.Second)), opts.ClusterFailureThreshold)
+	}
+	checkClusterRow(t, reader, primary.Name, "Unknown", clusterv1alpha1.TaintUnreachable+":NoSchedule", clusterv1alpha1.TaintUnreachable+":NoExecute")
+	for _, a := range apps {
+		if a.grace == 0 {
+			continue
+		}
+		ended := eventually(t, converge, func() (bool, string) {
+			_, ok := r.logs.find("eviction ended", a.ns, "from="+primary.Name, "reason="+render.EndedHealthy)
+			return ok, "no \"eviction ended\" log line for " + a.ns
 		})
+		t.Logf("%s: backup Available → eviction ended (backup healthy) in %s, grace period %ds", a.purge, ended.Round(100*time.Millisecond), a.grace)
+	}
+	if err := primary.StartAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range apps {
+		if !a.keepsCopy {
+			took := waitDeployment(t, primary, a.ns, false, false, converge)
+			t.Logf("%s: primary back → old copy removed in %s", a.purge, took.Round(100*time.Millisecond))
+		}
+	}
+	// Never: the old copy stays, however many passes run (the other modes'
+	// copies are gone by now, so the passes have run with the primary back).
+	for _, a := range apps {
+		if a.keepsCopy {
+			waitDeployment(t, primary, a.ns, true, false, converge)
+		}
+	}
+	r.waitPasses(5)
+	for _, a := range apps {
+		if exists, _, err := deploymentState(primary, a.ns); a.keepsCopy && (err != nil || !exists) {
+			t.Errorf("purge mode %s removed the old copy (err %v)", a.purge, err)
+		}
+	}
+	checkClusterRow(t, reader, primary.Name, "True")
+	// No flap back: the backup keeps every application.
+	for _, a := range apps {
+		waitDeployment(t, backup, a.ns, true, true, converge)
 	}
 }
