@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,16 +13,20 @@ import (
 
 	"github.com/propagit/propagit/internal/controller"
 	"github.com/propagit/propagit/internal/metrics"
+	"github.com/propagit/propagit/internal/testenv"
 	"github.com/propagit/propagit/internal/works"
 )
 
 // costProbe reads what the benchmark's controller has done so far: its
-// costs (templates rendered, objects written) and the time each stage of
-// its reconciles took (propagit_reconcile_stage_seconds).
+// costs (templates rendered, objects written), the time each stage of its
+// reconciles took (propagit_reconcile_stage_seconds) and the CPU time the
+// members' processes and this process (the controller, with the
+// benchmark's own watches) have used.
 type costProbe struct {
-	t   testing.TB
-	reg *prometheus.Registry
-	c   *controller.Controller
+	t       testing.TB
+	reg     *prometheus.Registry
+	c       *controller.Controller
+	members []*testenv.Member
 }
 
 // stageTime is the time a stage took over count runs.
@@ -32,12 +39,29 @@ type stageTime struct {
 type commitCosts struct {
 	costs  controller.Costs
 	stages map[string]stageTime
+	// cpu is CPU seconds by process: the members' binaries summed by
+	// name (kube-apiserver, etcd) and "propagit" for this process.
+	cpu map[string]float64
 }
 
 // snapshot reads the controller's costs and stage histogram now.
 func (p *costProbe) snapshot() commitCosts {
 	p.t.Helper()
-	out := commitCosts{costs: p.c.Costs(), stages: map[string]stageTime{}}
+	out := commitCosts{costs: p.c.Costs(), stages: map[string]stageTime{}, cpu: map[string]float64{}}
+	self, err := testenv.CPUSeconds(map[string]int{"propagit": 0})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	out.cpu["propagit"] = self["propagit"]
+	for _, m := range p.members {
+		used, err := testenv.CPUSeconds(m.PIDs())
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		for name, s := range used {
+			out.cpu[name] += s
+		}
+	}
 	fams, err := p.reg.Gather()
 	if err != nil {
 		p.t.Fatalf("metrics: %v", err)
@@ -62,10 +86,13 @@ func (c commitCosts) sub(before commitCosts) commitCosts {
 	neg := works.WriteCounts{Blobs: -before.costs.Written.Blobs, Trees: -before.costs.Written.Trees,
 		StatusWrites: -before.costs.Written.StatusWrites, StatusEntries: -before.costs.Written.StatusEntries}
 	out := commitCosts{costs: controller.Costs{TemplatesRendered: c.costs.TemplatesRendered - before.costs.TemplatesRendered,
-		Written: c.costs.Written.Add(neg)}, stages: map[string]stageTime{}}
+		Written: c.costs.Written.Add(neg)}, stages: map[string]stageTime{}, cpu: map[string]float64{}}
 	for s, t := range c.stages {
 		b := before.stages[s]
 		out.stages[s] = stageTime{sum: t.sum - b.sum, count: t.count - b.count}
+	}
+	for name, s := range c.cpu {
+		out.cpu[name] = s - before.cpu[name]
 	}
 	return out
 }
@@ -73,7 +100,12 @@ func (c commitCosts) sub(before commitCosts) commitCosts {
 // add returns c plus d.
 func (c commitCosts) add(d commitCosts) commitCosts {
 	out := commitCosts{costs: controller.Costs{TemplatesRendered: c.costs.TemplatesRendered + d.costs.TemplatesRendered,
-		Written: c.costs.Written.Add(d.costs.Written)}, stages: map[string]stageTime{}}
+		Written: c.costs.Written.Add(d.costs.Written)}, stages: map[string]stageTime{}, cpu: map[string]float64{}}
+	for _, from := range []map[string]float64{c.cpu, d.cpu} {
+		for name, s := range from {
+			out.cpu[name] += s
+		}
+	}
 	for s, t := range c.stages {
 		out.stages[s] = t
 	}
@@ -127,6 +159,20 @@ func (c commitCosts) report(b *testing.B, commits int) {
 		b.ReportMetric(float64(mean)/float64(time.Millisecond), "ms-"+s)
 	}
 	b.Logf("stages, mean per run (runs per commit): %s", strings.Join(parts, ", "))
+	// The members share this machine's cores with the controller: the CPU
+	// all of them spend on a commit, over the cores, is a floor under its
+	// latency that no change to propagit's own code can lower.
+	total := 0.0
+	parts = parts[:0]
+	for _, name := range slices.Sorted(maps.Keys(c.cpu)) {
+		perCommit := c.cpu[name] / n
+		total += perCommit
+		parts = append(parts, fmt.Sprintf("%s %.3f s", name, perCommit))
+		b.ReportMetric(perCommit, "cpu-s-"+name)
+	}
+	floor := time.Duration(total / float64(runtime.GOMAXPROCS(0)) * float64(time.Second))
+	b.Logf("CPU per commit: %s; %.3f s in all, at least %s of wall time on %d cores",
+		strings.Join(parts, ", "), total, floor.Round(time.Millisecond), runtime.GOMAXPROCS(0))
 }
 
 // settle runs one more pass on rev, untimed, and waits until it recorded.

@@ -11,6 +11,8 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -41,6 +43,9 @@ import (
 // push event reaches the real webhook handler. Run them with
 //
 //	go test -run '^$' -bench BenchmarkSync -benchtime 5x -timeout 30m ./e2e/
+//
+// With PROPAGIT_BENCH_CPUPROFILE=file, the timed commits alone (not the
+// setup, which applies the whole fleet) are CPU-profiled into file.
 const (
 	benchMembers = 3
 	// benchInterval is the controller's poll interval: longer than a run,
@@ -83,6 +88,7 @@ func BenchmarkSyncWebhook(b *testing.B) {
 
 	var lat []time.Duration
 	var cost commitCosts
+	defer profileCommits(b)()
 	for i := 1; b.Loop(); i++ {
 		b.StopTimer()
 		v := fmt.Sprintf("v%d", i)
@@ -174,6 +180,7 @@ func benchOneTemplate(b *testing.B, namespaces, perNamespace, members int) {
 	total := make([]requestCounts, len(env.Members))
 	var changed []int
 	var cost commitCosts
+	stopProfile := profileCommits(b)
 	for i := 1; b.Loop(); i++ {
 		b.StopTimer()
 		// A different template every time, in a different namespace.
@@ -203,6 +210,7 @@ func benchOneTemplate(b *testing.B, namespaces, perNamespace, members int) {
 		cost = cost.add(c)
 		b.StartTimer()
 	}
+	stopProfile()
 	cost.report(b, len(lat))
 
 	commits := float64(len(lat))
@@ -222,6 +230,29 @@ func benchOneTemplate(b *testing.B, namespaces, perNamespace, members int) {
 	b.Logf("per commit and member: %.1f reads, %.1f writes (%.1f to ConfigMaps); ConfigMaps changed (watch events per member and commit): %v",
 		reads/perMember, writes/perMember, cmWrites/perMember, changed)
 	reportLatency(b, lat, fmt.Sprintf("push→1 of %d templates applied on %d members (webhook)", namespaces*perNamespace, members))
+}
+
+// profileCommits starts a CPU profile into $PROPAGIT_BENCH_CPUPROFILE, if
+// set, and returns what stops it.
+func profileCommits(b *testing.B) func() {
+	path := os.Getenv("PROPAGIT_BENCH_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Error(err)
+		}
+		b.Logf("CPU profile of the timed commits: %s", path)
+	}
 }
 
 func configMapName(i int) string { return fmt.Sprintf("cm-%04d", i) }
@@ -268,7 +299,7 @@ func startBenchController(t testing.TB, remote *gitRemote, members []*testenv.Me
 	opts.Interval = benchInterval
 	opts.ProbeInterval = controller.DefaultOptions().ProbeInterval // as deployed: a burst of pushes probes once
 	opts.Deliver.DriftInterval = 0
-	probe := &costProbe{t: t, reg: prometheus.NewRegistry()}
+	probe := &costProbe{t: t, reg: prometheus.NewRegistry(), members: members}
 	opts.Metrics = metrics.NewRecorder()
 	opts.Metrics.MustRegister(probe.reg)
 	r := startControllerOpts(t, newSetup(t, remote, members...), opts)

@@ -1,9 +1,6 @@
 package testenv
 
 import (
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -46,20 +43,11 @@ func BenchmarkMemberCost(b *testing.B) {
 	}
 }
 
-// cpuOf returns the user+system CPU seconds each process has used so far.
+// cpuOf is CPUSeconds, failing b on an error.
 func cpuOf(b *testing.B, pids map[string]int) map[string]float64 {
-	out := map[string]float64{}
-	for name, pid := range pids {
-		raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			b.Fatal(err)
-		}
-		// Fields after the command's closing parenthesis; utime and
-		// stime are the 14th and 15th of the whole line.
-		f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
-		u, _ := strconv.ParseFloat(f[11], 64)
-		s, _ := strconv.ParseFloat(f[12], 64)
-		out[name] = (u + s) / 100 // USER_HZ is 100 on Linux
+	out, err := CPUSeconds(pids)
+	if err != nil {
+		b.Fatal(err)
 	}
 	return out
 }
