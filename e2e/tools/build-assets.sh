@@ -93,7 +93,10 @@ install_chromium() {
 	local sudo=
 	[[ $(id -u) == 0 ]] || sudo=sudo
 	chromium_log=$(mktemp)
-	( $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends chromium ) >"$chromium_log" 2>&1 &
+	# Another apt (unattended upgrades, an earlier run of this script) may
+	# hold dpkg's lock: wait for it rather than fail.
+	local lock=(-o DPkg::Lock::Timeout=600)
+	( $sudo apt-get "${lock[@]}" update -qq && $sudo apt-get "${lock[@]}" install -y -qq --no-install-recommends chromium ) >"$chromium_log" 2>&1 &
 	chromium_pid=$!
 }
 
