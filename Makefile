@@ -62,6 +62,10 @@ release: ## Static binaries for $(RELEASE_PLATFORMS) and their SHA256SUMS in bin
 	done
 	cd bin/release && sha256sum propagit-* > SHA256SUMS && cat SHA256SUMS
 
+.PHONY: test-contended
+test-contended: ## Run .ci/run on clean clones 3 times (RUNS=n) with two busy loops holding both cores; fails on any failure
+	./e2e/tools/contended.sh $(or $(RUNS),3)
+
 .PHONY: test-assets
 test-assets: ## Build the control-plane binaries and fetch promtool for the tests (cached in $(PROPAGIT_ASSETS)); install Debian's chromium for the dashboard test
 	./e2e/tools/build-assets.sh "$(PROPAGIT_ASSETS)"

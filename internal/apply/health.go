@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -29,7 +30,7 @@ func (m *Manager) Health(ctx context.Context, inventory []workv1alpha1.ObjectRef
 	for i, it := range items {
 		out[i] = healthOf(it, ctx.Err(), m.scriptsFor(it.live))
 	}
-	sortResults(out)
+	slices.SortStableFunc(out, func(a, b workv1alpha1.ObjectResult) int { return compareRef(a.ObjectRef, b.ObjectRef) })
 	if err := ctx.Err(); err != nil {
 		return out, fmt.Errorf("failed to finish reading the health of %d objects: %w", len(inventory), err)
 	}

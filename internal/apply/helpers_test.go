@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -155,7 +156,7 @@ func refs(objs ...*unstructured.Unstructured) []workv1alpha1.ObjectRef {
 	for _, o := range objs {
 		out = append(out, workv1alpha1.RefOf(o))
 	}
-	sortRefs(out)
+	slices.SortFunc(out, compareRef)
 	return out
 }
 

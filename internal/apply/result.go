@@ -2,7 +2,7 @@ package apply
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
@@ -84,34 +84,47 @@ func newResult(p *plan, prunes []pruned, namespaces []string, ctxErr error) *Res
 			inv[pr.ref.ObjectKey] = pr.ref
 		}
 	}
-	for _, r := range p.kept {
-		if _, ok := inv[r.ObjectKey]; !ok {
-			inv[r.ObjectKey] = r
-		}
-	}
-	for _, r := range inv {
-		res.Inventory = append(res.Inventory, r)
-	}
-	sortResults(res.Objects)
-	sort.SliceStable(res.Drift, func(i, j int) bool { return lessRef(res.Drift[i].ObjectRef, res.Drift[j].ObjectRef) })
-	sortRefs(res.Inventory)
+	res.Inventory = mergeInventory(p.kept, inv)
+	slices.SortStableFunc(res.Objects, func(a, b workv1alpha1.ObjectResult) int { return compareRef(a.ObjectRef, b.ObjectRef) })
+	slices.SortStableFunc(res.Drift, func(a, b Drift) int { return compareRef(a.ObjectRef, b.ObjectRef) })
 	res.Failed = res.Count(workv1alpha1.ActionFailed)
 	return res
 }
 
-// lessRef orders references by key, then version: the order of a Work's
-// manifests.
-func lessRef(a, b workv1alpha1.ObjectRef) bool {
-	if c := a.Compare(b.ObjectKey); c != 0 {
-		return c < 0
+// mergeInventory returns the inventory after an apply: touched, what the
+// apply decided for the objects it handled, plus the kept entries of keys
+// it did not handle (the first of a key wins), sorted. kept is the large,
+// unchanged part of a partial apply's inventory and already in order, so
+// only touched is sorted and merged in: the cost follows what changed.
+func mergeInventory(kept []workv1alpha1.ObjectRef, touched map[workv1alpha1.ObjectKey]workv1alpha1.ObjectRef) []workv1alpha1.ObjectRef {
+	if !slices.IsSortedFunc(kept, compareRef) {
+		kept = slices.Clone(kept)
+		slices.SortStableFunc(kept, compareRef)
 	}
-	return a.Version < b.Version
+	add := make([]workv1alpha1.ObjectRef, 0, len(touched))
+	for _, r := range touched {
+		add = append(add, r)
+	}
+	slices.SortFunc(add, compareRef) // keys are unique: no order to keep
+	out := make([]workv1alpha1.ObjectRef, 0, len(kept)+len(add))
+	i := 0
+	for k, r := range kept {
+		if _, ok := touched[r.ObjectKey]; ok || k > 0 && kept[k-1].ObjectKey == r.ObjectKey {
+			continue
+		}
+		for ; i < len(add) && compareRef(add[i], r) < 0; i++ {
+			out = append(out, add[i])
+		}
+		out = append(out, r)
+	}
+	return append(out, add[i:]...)
 }
 
-func sortRefs(refs []workv1alpha1.ObjectRef) {
-	sort.SliceStable(refs, func(i, j int) bool { return lessRef(refs[i], refs[j]) })
-}
-
-func sortResults(results []workv1alpha1.ObjectResult) {
-	sort.SliceStable(results, func(i, j int) bool { return lessRef(results[i].ObjectRef, results[j].ObjectRef) })
+// compareRef orders references by key, then version: the order of a
+// Work's manifests.
+func compareRef(a, b workv1alpha1.ObjectRef) int {
+	if c := a.Compare(b.ObjectKey); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Version, b.Version)
 }

@@ -32,9 +32,14 @@ func (s *Syncer) apply(ctx context.Context, mgr Writer, w *workv1alpha1.Work, st
 		return false
 	}
 	// Record first what this apply may create: a process killed mid-apply
-	// then still knows to prune it after a revert.
+	// then still knows to prune it after a revert. A Work that only changes
+	// objects the inventory already holds creates nothing new, and its
+	// apply does not wait for a status write.
+	before := len(st.Inventory)
 	st.Inventory = union(st.Inventory, refs)
-	s.write(ctx, st)
+	if len(st.Inventory) != before {
+		s.write(ctx, st)
+	}
 	var res *apply.Result
 	if partial {
 		res, err = mgr.ApplyChanges(ctx, objs, removed(refs, st.Inventory), st.Inventory)

@@ -31,6 +31,8 @@ type fakeApplier struct {
 	// drift is what Check reports; checked the names it was given.
 	drift   []apply.Drift
 	checked [][]string
+	// onApply, when set, is called as Apply or ApplyChanges starts.
+	onApply func()
 }
 
 func (f *fakeApplier) result(desired []*unstructured.Unstructured, removed, inventory []workv1alpha1.ObjectRef) *apply.Result {
@@ -58,6 +60,9 @@ func (f *fakeApplier) result(desired []*unstructured.Unstructured, removed, inve
 
 func (f *fakeApplier) Apply(_ context.Context, desired []*unstructured.Unstructured, inventory []workv1alpha1.ObjectRef) (*apply.Result, error) {
 	f.calls = append(f.calls, "Apply")
+	if f.onApply != nil {
+		f.onApply()
+	}
 	if f.applyErr != nil {
 		return nil, f.applyErr
 	}
@@ -66,6 +71,9 @@ func (f *fakeApplier) Apply(_ context.Context, desired []*unstructured.Unstructu
 
 func (f *fakeApplier) ApplyChanges(_ context.Context, changed []*unstructured.Unstructured, removed, inventory []workv1alpha1.ObjectRef) (*apply.Result, error) {
 	f.calls = append(f.calls, "ApplyChanges")
+	if f.onApply != nil {
+		f.onApply()
+	}
 	if f.applyErr != nil {
 		return nil, f.applyErr
 	}
@@ -144,6 +152,15 @@ type harness struct {
 	// applierErr fails building the applier; appliers counts the builds.
 	applierErr error
 	builds     int
+	// atApply is what the store held each time an apply started.
+	atApply []applySeen
+}
+
+// applySeen is the status store as an apply started: its write count and
+// the names in its inventory.
+type applySeen struct {
+	puts      int
+	inventory []string
 }
 
 var t0 = time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)

@@ -45,6 +45,7 @@ type step struct {
 func TestSyncerStateMachine(t *testing.T) {
 	w1 := work(t, "1111111111111111", cm("a", "1"), cm("b", "1"))
 	w2 := work(t, "2222222222222222", cm("a", "2"), cm("b", "1"))
+	w3 := work(t, "5555555555555555", cm("a", "2"), cm("b", "1"), cm("c", "1"))
 	tooNew := work(t, "3333333333333333", cm("a", "1"))
 	tooNew.Spec.FormatVersion = workv1alpha1.FormatVersion + 1
 	suspended := w1.DeepCopy()
@@ -73,9 +74,33 @@ func TestSyncerStateMachine(t *testing.T) {
 	applyOK := step{requeue: drift, calls: []string{"Apply", "Health"}, writes: 2,
 		conds: []string{"Applied=True/Applied", "Healthy=True/Healthy", "Ready=True/Ready"}}
 	failApply := func(h *harness) { h.app.applyErr = errBoom }
-	applyFailed := func(requeue time.Duration) step {
-		return step{before: failApply, requeue: requeue, calls: []string{"Apply"}, writes: 2,
+	// applyFailed is an apply that fails; the first of a Work also records
+	// its inventory before applying (2 writes), a retry has nothing new to
+	// record first (1 write).
+	applyFailed := func(requeue time.Duration, writes int) step {
+		return step{before: failApply, requeue: requeue, calls: []string{"Apply"}, writes: writes,
 			conds: []string{"Applied=False/ApplyFailed", "Ready=False/ApplyFailed"}}
+	}
+	// recordAtApply makes the applier note the stored status each time an
+	// apply starts; storedAtApply checks what the i-th apply found.
+	recordAtApply := func(h *harness) {
+		h.app.onApply = func() {
+			var names []string
+			if h.store.stored != nil {
+				for _, r := range h.store.stored.Inventory {
+					names = append(names, r.Name)
+				}
+			}
+			h.atApply = append(h.atApply, applySeen{puts: h.store.puts, inventory: names})
+		}
+	}
+	storedAtApply := func(i int, names ...string) func(t *testing.T, h *harness) {
+		return func(t *testing.T, h *harness) {
+			t.Helper()
+			if len(h.atApply) <= i || !slices.Equal(h.atApply[i].inventory, names) {
+				t.Errorf("stored inventory when apply %d started: %+v, want %v", i, h.atApply, names)
+			}
+		}
 	}
 	noApplier := func(t *testing.T, h *harness) {
 		if h.builds != 0 {
@@ -125,7 +150,7 @@ func TestSyncerStateMachine(t *testing.T) {
 		{name: "invalid Work: nothing applied", work: invalid, steps: []step{{
 			requeue: time.Second, writes: 1, conds: []string{"Applied=False/InvalidWork"},
 		}}},
-		{name: "apply failed with an error", work: w1, steps: []step{applyFailed(time.Second)}},
+		{name: "apply failed with an error", work: w1, steps: []step{applyFailed(time.Second, 2)}},
 		{name: "apply failed for some objects", work: w1, steps: []step{{
 			before:  func(h *harness) { h.app.failed = 1 },
 			requeue: time.Second, calls: []string{"Apply"}, writes: 2,
@@ -172,12 +197,22 @@ func TestSyncerStateMachine(t *testing.T) {
 			{before: func(h *harness) { h.app.health = workv1alpha1.HealthNotFound },
 				requeue: health, calls: []string{"Apply", "Health"}, writes: 2, conds: []string{"Ready=False/Progressing"}},
 			{before: func(h *harness) { h.app.health = workv1alpha1.HealthCurrent },
-				requeue: drift, calls: []string{"Apply", "Health"}, writes: 2, conds: []string{"Ready=True/Ready"}},
+				requeue: drift, calls: []string{"Apply", "Health"}, writes: 1, conds: []string{"Ready=True/Ready"}},
 		}},
 		{name: "a changed Work applies only the change", work: w1, steps: []step{
 			applyOK,
-			{call: sync(w2, ""), requeue: drift, calls: []string{"ApplyChanges", "Health"}, writes: 2,
+			{call: sync(w2, ""), requeue: drift, calls: []string{"ApplyChanges", "Health"}, writes: 1,
 				conds: []string{"Applied=True/Applied", "Ready=True/Ready"}},
+		}},
+		{name: "what an apply may create is recorded before it starts; a change to recorded objects is applied first", work: w1, steps: []step{
+			{before: recordAtApply, requeue: drift, calls: []string{"Apply", "Health"}, writes: 2, check: storedAtApply(0, "a", "b")},
+			// Two writes so far, both before this apply: none was made before it.
+			{call: sync(w2, ""), requeue: drift, calls: []string{"ApplyChanges", "Health"}, writes: 1, check: func(t *testing.T, h *harness) {
+				if n := h.atApply[1].puts; n != 2 {
+					t.Errorf("%d status writes when the change was applied, want 2 (none before the apply)", n)
+				}
+			}},
+			{call: sync(w3, ""), requeue: drift, calls: []string{"ApplyChanges", "Health"}, writes: 2, check: storedAtApply(2, "a", "b", "c")},
 		}},
 		{name: "periodic drift check compares everything and records the correction", work: w1, steps: []step{
 			applyOK,
@@ -234,11 +269,11 @@ func TestSyncerStateMachine(t *testing.T) {
 				requeue: drift, calls: []string{"Health"}, writes: 1, conds: []string{"Ready=True/Ready"}},
 		}},
 		{name: "backoff doubles up to RetryMax and resets after a success", work: w1, steps: []step{
-			applyFailed(time.Second), applyFailed(2 * time.Second), applyFailed(4 * time.Second), applyFailed(5 * time.Second),
-			{before: func(h *harness) { h.app.applyErr = nil }, requeue: drift, calls: []string{"Apply", "Health"}, writes: 2,
+			applyFailed(time.Second, 2), applyFailed(2*time.Second, 1), applyFailed(4*time.Second, 1), applyFailed(5*time.Second, 1),
+			{before: func(h *harness) { h.app.applyErr = nil }, requeue: drift, calls: []string{"Apply", "Health"}, writes: 1,
 				conds: []string{"Ready=True/Ready"}},
 			// A revert to what failed applies again, and backs off from the start.
-			{call: sync(w2, ""), before: failApply, requeue: time.Second, calls: []string{"ApplyChanges"}, writes: 2,
+			{call: sync(w2, ""), before: failApply, requeue: time.Second, calls: []string{"ApplyChanges"}, writes: 1,
 				conds: []string{"Ready=False/ApplyFailed"}},
 		}},
 		{name: "source error message comes and goes without touching the member", work: w1, steps: []step{
