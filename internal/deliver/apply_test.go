@@ -68,7 +68,7 @@ func TestDecodeMemoDecodesOnlyWhatChanged(t *testing.T) {
 	}
 	// A memo entry that is not what the bytes decode to shows whether the
 	// bytes were decoded again.
-	m.refs[cm("a", "1")] = ref("from-memo")
+	m.refs[0] = ref("from-memo") // a
 	next := workOf(t, cm("a", "1"), cm("b", "2"))
 	_, refs, err := m.decode(next, prev)
 	if err != nil {
@@ -76,6 +76,13 @@ func TestDecodeMemoDecodesOnlyWhatChanged(t *testing.T) {
 	}
 	if refs[0] != ref("from-memo") {
 		t.Errorf("the unchanged manifest was decoded again: ref %v", refs[0])
+	}
+	// A manifest added in front moves every other one: they are found by
+	// their bytes, not their position.
+	moved := workOf(t, cm("0", "1"), cm("a", "1"), cm("b", "2"))
+	changed, refs, err := m.decode(moved, next)
+	if err != nil || len(changed) != 1 || changed[0].GetName() != "0" || refs[1] != ref("from-memo") {
+		t.Errorf("after a manifest was added in front: changed %d, refs %v, %v; want only 0 decoded and a from the memo", len(changed), refs, err)
 	}
 	// Not on the member (no previous Work): decoded, whatever the memo says.
 	all, refs, err = m.decode(next, nil)

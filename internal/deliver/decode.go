@@ -1,6 +1,7 @@
 package deliver
 
 import (
+	"bytes"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,7 +15,8 @@ import (
 // than the apply itself. It keeps only what the last decode used, so it
 // does not grow.
 type decodeMemo struct {
-	refs map[string]workv1alpha1.ObjectRef
+	raws [][]byte
+	refs []workv1alpha1.ObjectRef
 }
 
 // decode returns the objects of w to apply and the reference of each of
@@ -22,39 +24,68 @@ type decodeMemo struct {
 // the objects are only those whose manifest is not byte-identical in prev
 // (the others are on the member already); without, all of them.
 func (m *decodeMemo) decode(w, prev *workv1alpha1.Work) ([]*unstructured.Unstructured, []workv1alpha1.ObjectRef, error) {
-	var before map[string]bool
+	var before manifestIndex
 	if prev != nil {
-		before = make(map[string]bool, len(prev.Spec.Manifests))
-		for _, mf := range prev.Spec.Manifests {
-			if mf.Raw != nil {
-				before[string(mf.Raw)] = true
-			}
+		before.raws = make([][]byte, len(prev.Spec.Manifests))
+		for i, mf := range prev.Spec.Manifests {
+			before.raws[i] = mf.Raw
 		}
 	}
-	next := make(map[string]workv1alpha1.ObjectRef, len(w.Spec.Manifests))
+	memo := manifestIndex{raws: m.raws}
+	raws := make([][]byte, len(w.Spec.Manifests))
 	refs := make([]workv1alpha1.ObjectRef, 0, len(w.Spec.Manifests))
 	var objs []*unstructured.Unstructured
 	for i := range w.Spec.Manifests {
 		mf := &w.Spec.Manifests[i]
-		unchanged := mf.Raw != nil && before[string(mf.Raw)]
-		if r, ok := m.refs[string(mf.Raw)]; ok && unchanged {
-			next[string(mf.Raw)] = r
-			refs = append(refs, r)
+		raws[i] = mf.Raw
+		unchanged := mf.Raw != nil && prev != nil && before.find(i, mf.Raw) >= 0
+		if j := memo.find(i, mf.Raw); j >= 0 && unchanged {
+			refs = append(refs, m.refs[j])
 			continue
 		}
 		obj, err := workv1alpha1.DecodeManifest(mf)
 		if err != nil {
 			return nil, nil, fmt.Errorf("work %s: manifest %d: %w", w.Spec.Cluster, i, err)
 		}
-		r := workv1alpha1.RefOf(obj)
-		if mf.Raw != nil {
-			next[string(mf.Raw)] = r
-		}
-		refs = append(refs, r)
+		refs = append(refs, workv1alpha1.RefOf(obj))
 		if !unchanged {
 			objs = append(objs, obj)
 		}
 	}
-	m.refs = next
+	m.raws, m.refs = raws, refs
 	return objs, refs, nil
+}
+
+// manifestIndex finds a manifest's bytes in a list of manifests. A Work
+// that changed objects in place keeps every manifest at its position, and
+// unchanged manifests usually share their bytes with the Work before, so
+// the position is tried first, at the cost of a pointer comparison; only
+// a Work whose manifests moved (one added or removed) pays for hashing
+// them into a map, once.
+type manifestIndex struct {
+	raws  [][]byte
+	byRaw map[string]int
+}
+
+// find returns the position of raw in the list, -1 when absent (and for a
+// nil raw, a manifest not held as bytes).
+func (x *manifestIndex) find(i int, raw []byte) int {
+	if raw == nil {
+		return -1
+	}
+	if i < len(x.raws) && bytes.Equal(x.raws[i], raw) {
+		return i
+	}
+	if x.byRaw == nil {
+		x.byRaw = make(map[string]int, len(x.raws))
+		for j, r := range x.raws {
+			if _, seen := x.byRaw[string(r)]; r != nil && !seen {
+				x.byRaw[string(r)] = j
+			}
+		}
+	}
+	if j, ok := x.byRaw[string(raw)]; ok {
+		return j
+	}
+	return -1
 }
