@@ -9,6 +9,7 @@ package deliver
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -121,9 +122,22 @@ func (s *Syncer) Unreachable(ctx context.Context, w *workv1alpha1.Work, sourceEr
 	if probe != "" {
 		msg = "member not reachable: " + probe + "; applying waits"
 	}
-	s.set(st, workv1alpha1.ConditionReady, metav1.ConditionFalse, workv1alpha1.ReasonMemberNotReady, msg)
+	s.set(st, workv1alpha1.ConditionReady, metav1.ConditionFalse, unreachableReason(probe), msg)
 	s.write(ctx, st)
 	return 0
+}
+
+// unreachableReason is the Ready reason of a member that did not answer:
+// the probe's own when the hub holds no usable credential for it (no
+// retry fixes that, someone must add or fix the Secret, and `propagit
+// wait` gives up on it), MemberNotReady otherwise.
+func unreachableReason(probe string) string {
+	reason, _, _ := strings.Cut(probe, ":")
+	switch reason {
+	case workv1alpha1.ReasonNoCredentials, workv1alpha1.ReasonCredentialMismatch:
+		return reason
+	}
+	return workv1alpha1.ReasonMemberNotReady
 }
 
 // SourceError records that the Work could not be read at all: what is

@@ -130,7 +130,7 @@ func TestSyncerStateMachine(t *testing.T) {
 			},
 		}}},
 		{name: "unreachable: Ready carries the probe's cause, and a new cause is written", work: w1, steps: []step{{
-			call: unreachableBecause(w1, "NoCredentials: no credentials"), requeue: 0, writes: 1, conds: []string{"Ready=False/MemberNotReady"},
+			call: unreachableBecause(w1, "NoCredentials: no credentials"), requeue: 0, writes: 1, conds: []string{"Ready=False/NoCredentials"},
 			check: readyMessage("member not reachable: NoCredentials: no credentials; applying waits"),
 		}, {
 			call: unreachableBecause(w1, "ClusterUnreachable: readyz failed: connection refused"), requeue: 0, writes: 1,

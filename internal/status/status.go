@@ -85,8 +85,11 @@ type ClusterRow struct {
 	// key[=value]:Effect), Git's and Karmada's readiness ones alike.
 	ClusterReady string   `json:"clusterReady,omitempty"`
 	Taints       []string `json:"taints,omitempty"`
-	// Ready is the Work's Ready condition: applied and healthy.
+	// Ready is the Work's Ready condition: applied and healthy; Reason
+	// is the condition's reason (NoCredentials: nothing is applied until
+	// someone gives the hub a credential).
 	Ready           string     `json:"ready"`
+	Reason          string     `json:"reason,omitempty"`
 	WantRevision    string     `json:"wantRevision"`
 	AppliedRevision string     `json:"appliedRevision,omitempty"`
 	Objects         int        `json:"objects"`
@@ -185,7 +188,7 @@ func clusterRow(in Input) ClusterRow {
 		}
 	}
 	if c := meta.FindStatusCondition(st.Conditions, workv1alpha1.ConditionReady); c != nil {
-		row.Ready, row.Message = string(c.Status), c.Message
+		row.Ready, row.Reason, row.Message = string(c.Status), c.Reason, c.Message
 		t := c.LastTransitionTime.Time
 		row.LastHeard = &t
 	}
