@@ -28,6 +28,10 @@ type FleetRow struct {
 	// branch; -1 when unknown (no source, or older than the commits read).
 	Behind int
 	Meta   MemberMeta
+	// Stale says the health shown is what the member last reported, not
+	// its state now: the cluster is Unknown or NotReady (a silent pull
+	// agent, an unreachable push member), so nothing reads it.
+	Stale bool
 }
 
 type fleetBody struct {
@@ -64,6 +68,7 @@ func fleetRows(snap *Snapshot) []FleetRow {
 	rows := make([]FleetRow, 0, len(snap.Report.Clusters))
 	for _, c := range snap.Report.Clusters {
 		row := FleetRow{ClusterRow: c, State: memberState(c), Behind: -1, Meta: snap.Members[c.Name]}
+		row.Stale = c.ClusterReady == "Unknown" || c.ClusterReady == "False"
 		if i, ok := idx[c.AppliedRevision]; ok {
 			row.Behind = i
 		} else if snap.Commits == nil && c.AppliedRevision != "" && c.AppliedRevision == snap.Newest {

@@ -257,6 +257,30 @@ func TestDashboardFailoverStory(t *testing.T) {
 	}
 }
 
+// TestDashboardStaleHealth: the health of a member the controller cannot
+// read (cluster Unknown or NotReady) is shown as its last report, not as
+// its state now; a Ready member's is not marked.
+func TestDashboardStaleHealth(t *testing.T) {
+	store := newMemStore()
+	now := time.Now()
+	d := deployment("demo", "web", 1)
+	store.put(t, "live", rev1, readyStatus(rev1, now, d), d)
+	for name, ready := range map[string]string{"silent": "Unknown", "down": "False"} {
+		w := store.put(t, name, rev1, readyStatus(rev1, now.Add(-time.Hour), d), d)
+		w.Annotations[workv1alpha1.AnnotationClusterReady] = ready
+		store.Record(w)
+	}
+	_, ts := newTestServer(t, store, func(o *Options) { o.PageSize = 100 })
+	_, body := get(t, ts, "/")
+	for name, stale := range map[string]bool{"live": false, "silent": true, "down": true} {
+		part := body[strings.Index(body, `<tr data-member="`+name+`"`):]
+		row := part[:strings.Index(part, "</tr>")]
+		if got := strings.Contains(row, "last reported"); got != stale || !strings.Contains(row, "1/1") {
+			t.Errorf("member %s: row marked as last reported = %v, want %v (and its 1/1 healthy kept):\n%s", name, got, stale, row)
+		}
+	}
+}
+
 // TestDashboardCommitToApplied: the time from a commit to its apply is
 // shown for applies the dashboard saw happen, and not for those it found
 // done when it started.
