@@ -35,6 +35,9 @@ type Controller struct {
 	log     logr.Logger
 	clock   clock.WithTicker
 	trigger chan struct{}
+	// beaten is when the recorder heartbeat was last written (Reconcile's
+	// goroutine only).
+	beaten time.Time
 	// files keeps what was parsed from each source file: a commit parses
 	// only the files it changed.
 	files *load.Cache
@@ -257,7 +260,31 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 	c.dispatch(ws, sourceErr)
 	c.readPullStates(ctx, ws)
 	c.recordWorks()
+	if sourceErr == "" {
+		c.heartbeat(ctx)
+	}
 	return nil
+}
+
+// recorderHeartbeatEvery bounds how often the recorder heartbeat is
+// written: webhook passes may come many times a minute.
+const recorderHeartbeatEvery = 30 * time.Second
+
+// heartbeat writes the recorder heartbeat to a store that keeps one, after
+// a pass that read the source and recorded its Works: `propagit status`
+// then tells a quiet repository from a controller that stopped. A failed
+// write is logged; it changes nothing applied.
+func (c *Controller) heartbeat(ctx context.Context) {
+	hb, ok := c.works.(works.RecorderHeartbeats)
+	now := c.clock.Now()
+	if !ok || now.Sub(c.beaten) < recorderHeartbeatEvery {
+		return
+	}
+	if err := hb.PutRecorderHeartbeat(ctx, now); err != nil {
+		c.log.Error(err, "failed to write the recorder heartbeat")
+		return
+	}
+	c.beaten = now
 }
 
 // recording reports whether this replica renders and records the Works.

@@ -16,6 +16,7 @@ package works
 
 import (
 	"context"
+	"time"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
@@ -41,4 +42,16 @@ type StatusStore interface {
 	GetStatus(ctx context.Context, cluster string) (*workv1alpha1.WorkStatus, error)
 	// PutStatus writes status when it differs from the stored one.
 	PutStatus(ctx context.Context, cluster string, status *workv1alpha1.WorkStatus) error
+}
+
+// RecorderHeartbeats is a store that keeps the recording controller's
+// heartbeat: the last time it read its source without error and found the
+// Works recorded current. A record that is only as new as the last commit
+// cannot tell a quiet repository from a stopped controller; this can, and
+// `propagit status --exit-code` fails when it is old.
+type RecorderHeartbeats interface {
+	PutRecorderHeartbeat(ctx context.Context, at time.Time) error
+	// RecorderHeartbeat returns the last heartbeat; zero when there is
+	// none (no controller of this version ever recorded here).
+	RecorderHeartbeat(ctx context.Context) (time.Time, error)
 }

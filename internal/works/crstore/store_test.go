@@ -273,3 +273,11 @@ func TestCRStoreRecordsAnnotations(t *testing.T) {
 		t.Errorf("listed annotations, propagit's only (-want +got):\n%s", diff)
 	}
 }
+
+func TestCRStoreRecorderHeartbeat(t *testing.T) {
+	c := hub(t)
+	workstest.CheckRecorderHeartbeat(t, New(c, hubNamespace(t, c)))
+	if err := New(c, "").PutRecorderHeartbeat(ctxT(t), time.Now()); err == nil {
+		t.Error("a store without the controller's namespace wrote a heartbeat")
+	}
+}

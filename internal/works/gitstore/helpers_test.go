@@ -54,3 +54,7 @@ func (r *remote) store(t testing.TB, mods ...func(*Options)) *Store {
 func TestGitStoreRecordsAnnotations(t *testing.T) {
 	workstest.CheckAnnotationSteps(t, fileRemote(t).store(t))
 }
+
+func TestGitStoreRecorderHeartbeat(t *testing.T) {
+	workstest.CheckRecorderHeartbeat(t, fileRemote(t).store(t))
+}

@@ -158,3 +158,24 @@ func Reversed(st *workv1alpha1.WorkStatus) *workv1alpha1.WorkStatus {
 	slices.Reverse(st.Conditions)
 	return st
 }
+
+// CheckRecorderHeartbeat: a store with no heartbeat reads zero; each
+// heartbeat written is read back (to the second, as Git keeps commit
+// times), the newest replacing the one before.
+func CheckRecorderHeartbeat(t *testing.T, s works.RecorderHeartbeats) {
+	t.Helper()
+	ctx := Ctx(t)
+	if at, err := s.RecorderHeartbeat(ctx); err != nil || !at.IsZero() {
+		t.Fatalf("heartbeat before any = %v, %v; want zero", at, err)
+	}
+	t0 := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
+	for _, at := range []time.Time{t0, t0.Add(time.Minute), t0.Add(2 * time.Minute)} {
+		if err := s.PutRecorderHeartbeat(ctx, at); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.RecorderHeartbeat(ctx)
+		if err != nil || !got.Equal(at) {
+			t.Errorf("heartbeat = %v, %v; want %v", got, err, at)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -67,7 +68,7 @@ func Hub(t testing.TB) client.Client {
 // served, and returns a client whose scheme knows Works.
 func installCRD(m *testenv.Member) (client.Client, error) {
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{apiextensionsv1.AddToScheme, corev1.AddToScheme, workv1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{apiextensionsv1.AddToScheme, corev1.AddToScheme, coordinationv1.AddToScheme, workv1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return nil, err
 		}

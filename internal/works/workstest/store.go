@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/works"
@@ -24,11 +25,14 @@ type Store struct {
 	status       map[string]*workv1alpha1.WorkStatus
 	newest       string
 	statusWrites int
+	beat         time.Time
 }
 
 var (
 	_ works.Store       = (*Store)(nil)
 	_ works.StatusStore = (*Store)(nil)
+
+	_ works.RecorderHeartbeats = (*Store)(nil)
 )
 
 // NewStore returns an empty Store.
@@ -133,4 +137,19 @@ func (s *Store) StatusWrites() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.statusWrites
+}
+
+// PutRecorderHeartbeat keeps at as the recorder heartbeat.
+func (s *Store) PutRecorderHeartbeat(_ context.Context, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.beat = at
+	return nil
+}
+
+// RecorderHeartbeat returns the last heartbeat kept; zero when none.
+func (s *Store) RecorderHeartbeat(context.Context) (time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.beat, nil
 }
