@@ -281,6 +281,26 @@ func TestDashboardStaleHealth(t *testing.T) {
 	}
 }
 
+// TestDashboardUnschedulableTemplates: a template the scheduler placed
+// nowhere has no member and so no row; the templates page lists it with
+// the scheduler's reason.
+func TestDashboardUnschedulableTemplates(t *testing.T) {
+	store := newMemStore()
+	d := deployment("demo", "web", 1)
+	w := store.put(t, "m1", rev1, readyStatus(rev1, time.Now(), d), d)
+	w.Annotations[workv1alpha1.AnnotationScheduleErrors] = "Deployment.apps/demo/big: no cluster fits: m1: insufficient cpu (placed nowhere)"
+	store.Record(w)
+	_, ts := newTestServer(t, store, nil)
+	_, body := get(t, ts, "/templates")
+	mustContain(t, body, "Cannot be scheduled (1)", "<code>Deployment.apps/demo/big: no cluster fits: m1: insufficient cpu (placed nowhere)</code>")
+	store2 := newMemStore()
+	store2.put(t, "m1", rev1, readyStatus(rev1, time.Now(), d), d)
+	_, ts2 := newTestServer(t, store2, nil)
+	if _, body := get(t, ts2, "/templates"); strings.Contains(body, "Cannot be scheduled") {
+		t.Error("the templates page lists unschedulable templates when there are none")
+	}
+}
+
 // TestDashboardCommitToApplied: the time from a commit to its apply is
 // shown for applies the dashboard saw happen, and not for those it found
 // done when it started.

@@ -150,7 +150,10 @@ func templateRow(name string, ps []Placement) TemplateRow {
 }
 
 type templatesBody struct {
-	Rows    []TemplateRow
+	// Unschedulable lists the templates the scheduler could not place and
+	// why: they have no member, so no row of their own.
+	Unschedulable []string
+	Rows          []TemplateRow
 	Columns []column
 	Pager   pager
 	Query   string
@@ -160,7 +163,7 @@ type templatesBody struct {
 func (s *Server) templates(w http.ResponseWriter, r *http.Request) {
 	s.servePage(w, r, "templates", "Templates", func(snap *Snapshot) (any, int) {
 		q := r.URL.Query()
-		body := &templatesBody{Query: q.Get("q"), Only: q.Get("only")}
+		body := &templatesBody{Query: q.Get("q"), Only: q.Get("only"), Unschedulable: snap.Report.ScheduleErrors}
 		var rows []TemplateRow
 		for _, row := range snap.templates().rows {
 			if body.Query != "" && !strings.Contains(row.Name, body.Query) {
