@@ -154,10 +154,10 @@ type templatesBody struct {
 	// why: they have no member, so no row of their own.
 	Unschedulable []string
 	Rows          []TemplateRow
-	Columns []column
-	Pager   pager
-	Query   string
-	Only    string
+	Columns       []column
+	Pager         pager
+	Query         string
+	Only          string
 }
 
 func (s *Server) templates(w http.ResponseWriter, r *http.Request) {
