@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/parallel"
 )
 
 // Apply makes the member match desired and returns what happened to every
@@ -94,7 +95,7 @@ func (m *Manager) run(ctx context.Context, p *plan) (*Result, error) {
 // namespaces this call created, known to be empty.
 func (m *Manager) applyStage(ctx context.Context, s stage, created map[string]bool, check bool) {
 	m.readLive(ctx, s.items, created)
-	forEach(ctx, len(s.items), m.opts.Concurrency, func(i int) {
+	parallel.Limited(ctx, len(s.items), m.opts.Concurrency, func(i int) {
 		m.applyItem(ctx, s.items[i], check)
 	})
 	if s.wait {

@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/propagit/propagit/internal/parallel"
 )
 
 // listThreshold is the number of objects of one kind in one namespace from
@@ -60,7 +62,7 @@ func (m *Manager) readLive(ctx context.Context, items []*item, created map[strin
 			tasks = append(tasks, func() { m.readOne(ctx, it) })
 		}
 	}
-	forEach(ctx, len(tasks), m.opts.Concurrency, func(i int) { tasks[i]() })
+	parallel.Limited(ctx, len(tasks), m.opts.Concurrency, func(i int) { tasks[i]() })
 }
 
 // readGroup lists the objects of g and matches them to its items. If the

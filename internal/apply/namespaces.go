@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/propagit/propagit/internal/parallel"
 )
 
 var namespaceGVK = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
@@ -30,7 +32,7 @@ func (m *Manager) ensureNamespaces(ctx context.Context, p *plan) []string {
 	existing := m.existingNamespaces(ctx, len(names))
 	created := make([]bool, len(names))
 	errs := make([]error, len(names))
-	forEach(ctx, len(names), m.opts.Concurrency, func(i int) {
+	parallel.Limited(ctx, len(names), m.opts.Concurrency, func(i int) {
 		switch {
 		case existing == nil:
 			created[i], errs[i] = m.ensureNamespace(ctx, names[i])

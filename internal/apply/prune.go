@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/parallel"
 )
 
 // pruned is the outcome of pruning one stale inventory entry.
@@ -48,7 +49,7 @@ func (m *Manager) prune(ctx context.Context, stale []workv1alpha1.ObjectRef) []p
 		}
 	}
 	for _, group := range [][]int{objects, defs} {
-		forEach(ctx, len(group), m.opts.Concurrency, func(j int) {
+		parallel.Limited(ctx, len(group), m.opts.Concurrency, func(j int) {
 			i := group[j]
 			out[i] = m.pruneOne(ctx, stale[i])
 		})

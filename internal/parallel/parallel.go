@@ -1,10 +1,12 @@
-// Package parallel runs the iterations of a loop on GOMAXPROCS workers:
-// render's stages and the writing of a render's folders use it. Callers
-// write results by index, so what they compute does not depend on the
-// schedule.
+// Package parallel runs the iterations of a loop on several workers:
+// render's stages and the writing of a render's folders on GOMAXPROCS
+// (For, Each), the applier's requests to a member on as many as its
+// concurrency allows (Limited). Callers write results by index, so what
+// they compute does not depend on the schedule.
 package parallel
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -14,17 +16,7 @@ import (
 // worker with its own work function from newWorker (for state a worker
 // reuses from one index to the next).
 func For(n int, newWorker func() func(int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), n) {
-		wg.Go(func() {
-			work := newWorker()
-			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
-				work(int(i))
-			}
-		})
-	}
-	wg.Wait()
+	run(runtime.GOMAXPROCS(0), n, newWorker)
 }
 
 // Each calls f(0) … f(n-1) on GOMAXPROCS workers and returns the error of
@@ -49,4 +41,34 @@ func Each(n int, f func(i int) error) error {
 		}
 	}
 	return nil
+}
+
+// Limited calls fn(i) for every i in [0, n), at most limit at a time (one
+// when limit < 1): the form for work that waits on the network rather than
+// the CPU. Indexes start in increasing order; once ctx is done no further
+// call starts. Limited returns when the started calls have returned.
+func Limited(ctx context.Context, n, limit int, fn func(i int)) {
+	run(max(limit, 1), n, func() func(int) {
+		return func(i int) {
+			if ctx.Err() == nil {
+				fn(i)
+			}
+		}
+	})
+}
+
+// run calls work(i) for every i in [0, n) on min(workers, n) goroutines,
+// each taking the next index not taken yet.
+func run(workers, n int, newWorker func() func(int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Go(func() {
+			work := newWorker()
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				work(int(i))
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -1,10 +1,12 @@
 package parallel
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestForCallsEveryIndexOnce(t *testing.T) {
@@ -53,5 +55,43 @@ func TestEachSkipsWhatIsNotStartedAfterAFailure(t *testing.T) {
 	}
 	if n := calls.Load(); n >= 100000 {
 		t.Errorf("f was called %d times after the first failure, want the rest skipped", n)
+	}
+}
+
+func TestLimitedCallsEveryIndexOnceAtMostLimitAtATime(t *testing.T) {
+	for _, limit := range []int{-1, 0, 1, 3, 64} {
+		const n = 200
+		calls := make([]atomic.Int32, n)
+		var running, peak atomic.Int32
+		Limited(context.Background(), n, limit, func(i int) {
+			now := running.Add(1)
+			for p := peak.Load(); now > p && !peak.CompareAndSwap(p, now); p = peak.Load() {
+			}
+			time.Sleep(10 * time.Microsecond)
+			running.Add(-1)
+			calls[i].Add(1)
+		})
+		for i := range calls {
+			if got := calls[i].Load(); got != 1 {
+				t.Errorf("limit %d: index %d called %d times", limit, i, got)
+			}
+		}
+		if want := int32(max(limit, 1)); peak.Load() > want {
+			t.Errorf("limit %d: %d calls at once, want at most %d", limit, peak.Load(), want)
+		}
+	}
+}
+
+func TestLimitedStartsNothingOnceTheContextIsDone(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var calls atomic.Int32
+	Limited(ctx, 1000, 1, func(i int) {
+		calls.Add(1)
+		if i == 9 {
+			cancel()
+		}
+	})
+	if n := calls.Load(); n != 10 {
+		t.Errorf("%d calls, want 10: the indexes after the cancelling one must not start", n)
 	}
 }
