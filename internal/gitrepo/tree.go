@@ -21,6 +21,12 @@ func WriteBlob(s storer.EncodedObjectStorer, data []byte) (plumbing.Hash, error)
 	if s.HasEncodedObject(h) == nil {
 		return h, nil
 	}
+	return StoreBlob(s, data)
+}
+
+// StoreBlob stores data as a blob without asking whether it is stored
+// already: for a caller that knows it is not (a duplicate is harmless).
+func StoreBlob(s storer.EncodedObjectStorer, data []byte) (plumbing.Hash, error) {
 	obj := s.NewEncodedObject()
 	obj.SetType(plumbing.BlobObject)
 	obj.SetSize(int64(len(data)))

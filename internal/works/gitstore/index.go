@@ -124,7 +124,8 @@ func (w *treeWriter) seal(ix, old *treeIndex) error {
 		if o, ok := oldFile(old, name); (ok && o.hash == f.hash && o.mode == f.mode) || w.written[f.hash] {
 			continue
 		}
-		if _, err := storeBlob(w.s, f.data); err != nil {
+		// Neither old nor this writer holds the blob: store it without asking.
+		if _, err := gitrepo.StoreBlob(w.s, f.data); err != nil {
 			return fmt.Errorf("failed to store %s: %w", name, err)
 		}
 		if w.written == nil {
@@ -212,23 +213,4 @@ func forgetData(ix *treeIndex) {
 			ix.files[name] = f
 		}
 	}
-}
-
-// storeBlob stores data as a blob without asking whether it is stored
-// already: the index says it is not (a duplicate is harmless).
-func storeBlob(s storer.EncodedObjectStorer, data []byte) (plumbing.Hash, error) {
-	obj := s.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
-	obj.SetSize(int64(len(data)))
-	wr, err := obj.Writer()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if _, err := wr.Write(data); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if err := wr.Close(); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return s.SetEncodedObject(obj)
 }
