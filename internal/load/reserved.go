@@ -35,7 +35,7 @@ func reservedIssues(obj *unstructured.Unstructured) []issue {
 		slices.Sort(keys)
 		for _, k := range keys {
 			out = append(out, issue{field: keyPath("metadata."+field, k), sev: sevError,
-				msg: "propagit.io/ " + field + " are propagit's own records and may not be set in Git " +
+				msg: workv1alpha1.AnnotationPrefix + " " + field + " are propagit's own records and may not be set in Git " +
 					"(a template may set only the annotations " + workv1alpha1.AnnotationDrift + " and " + workv1alpha1.AnnotationPrune + ")"})
 		}
 	}
