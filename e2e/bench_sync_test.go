@@ -3,11 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -75,12 +71,12 @@ func BenchmarkSyncWebhook(b *testing.B) {
 	const objects = 100
 	env := testenv.Start(b, testenv.Options{Members: benchMembers})
 	names := memberNames(env.Members)
-	remote := httpRemote(b)
+	remote := e2etest.HTTPRemote(b)
 	co := newCheckout(b, remote)
 	ns := randomNamespace("bench")
-	configMapFleet(co, ns, names...)
+	co.ConfigMapFleet(ns, names...)
 	writeConfigMaps(co, ns, objects, "v0")
-	rev, _ := co.commitPush("100 ConfigMaps")
+	rev := co.CommitPush("100 ConfigMaps")
 	fw := watchFleet(b, env.Members, names)
 	hook, status, probe := startBenchController(b, remote, env.Members)
 	fw.wait(benchSetup, fw.allValue(objects, "v0"))
@@ -93,7 +89,7 @@ func BenchmarkSyncWebhook(b *testing.B) {
 		b.StopTimer()
 		v := fmt.Sprintf("v%d", i)
 		writeConfigMaps(co, ns, objects, v)
-		rev, _ := co.commitPush("set " + v)
+		rev := co.CommitPush("set " + v)
 		before := probe.snapshot()
 		b.StartTimer()
 		start := time.Now()
@@ -154,20 +150,20 @@ func BenchmarkSyncOneTemplateChangeLarge(b *testing.B) {
 func benchOneTemplate(b *testing.B, namespaces, perNamespace, members int) {
 	env := testenv.Start(b, testenv.Options{Members: members})
 	names := memberNames(env.Members)
-	remote := httpRemote(b)
+	remote := e2etest.HTTPRemote(b)
 	co := newCheckout(b, remote)
 	prefix := randomNamespace("big")
 	for _, name := range names {
-		co.write(fleetDir+"/clusters/"+name+".yaml", clusterYAML(name))
+		co.Write(fleetDir+"/clusters/"+name+".yaml", clusterYAML(name))
 	}
 	nsName := func(i int) string { return fmt.Sprintf("%s-%d", prefix, i) }
 	for i := range namespaces {
 		ns := nsName(i)
-		co.write(fleetDir+"/"+ns+"/namespace.yaml", e2etest.NamespaceYAML(ns))
-		co.write(fleetDir+"/"+ns+"/policy.yaml", configMapsPolicyYAML(ns, names...))
+		co.Write(fleetDir+"/"+ns+"/namespace.yaml", e2etest.NamespaceYAML(ns))
+		co.Write(fleetDir+"/"+ns+"/policy.yaml", configMapsPolicyYAML(ns, names...))
 		writeConfigMaps(co, ns, perNamespace, "v0")
 	}
-	rev, _ := co.commitPush("2,000 ConfigMaps")
+	rev := co.CommitPush("2,000 ConfigMaps")
 	fw := watchFleet(b, env.Members, names)
 	hook, status, probe := startBenchController(b, remote, env.Members)
 	began := time.Now()
@@ -186,8 +182,8 @@ func benchOneTemplate(b *testing.B, namespaces, perNamespace, members int) {
 		// A different template every time, in a different namespace.
 		k := (i * 613) % (namespaces * perNamespace)
 		ns, name, v := nsName(k/perNamespace), configMapName(k%perNamespace), fmt.Sprintf("v%d", i)
-		co.write(configMapPath(ns, name), configMapYAML(ns, name, v))
-		rev, _ := co.commitPush("set " + ns + "/" + name + " to " + v)
+		co.Write(configMapPath(ns, name), e2etest.ConfigMapYAML(ns, name, v))
+		rev := co.CommitPush("set " + ns + "/" + name + " to " + v)
 		before, opens := scrapeRequests(b, env.Members), fw.watchOpens()
 		fw.resetEvents()
 		costBefore := probe.snapshot()
@@ -261,9 +257,9 @@ func configMapPath(ns, name string) string { return fleetDir + "/" + ns + "/" + 
 
 // writeConfigMaps writes n ConfigMaps of ns with the given value, one file
 // each.
-func writeConfigMaps(co *checkout, ns string, n int, value string) {
+func writeConfigMaps(co *e2etest.Checkout, ns string, n int, value string) {
 	for i := range n {
-		co.write(configMapPath(ns, configMapName(i)), configMapYAML(ns, configMapName(i), value))
+		co.Write(configMapPath(ns, configMapName(i)), e2etest.ConfigMapYAML(ns, configMapName(i), value))
 	}
 }
 
@@ -293,7 +289,7 @@ func checkValues(t testing.TB, m *testenv.Member, ns string, n int, want string)
 // handler in front of it (wired as internal/cli/webhook.go wires it), and
 // returns the webhook, a reader of the status it records and a probe of
 // what its commits cost.
-func startBenchController(t testing.TB, remote *gitRemote, members []*testenv.Member) (*githubHook, *statusReader, *costProbe) {
+func startBenchController(t testing.TB, remote *e2etest.Remote, members []*testenv.Member) (*githubHook, *statusReader, *costProbe) {
 	t.Helper()
 	opts := controllerOptions()
 	opts.Interval = benchInterval
@@ -331,23 +327,9 @@ func serveWebhook(t testing.TB, c *controller.Controller) *githubHook {
 func (h *githubHook) push(rev string) {
 	h.t.Helper()
 	body := fmt.Appendf(nil, `{"ref":"refs/heads/%s","after":%q}`, branch, rev)
-	mac := hmac.New(sha256.New, []byte(benchSecret))
-	mac.Write(body)
-	req, err := http.NewRequest(http.MethodPost, h.url, bytes.NewReader(body))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-GitHub-Event", "push")
-	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		h.t.Fatalf("webhook: %v", err)
-	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusAccepted {
-		h.t.Fatalf("webhook: %s %s, want 202", resp.Status, bytes.TrimSpace(msg))
+	code, msg := e2etest.PostGitHubPush(h.t, h.url, benchSecret, body)
+	if code != http.StatusAccepted {
+		h.t.Fatalf("webhook: %d %s, want 202", code, bytes.TrimSpace(msg))
 	}
 }
 

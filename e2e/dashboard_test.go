@@ -53,7 +53,7 @@ func TestDashboardBrowser(t *testing.T) {
 	}
 	env := testenv.Start(t, testenv.Options{Members: 2, Workloads: true})
 	m1, m2 := env.Members[0], env.Members[1]
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	co := newCheckout(t, remote)
 	rev1 := pushDashboardFleet(co)
 	opts := controllerOptions()
@@ -79,11 +79,11 @@ func TestDashboardBrowser(t *testing.T) {
 	// while the page stays loaded.
 	b.open("/revisions")
 	b.mark()
-	co.edit(qsDeploy, "replicas: 2", "replicas: 3")
-	rev2, pushed := co.commitPush("nginx: 3 replicas")
+	co.Edit(qsDeploy, "replicas: 2", "replicas: 3")
+	rev2, pushed := co.CommitPush("nginx: 3 replicas"), time.Now()
 	b.waitText(fmt.Sprintf(`tr[data-revision=%q] td[data-col="healthy"]`, rev2), "2")
 	t.Logf("timing: commit %s shown healthy on both members %s after the push, without a reload",
-		short(rev2), time.Since(pushed).Round(100*time.Millisecond))
+		e2etest.Short(rev2), time.Since(pushed).Round(100*time.Millisecond))
 	b.checkMarked()
 	b.shot("revisions")
 	b.open("/revision?rev=" + rev2)
@@ -139,20 +139,20 @@ func TestDashboardCRStore(t *testing.T) {
 	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 3})
 	members, hubMember := env.Members[:2], env.Members[2]
-	hub := startHub(t, hubMember)
+	hub := e2etest.StartHub(t, hubMember, converge, pollEvery)
 	hubNS := randomNamespace("propagit")
-	createNamespace(t, hub, hubNS)
-	createNamespace(t, hub, quickstartSecretNamespace)
+	e2etest.CreateNamespace(t, hub, hubNS)
+	e2etest.CreateNamespace(t, hub, quickstartSecretNamespace)
 	for _, m := range members {
 		putMemberSecret(t, hub, quickstartSecretNamespace, m.Name, m)
 	}
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	co := newCheckout(t, remote)
-	co.copyDir(quickstartDir, fleetDir)
+	co.CopyDir(quickstartDir, fleetDir)
 	for _, m := range members {
-		co.edit(fleetDir+"/clusters/"+m.Name+".yaml", "https://"+m.Name+".clusters.example.internal:6443", m.Config.Host)
+		co.Edit(fleetDir+"/clusters/"+m.Name+".yaml", "https://"+m.Name+".clusters.example.internal:6443", m.Config.Host)
 	}
-	rev, _ := co.commitPush("quickstart")
+	rev := co.CommitPush("quickstart")
 	s := newSetup(t, remote)
 	s.KubeconfigDir = ""
 	s.Hub, s.HubNamespace = hub, hubNS
@@ -200,9 +200,9 @@ func TestDashboardCRStore(t *testing.T) {
 
 // pushDashboardFleet pushes the quickstart with a Secret the policy also
 // propagates, and returns the commit.
-func pushDashboardFleet(co *checkout) string {
-	co.copyDir(quickstartDir, fleetDir)
-	co.write(fleetDir+"/apps/nginx/secret.yaml", fmt.Sprintf(`apiVersion: v1
+func pushDashboardFleet(co *e2etest.Checkout) string {
+	co.CopyDir(quickstartDir, fleetDir)
+	co.Write(fleetDir+"/apps/nginx/secret.yaml", fmt.Sprintf(`apiVersion: v1
 kind: Secret
 metadata:
   name: %s
@@ -210,15 +210,15 @@ metadata:
 stringData:
   password: %s
 `, dashSecretName, qsNamespace, dashSecretValue))
-	co.edit(qsPolicy, "    kind: Service\n    name: nginx\n", "    kind: Service\n    name: nginx\n  - apiVersion: v1\n    kind: Secret\n    name: "+dashSecretName+"\n")
-	rev, _ := co.commitPush("quickstart with a Secret")
+	co.Edit(qsPolicy, "    kind: Service\n    name: nginx\n", "    kind: Service\n    name: nginx\n  - apiVersion: v1\n    kind: Secret\n    name: "+dashSecretName+"\n")
+	rev := co.CommitPush("quickstart with a Secret")
 	return rev
 }
 
 // serveDashboard serves the dashboard over the stores (its own instances,
 // as `propagit dashboard` has) and a source follower of remote, on a
 // loopback port until the test ends, and returns its base URL.
-func serveDashboard(t *testing.T, ws dashboard.WorkReader, ss dashboard.StatusReader, remote *gitRemote) string {
+func serveDashboard(t *testing.T, ws dashboard.WorkReader, ss dashboard.StatusReader, remote *e2etest.Remote) string {
 	t.Helper()
 	opts := dashboard.DefaultOptions()
 	opts.Works, opts.Status, opts.RepoURL = ws, ss, remote.URL
@@ -239,7 +239,7 @@ func serveDashboard(t *testing.T, ws dashboard.WorkReader, ss dashboard.StatusRe
 		}
 	}()
 	t.Cleanup(func() { _ = srv.Close() })
-	e2etest.StartLoop(t, "dashboard", stopTimeout, d.Run)
+	e2etest.StartLoop(t, "dashboard", e2etest.StopTimeout, d.Run)
 	return "http://" + ln.Addr().String()
 }
 

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/events"
 	"github.com/propagit/propagit/internal/testenv"
@@ -21,15 +22,15 @@ func TestOpsEventsOnWorks(t *testing.T) {
 	t.Parallel()
 	m1 := sharedMembers(t, 1)[0]
 	hubMember := testenv.Start(t, testenv.Options{Members: 1}).Members[0] // its Work CRs' namespaces are named after the clusters
-	hub := startHub(t, hubMember)
+	hub := e2etest.StartHub(t, hubMember, converge, pollEvery)
 	hubNS := randomNamespace("propagit")
-	createNamespace(t, hub, hubNS)
+	e2etest.CreateNamespace(t, hub, hubNS)
 	ns := randomNamespace("events")
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	co := newCheckout(t, remote)
-	configMapFleet(co, ns, m1.Name)
-	co.write(fleetDir+"/a.yaml", configMapYAML(ns, "a", "v1"))
-	co.commitPush("one ConfigMap")
+	co.ConfigMapFleet(ns, m1.Name)
+	co.Write(fleetDir+"/a.yaml", e2etest.ConfigMapYAML(ns, "a", "v1"))
+	co.CommitPush("one ConfigMap")
 
 	rec, err := events.New(hubMember.Config)
 	if err != nil {
@@ -47,8 +48,8 @@ func TestOpsEventsOnWorks(t *testing.T) {
 	}
 	waitEvent(t, hub, memberNS, m1.Name, corev1.EventTypeNormal, workv1alpha1.EventApplied, "applied")
 
-	co.write(fleetDir+"/override.yaml", overrideYAML(ns, "a", m1.Name, "/data/nope", "x"))
-	rev, _ := co.commitPush("an override with a typo")
+	co.Write(fleetDir+"/override.yaml", overrideYAML(ns, "a", m1.Name, "/data/nope", "x"))
+	rev := co.CommitPush("an override with a typo")
 	ctrl.waitRevision(rev)
 	waitEvent(t, hub, memberNS, m1.Name, corev1.EventTypeWarning, workv1alpha1.EventRenderFailed, "/data/nope")
 }

@@ -32,14 +32,14 @@ func TestFailoverDivided(t *testing.T) {
 	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 3})
 	m1, m2, m3 := env.Members[0], env.Members[1], env.Members[2]
-	remote := fileRemote(t)
+	remote := e2etest.FileRemote(t)
 	co := newCheckout(t, remote)
 	ns := randomNamespace("failover-div")
 	for _, m := range env.Members {
-		co.write(fleetDir+"/clusters/"+m.Name+".yaml", clusterYAML(m.Name))
+		co.Write(fleetDir+"/clusters/"+m.Name+".yaml", clusterYAML(m.Name))
 	}
-	co.write(fleetDir+"/ns.yaml", e2etest.NamespaceYAML(ns))
-	co.write(fleetDir+"/app.yaml", webDeploymentYAML(ns, 9)+fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+	co.Write(fleetDir+"/ns.yaml", e2etest.NamespaceYAML(ns))
+	co.Write(fleetDir+"/app.yaml", webDeploymentYAML(ns, 9)+fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata: {name: web, namespace: %[1]s}
 spec:
@@ -61,7 +61,7 @@ spec:
         - {targetCluster: {clusterNames: [%[3]s]}, weight: 1}
         - {targetCluster: {clusterNames: [%[4]s]}, weight: 1}
 `, ns, m1.Name, m2.Name, m3.Name))
-	co.commitPush("divided 2:1:1")
+	co.CommitPush("divided 2:1:1")
 	opts := controllerOptions()
 	opts.ClusterFailureThreshold, opts.ClusterSuccessThreshold = 2*time.Second, 2*time.Second
 	opts.ProbeTimeout = 2 * time.Second
@@ -114,11 +114,11 @@ func TestFailoverMissedProbe(t *testing.T) {
 	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2, Workloads: true})
 	primary, backup := env.Members[0], env.Members[1]
-	remote := fileRemote(t)
+	remote := e2etest.FileRemote(t)
 	co := newCheckout(t, remote)
 	ns := randomNamespace("failover-miss")
 	failoverFleet(co, ns, "Immediately", 5, 0)
-	co.commitPush("primary/backup")
+	co.CommitPush("primary/backup")
 	opts := controllerOptions()
 	// The outage is a failed probe seen (a pass or two, up to 30 s allowed
 	// below) and the restart of kube-apiserver (3–4 s, more when loaded): a
@@ -230,11 +230,11 @@ func TestFailoverControllerRestart(t *testing.T) {
 	const toleration = 5
 	env := testenv.Start(t, testenv.Options{Members: 2, Workloads: true})
 	primary, backup := env.Members[0], env.Members[1]
-	remote := fileRemote(t)
+	remote := e2etest.FileRemote(t)
 	co := newCheckout(t, remote)
 	ns := randomNamespace("failover-restart")
 	failoverFleet(co, ns, "Never", toleration, 0)
-	rev, _ := co.commitPush("primary/backup")
+	rev := co.CommitPush("primary/backup")
 	opts := controllerOptions()
 	opts.ClusterFailureThreshold, opts.ClusterSuccessThreshold = 2*time.Second, 2*time.Second
 	opts.ProbeTimeout = 2 * time.Second

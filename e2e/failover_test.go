@@ -21,15 +21,15 @@ import (
 
 // failoverFleet is a one-replica Deployment on a primary member with a
 // backup, failing over after tolerationSeconds with the given purge mode.
-func failoverFleet(c *checkout, ns, purge string, tolerationSeconds, graceSeconds int) {
+func failoverFleet(c *e2etest.Checkout, ns, purge string, tolerationSeconds, graceSeconds int) {
 	grace := ""
 	if graceSeconds > 0 {
 		grace = fmt.Sprintf("      gracePeriodSeconds: %d\n", graceSeconds)
 	}
-	c.write(fleetDir+"/clusters/member1.yaml", clusterYAML("member1"))
-	c.write(fleetDir+"/clusters/member2.yaml", clusterYAML("member2"))
-	c.write(fleetDir+"/"+ns+"/ns.yaml", e2etest.NamespaceYAML(ns))
-	c.write(fleetDir+"/"+ns+"/app.yaml", webDeploymentYAML(ns, 1)+fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+	c.Write(fleetDir+"/clusters/member1.yaml", clusterYAML("member1"))
+	c.Write(fleetDir+"/clusters/member2.yaml", clusterYAML("member2"))
+	c.Write(fleetDir+"/"+ns+"/ns.yaml", e2etest.NamespaceYAML(ns))
+	c.Write(fleetDir+"/"+ns+"/app.yaml", webDeploymentYAML(ns, 1)+fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata: {name: web, namespace: %[1]s}
 spec:
@@ -167,13 +167,13 @@ func TestFailoverPrimaryBackup(t *testing.T) {
 	}
 	env := testenv.Start(t, testenv.Options{Members: 2, Workloads: true})
 	primary, backup := env.Members[0], env.Members[1]
-	remote := fileRemote(t)
+	remote := e2etest.FileRemote(t)
 	co := newCheckout(t, remote)
 	for _, a := range apps {
 		a.ns = randomNamespace("failover")
 		failoverFleet(co, a.ns, a.purge, toleration, a.grace)
 	}
-	co.commitPush("primary/backup, one application per purge mode")
+	co.CommitPush("primary/backup, one application per purge mode")
 	opts := controllerOptions()
 	opts.ClusterFailureThreshold, opts.ClusterSuccessThreshold = 2*time.Second, 2*time.Second
 	opts.ProbeTimeout = 2 * time.Second

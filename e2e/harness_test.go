@@ -3,24 +3,18 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/cluster"
 	"github.com/propagit/propagit/internal/controller"
-	"github.com/propagit/propagit/internal/gitserver"
 	"github.com/propagit/propagit/internal/source"
 	"github.com/propagit/propagit/internal/testenv"
 	"github.com/propagit/propagit/internal/works"
@@ -30,11 +24,10 @@ import (
 
 // The shared harness's settings (see e2etest), as this package names them.
 const (
-	branch      = e2etest.Branch
-	fleetDir    = e2etest.FleetDir
-	pollEvery   = e2etest.PollEvery
-	converge    = e2etest.Converge
-	stopTimeout = e2etest.StopTimeout
+	branch    = e2etest.Branch
+	fleetDir  = e2etest.FleetDir
+	pollEvery = e2etest.PollEvery
+	converge  = e2etest.Converge
 )
 
 // eventually polls cond every pollEvery until it holds, and fails the test
@@ -51,134 +44,11 @@ func eventuallyEvery(t testing.TB, timeout, interval time.Duration, cond func() 
 	return e2etest.Eventually(t, timeout, interval, cond)
 }
 
-// gitRemote is the bare repository the controller follows.
-type gitRemote struct {
-	// URL is what the controller and the checkout are given; it may carry
-	// credentials.
-	URL string
-	// Auth authenticates to URL; nil for none.
-	Auth transport.AuthMethod
-	// Dir is the bare repository on disk.
-	Dir string
-	// Server serves Dir over smart HTTP; nil for a file:// remote.
-	Server *gitserver.Server
-}
-
-// httpRemote creates a bare repository served over smart HTTP by git
-// http-backend; the server stops when the test ends.
-func httpRemote(t testing.TB) *gitRemote {
-	t.Helper()
-	root := t.TempDir()
-	srv, err := gitserver.New(root, gitserver.Options{})
-	if err != nil {
-		t.Fatalf("failed to start the git server: %v", err)
-	}
-	t.Cleanup(srv.Close)
-	url, err := srv.InitBare("fleet.git")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &gitRemote{URL: url, Dir: filepath.Join(root, "fleet.git"), Server: srv}
-}
-
-// fileRemote creates a bare repository reached through a file:// URL.
-func fileRemote(t testing.TB) *gitRemote {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "fleet.git")
-	if _, err := git.PlainInit(dir, true); err != nil {
-		t.Fatalf("failed to create bare repository: %v", err)
-	}
-	return &gitRemote{URL: "file://" + dir, Dir: dir}
-}
-
-// checkout is a working copy whose commits a test pushes to the remote, as
-// a person would.
-type checkout struct {
-	*e2etest.Checkout
-	t testing.TB
-}
-
 // newCheckout creates an empty working copy on branch main whose origin is
-// r.
-func newCheckout(t testing.TB, r *gitRemote) *checkout {
+// r; a test pushes its commits as a person would.
+func newCheckout(t testing.TB, r *e2etest.Remote) *e2etest.Checkout {
 	t.Helper()
-	return &checkout{Checkout: e2etest.NewCheckout(t, r.URL, branch, r.Auth), t: t}
-}
-
-// write writes a file, path relative to the repository root.
-func (c *checkout) write(path, content string) {
-	c.t.Helper()
-	c.Write(path, content)
-}
-
-// read returns a file's content, path relative to the repository root.
-func (c *checkout) read(path string) string {
-	c.t.Helper()
-	data, err := os.ReadFile(filepath.Join(c.Dir, filepath.FromSlash(path)))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return string(data)
-}
-
-// edit replaces exactly one occurrence of old in a file.
-func (c *checkout) edit(path, old, new string) {
-	c.t.Helper()
-	content := c.read(path)
-	if n := strings.Count(content, old); n != 1 {
-		c.t.Fatalf("%s: want exactly one %q, found %d", path, old, n)
-	}
-	c.write(path, strings.Replace(content, old, new, 1))
-}
-
-// remove deletes a file or folder, path relative to the repository root.
-func (c *checkout) remove(path string) {
-	c.t.Helper()
-	if err := os.RemoveAll(filepath.Join(c.Dir, filepath.FromSlash(path))); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-// copyDir copies the files under src (on disk) to dst in the checkout.
-func (c *checkout) copyDir(src, dst string) {
-	c.t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		c.write(filepath.ToSlash(filepath.Join(dst, rel)), string(data))
-		return nil
-	})
-	if err != nil {
-		c.t.Fatalf("failed to copy %s: %v", src, err)
-	}
-}
-
-// commit records every change and returns the commit hash.
-func (c *checkout) commit(msg string) string {
-	c.t.Helper()
-	return c.Commit(msg)
-}
-
-// push pushes main to origin.
-func (c *checkout) push() {
-	c.t.Helper()
-	c.Push("")
-}
-
-// commitPush commits every change, pushes it, and returns the commit and
-// when the push completed.
-func (c *checkout) commitPush(msg string) (string, time.Time) {
-	c.t.Helper()
-	return c.CommitPush(msg), time.Now()
+	return e2etest.NewCheckout(t, r.URL, branch, r.Auth)
 }
 
 // setup is what a controller is started with; a restarted controller is
@@ -200,37 +70,21 @@ type setup struct {
 
 // newSetup points a controller at r and at members, whose credentials are
 // kubeconfig files.
-func newSetup(t testing.TB, r *gitRemote, members ...*testenv.Member) setup {
+func newSetup(t testing.TB, r *e2etest.Remote, members ...*testenv.Member) setup {
 	t.Helper()
 	cache := t.TempDir()
 	return setup{
 		URL:           r.URL,
 		Auth:          r.Auth,
-		KubeconfigDir: kubeconfigDir(t, members...),
+		KubeconfigDir: e2etest.KubeconfigDir(t, members...),
 		SourceCache:   filepath.Join(cache, "source"),
 		WorksCache:    filepath.Join(cache, "works"),
 	}
 }
 
-// kubeconfigDir copies each member's kubeconfig to <dir>/<name>.kubeconfig,
-// the layout of --kubeconfig-dir.
-func kubeconfigDir(t testing.TB, members ...*testenv.Member) string {
-	return e2etest.KubeconfigDir(t, members...)
-}
-
 // controllerOptions are the controller's defaults with the waits shortened
 // for tests.
-func controllerOptions() controller.Options {
-	opts := controller.DefaultOptions()
-	opts.Interval = time.Second
-	opts.ProbeTimeout = 5 * time.Second
-	opts.ProbeInterval = time.Second
-	opts.Deliver.RetryMin = 250 * time.Millisecond
-	opts.Deliver.RetryMax = 2 * time.Second
-	opts.Deliver.HealthInterval = time.Second
-	opts.Deliver.Version = "e2e"
-	return opts
-}
+func controllerOptions() controller.Options { return e2etest.ControllerOptions("e2e") }
 
 // countingFetcher is the controller's Git fetcher, counting the fetches
 // that completed so a test can wait for whole reconcile passes.
@@ -287,7 +141,7 @@ func startControllerOpts(t testing.TB, s setup, opts controller.Options) *runnin
 	fetcher := &countingFetcher{inner: controller.GitFetcher(follower)}
 	c := controller.New(opts, fetcher, ws, ss, creds, logs.logger())
 	r := &running{Controller: c, t: t, fetcher: fetcher, logs: logs}
-	r.loop = e2etest.StartLoop(t, "controller", stopTimeout, c.Run)
+	r.loop = e2etest.StartLoop(t, "controller", e2etest.StopTimeout, c.Run)
 	t.Cleanup(r.stop) // runs before the loop's own cleanup
 	return r
 }
@@ -318,10 +172,7 @@ func (r *running) waitPasses(n int64) {
 // waitRevision waits until the controller has the revision rev in force.
 func (r *running) waitRevision(rev string) {
 	r.t.Helper()
-	eventually(r.t, converge, func() (bool, string) {
-		st := r.State()
-		return st.Revision == rev && st.SourceError == "", fmt.Sprintf("want revision %s, state %+v", rev, st)
-	})
+	e2etest.WaitRevision(r.t, r.Controller, rev)
 }
 
 // statusReader reads the Works and their status the controller wrote,
@@ -333,7 +184,7 @@ type statusReader struct {
 }
 
 // newStatusReader reads the Git work branch and status refs of r.
-func newStatusReader(t testing.TB, r *gitRemote) *statusReader {
+func newStatusReader(t testing.TB, r *e2etest.Remote) *statusReader {
 	t.Helper()
 	store, err := gitstore.New(gitstore.Options{URL: r.URL, Auth: r.Auth})
 	if err != nil {
@@ -368,40 +219,11 @@ func (s *statusReader) waitApplied(rev string, clusters ...string) map[string]*w
 				return false, fmt.Sprintf("%s: %v", c, err)
 			}
 			if st.AppliedRevision != rev {
-				return false, fmt.Sprintf("%s: applied %q, want %s; %s", c, st.AppliedRevision, rev, describeStatus(st))
+				return false, fmt.Sprintf("%s: applied %q, want %s; %s", c, st.AppliedRevision, rev, e2etest.DescribeStatus(st))
 			}
 			out[c] = st
 		}
 		return true, ""
 	})
 	return out
-}
-
-// condition returns the condition typ of st, nil when absent.
-func condition(st *workv1alpha1.WorkStatus, typ string) *metav1.Condition {
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == typ {
-			return &st.Conditions[i]
-		}
-	}
-	return nil
-}
-
-// describeStatus renders the parts of a status a failing wait should show.
-func describeStatus(st *workv1alpha1.WorkStatus) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "applied=%q", st.AppliedRevision)
-	for _, c := range st.Conditions {
-		fmt.Fprintf(&b, " %s=%s(%s: %s)", c.Type, c.Status, c.Reason, c.Message)
-	}
-	fmt.Fprintf(&b, " inventory=%d", len(st.Inventory))
-	return b.String()
-}
-
-// short returns the first 12 characters of a revision.
-func short(rev string) string {
-	if len(rev) > 12 {
-		return rev[:12]
-	}
-	return rev
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
@@ -42,18 +43,18 @@ func TestHostileRetentionCannotReplaceObject(t *testing.T) {
 	m := sharedMembers(t, 1)[0]
 	ns := randomNamespace("retain")
 	pod := "pwn-" + ns
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	co := newCheckout(t, remote)
-	configMapFleet(co, ns, m.Name)
-	co.write(fleetDir+"/ric.yaml", podRetentionRIC(pod))
-	co.write(fleetDir+"/app.yaml", configMapYAML(ns, "app", "v1"))
-	rev1, _ := co.commitPush("a ConfigMap and a customization whose Retain returns a Pod")
+	co.ConfigMapFleet(ns, m.Name)
+	co.Write(fleetDir+"/ric.yaml", podRetentionRIC(pod))
+	co.Write(fleetDir+"/app.yaml", e2etest.ConfigMapYAML(ns, "app", "v1"))
+	rev1 := co.CommitPush("a ConfigMap and a customization whose Retain returns a Pod")
 	startController(t, newSetup(t, remote, m))
 	statuses := newStatusReader(t, remote)
 	statuses.waitApplied(rev1, m.Name) // created: Retain runs only on a live copy
 
-	co.write(fleetDir+"/app.yaml", configMapYAML(ns, "app", "v2"))
-	co.commitPush("the ConfigMap changes, so Retain runs")
+	co.Write(fleetDir+"/app.yaml", e2etest.ConfigMapYAML(ns, "app", "v2"))
+	co.CommitPush("the ConfigMap changes, so Retain runs")
 	eventually(t, converge, func() (bool, string) {
 		st, err := statuses.get(m.Name)
 		if err != nil {
@@ -61,7 +62,7 @@ func TestHostileRetentionCannotReplaceObject(t *testing.T) {
 		}
 		o := objectResult(st, "ConfigMap", ns, "app")
 		return o != nil && o.Action == workv1alpha1.ActionFailed && strings.Contains(o.Message, "Retain") &&
-			strings.Contains(o.Message, "changed kind"), fmt.Sprintf("ConfigMap result %+v; %s", o, describeStatus(st))
+			strings.Contains(o.Message, "changed kind"), fmt.Sprintf("ConfigMap result %+v; %s", o, e2etest.DescribeStatus(st))
 	})
 	if p, err := getOrNil(m.Client().CoreV1().Pods("kube-system").Get, pod); err != nil || p != nil {
 		t.Fatalf("Pod kube-system/%s on the member: %v (err %v)", pod, p != nil, err)

@@ -69,28 +69,28 @@ func TestHostileScriptBombKeepsControllerAlive(t *testing.T) {
 	}
 	env := testenv.Start(t, testenv.Options{Members: 1})
 	m1 := env.Members[0]
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	co := newCheckout(t, remote)
 	good := goodScriptFleet()
 	for file, content := range good {
-		co.write(fleetDir+"/"+file, content)
+		co.Write(fleetDir+"/"+file, content)
 	}
-	co.commitPush("app v1")
+	co.CommitPush("app v1")
 
 	health := e2etest.FreeAddr(t)
 	ctrl := startBinaryController(t, bin, "--repo", remote.URL, "--branch", branch, "--path", fleetDir,
-		"--kubeconfig-dir", kubeconfigDir(t, m1), "--cache-dir", t.TempDir(), "--interval", "1s",
+		"--kubeconfig-dir", e2etest.KubeconfigDir(t, m1), "--cache-dir", t.TempDir(), "--interval", "1s",
 		"--health-addr", health, "--http-addr", "")
 	waitAppConfigMap(t, m1, "v1")
 	probe := probeHealth(t, health)
 
 	for _, b := range scriptBombs {
-		co.write(fleetDir+"/"+b.file, scriptBomb(b.name, b.body))
-		co.edit(fleetDir+"/app/cm.yaml", `"v1"`, `"bad"`)
-		bad, pushed := co.commitPush("script bomb " + b.name)
+		co.Write(fleetDir+"/"+b.file, scriptBomb(b.name, b.body))
+		co.Edit(fleetDir+"/app/cm.yaml", `"v1"`, `"bad"`)
+		bad, pushed := co.CommitPush("script bomb "+b.name), time.Now()
 		eventually(t, converge, func() (bool, string) {
 			return strings.Contains(ctrl.line(b.file+":"), "stopped") || ctrl.exited(),
-				fmt.Sprintf("no render error naming %s and a budget stop for %s", b.file, short(bad))
+				fmt.Sprintf("no render error naming %s and a budget stop for %s", b.file, e2etest.Short(bad))
 		})
 		if ctrl.exited() {
 			t.Fatalf("%s: the controller exited: %v", b.name, ctrl.state())
@@ -106,11 +106,11 @@ func TestHostileScriptBombKeepsControllerAlive(t *testing.T) {
 		if cm, err := getConfigMap(m1, "shop", "app"); err != nil || cm == nil || cm.Data["value"] != "v1" {
 			t.Errorf("%s: the member's ConfigMap is %v (%v), want the previous revision's v1", b.name, cm, err)
 		}
-		co.remove(fleetDir + "/" + b.file)
-		co.edit(fleetDir+"/app/cm.yaml", `"bad"`, `"v1"`)
+		co.Remove(fleetDir + "/" + b.file)
+		co.Edit(fleetDir+"/app/cm.yaml", `"bad"`, `"v1"`)
 	}
-	co.edit(fleetDir+"/app/cm.yaml", `"v1"`, `"v2"`)
-	co.commitPush("app v2")
+	co.Edit(fleetDir+"/app/cm.yaml", `"v1"`, `"v2"`)
+	co.CommitPush("app v2")
 	waitAppConfigMap(t, m1, "v2")
 	if ctrl.exited() {
 		t.Fatalf("the controller exited: %v", ctrl.state())

@@ -171,12 +171,7 @@ var propagitBinary = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	binaryDir = dir
-	bin := filepath.Join(dir, "propagit")
-	out, err := exec.Command("go", "build", "-o", bin, "../cmd/propagit").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
+	return e2etest.BuildPropagit(dir)
 })
 
 // lockedBuffer collects a process' output.
@@ -230,19 +225,19 @@ func TestHostileControllerKeepsLastGood(t *testing.T) {
 		t.Fatal(err)
 	}
 	m1 := sharedMembers(t, 1)[0]
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	status := newStatusReader(t, remote)
 	co := newCheckout(t, remote)
-	co.write(fleetDir+"/cluster.yaml", hostileCluster)
-	co.write(fleetDir+"/policy.yaml", hostilePolicy)
-	co.write(fleetDir+"/ns.yaml", hostileNamespace)
-	co.write(fleetDir+"/app/cm.yaml", hostileConfigMap("ConfigMap", "app", "v1"))
-	good, _ := co.commitPush("app v1")
+	co.Write(fleetDir+"/cluster.yaml", hostileCluster)
+	co.Write(fleetDir+"/policy.yaml", hostilePolicy)
+	co.Write(fleetDir+"/ns.yaml", hostileNamespace)
+	co.Write(fleetDir+"/app/cm.yaml", hostileConfigMap("ConfigMap", "app", "v1"))
+	good := co.CommitPush("app v1")
 
 	health := e2etest.FreeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "controller", "--repo", remote.URL, "--branch", branch, "--path", fleetDir,
-		"--kubeconfig-dir", kubeconfigDir(t, m1), "--cache-dir", t.TempDir(), "--interval", "1s",
+		"--kubeconfig-dir", e2etest.KubeconfigDir(t, m1), "--cache-dir", t.TempDir(), "--interval", "1s",
 		"--health-addr", health, "--http-addr", "")
 	// What setMemoryLimit derives from a 1 GiB cgroup (no cgroup here).
 	cmd.Env = append(os.Environ(), fmt.Sprintf("GOMEMLIMIT=%d", memoryBudget*9/10))
@@ -331,14 +326,14 @@ func TestHostileControllerKeepsLastGood(t *testing.T) {
 	}
 	for _, bomb := range bombs {
 		for file, content := range bomb.files {
-			co.write(fleetDir+"/"+file, content)
+			co.Write(fleetDir+"/"+file, content)
 		}
-		co.edit(fleetDir+"/app/cm.yaml", `"v1"`, `"bad"`)
-		bad, _ := co.commitPush(bomb.name)
+		co.Edit(fleetDir+"/app/cm.yaml", `"v1"`, `"bad"`)
+		bad := co.CommitPush(bomb.name)
 		eventually(t, converge, func() (bool, string) {
 			l := logs.String()
 			return strings.Contains(l, bomb.where) && strings.Contains(l, bad[:7]),
-				fmt.Sprintf("no log naming %s for %s", bomb.where, short(bad))
+				fmt.Sprintf("no log naming %s for %s", bomb.where, e2etest.Short(bad))
 		})
 		if rss, err := peakRSS(cmd.Process.Pid); err == nil {
 			t.Logf("%s: refused; controller peak RSS so far %d MiB", bomb.name, rss>>20)
@@ -347,17 +342,17 @@ func TestHostileControllerKeepsLastGood(t *testing.T) {
 			t.Errorf("%s: the member's ConfigMap is %v (%v), want the last good v1", bomb.name, cm, err)
 		}
 		if st, err := status.get(m1.Name); err != nil || st.AppliedRevision != good {
-			t.Errorf("%s: status %+v (%v), want %s applied", bomb.name, st, err, short(good))
+			t.Errorf("%s: status %+v (%v), want %s applied", bomb.name, st, err, e2etest.Short(good))
 		}
 		for file := range bomb.files {
-			co.remove(fleetDir + "/" + file)
+			co.Remove(fleetDir + "/" + file)
 		}
-		co.edit(fleetDir+"/app/cm.yaml", `"bad"`, `"v1"`)
+		co.Edit(fleetDir+"/app/cm.yaml", `"bad"`, `"v1"`)
 	}
 
 	// Still working: a good commit lands.
-	co.edit(fleetDir+"/app/cm.yaml", `"v1"`, `"v2"`)
-	rev, _ := co.commitPush("app v2")
+	co.Edit(fleetDir+"/app/cm.yaml", `"v1"`, `"v2"`)
+	rev := co.CommitPush("app v2")
 	eventually(t, converge, func() (bool, string) {
 		cm, err := getConfigMap(m1, "shop", "app")
 		return err == nil && cm != nil && cm.Data["value"] == "v2", fmt.Sprintf("ConfigMap shop/app: %v, %v", cm, err)

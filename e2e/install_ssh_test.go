@@ -70,14 +70,14 @@ func TestOpsInstallOverSSHThenUninstall(t *testing.T) {
 		"--image", "registry.example.com/propagit:v0.0.1-e2e")
 
 	// The member is the hub itself, joined as the README says.
-	local := &gitRemote{URL: "file://" + filepath.Join(root, "fleet.git"), Dir: filepath.Join(root, "fleet.git")}
+	local := &e2etest.Remote{URL: "file://" + filepath.Join(root, "fleet.git"), Dir: filepath.Join(root, "fleet.git")}
 	co := newCheckout(t, local)
-	co.write(fleetDir+"/clusters/"+hub.Name+".yaml", string(joinPush(t, c, hub)))
+	co.Write(fleetDir+"/clusters/"+hub.Name+".yaml", string(joinPush(t, c, hub)))
 	app := e2etest.RandomName("ssh-app")
-	co.write(fleetDir+"/namespace.yaml", e2etest.NamespaceYAML(app))
-	co.write(fleetDir+"/policy.yaml", configMapsPolicyYAML(app, hub.Name))
-	co.write(fleetDir+"/settings.yaml", configMapYAML(app, "settings", "over-ssh"))
-	rev, _ := co.commitPush("a fleet served over SSH")
+	co.Write(fleetDir+"/namespace.yaml", e2etest.NamespaceYAML(app))
+	co.Write(fleetDir+"/policy.yaml", configMapsPolicyYAML(app, hub.Name))
+	co.Write(fleetDir+"/settings.yaml", e2etest.ConfigMapYAML(app, "settings", "over-ssh"))
+	rev := co.CommitPush("a fleet served over SSH")
 
 	stop := runAsPod(t, bin, c, hub, ns)
 	newStatusReader(t, local).waitApplied(rev, hub.Name)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -164,11 +163,9 @@ func checkInstalledRBAC(t *testing.T, c client.Client, ns string) {
 // buildPropagit builds cmd/propagit into the test's temporary folder.
 func buildPropagit(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "propagit")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/propagit")
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/propagit: %v\n%s", err, out)
+	bin, err := e2etest.BuildPropagit(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

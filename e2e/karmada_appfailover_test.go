@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-
 	"github.com/propagit/propagit/internal/testenv"
 )
 
@@ -28,11 +28,11 @@ func TestKarmadaApplicationFailover(t *testing.T) {
 	const toleration = 5
 	env := testenv.Start(t, testenv.Options{Members: 2, Workloads: true})
 	primary, backup := env.Members[0], env.Members[1]
-	remote := fileRemote(t)
+	remote := e2etest.FileRemote(t)
 	co := newCheckout(t, remote)
 	ns := randomNamespace("appfail")
 	failoverFleet(co, ns, "Directly", toleration, 0)
-	co.commitPush("application failover")
+	co.CommitPush("application failover")
 	r := startControllerOpts(t, newSetup(t, remote, primary, backup), controllerOptions())
 
 	waitDeployment(t, primary, ns, true, true, converge)
@@ -47,7 +47,7 @@ func TestKarmadaApplicationFailover(t *testing.T) {
 		if err != nil {
 			return false, err.Error()
 		}
-		return meta.IsStatusConditionTrue(st.Conditions, workv1alpha1.ConditionReady), describeStatus(st)
+		return meta.IsStatusConditionTrue(st.Conditions, workv1alpha1.ConditionReady), e2etest.DescribeStatus(st)
 	})
 	r.waitPasses(2)
 	breaking := time.Now()

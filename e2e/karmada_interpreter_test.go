@@ -11,7 +11,6 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -121,20 +120,20 @@ func TestKarmadaInterpreterDividesACRD(t *testing.T) {
 		e2etest.InstallCRD(t, m, crdFile, converge, pollEvery)
 	}
 	ns := randomNamespace("interp")
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	co := newCheckout(t, remote)
 	for _, name := range []string{m1.Name, m2.Name} {
-		co.write(fleetDir+"/clusters/"+name+".yaml", clusterYAML(name))
+		co.Write(fleetDir+"/clusters/"+name+".yaml", clusterYAML(name))
 	}
-	co.write(fleetDir+"/namespace.yaml", e2etest.NamespaceYAML(ns))
+	co.Write(fleetDir+"/namespace.yaml", e2etest.NamespaceYAML(ns))
 	for name, content := range rolloutFleet(ns, m1.Name, m2.Name) {
-		co.write(fleetDir+"/"+name, content)
+		co.Write(fleetDir+"/"+name, content)
 	}
-	rev, pushed := co.commitPush("a Rollout divided 2:1 by its customization")
+	rev, pushed := co.CommitPush("a Rollout divided 2:1 by its customization"), time.Now()
 	startController(t, newSetup(t, remote, env.Members...))
 	statuses := newStatusReader(t, remote)
 	statuses.waitApplied(rev, m1.Name, m2.Name)
-	t.Logf("timing: both members applied %s %s after the push", short(rev), time.Since(pushed).Round(time.Millisecond))
+	t.Logf("timing: both members applied %s %s after the push", e2etest.Short(rev), time.Since(pushed).Round(time.Millisecond))
 
 	want := map[*testenv.Member]int64{m1: 4, m2: 2}
 	for m, n := range want {
@@ -157,7 +156,7 @@ func TestKarmadaInterpreterDividesACRD(t *testing.T) {
 						fmt.Sprintf("%s: Rollout health %s, want InProgress from InterpretHealth", m.Name, o.Health)
 				}
 			}
-			return false, fmt.Sprintf("%s: no Rollout in %s", m.Name, describeStatus(st))
+			return false, fmt.Sprintf("%s: no Rollout in %s", m.Name, e2etest.DescribeStatus(st))
 		})
 	}
 	row := waitTemplateRow(t, remote.URL, template, func(r status.TemplateRow) bool { return r.DesiredReplicas == 6 })
@@ -175,15 +174,7 @@ func TestKarmadaInterpreterDividesACRD(t *testing.T) {
 // kinds) that also knows CRDs.
 func memberClient(t *testing.T, m *testenv.Member) client.Client {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(m.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return e2etest.NewClient(t, m.Config, apiextensionsv1.AddToScheme)
 }
 
 var rolloutGVK = schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Rollout"}

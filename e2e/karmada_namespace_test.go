@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/testenv"
 )
 
@@ -16,11 +17,11 @@ func TestKarmadaNamespacePlacedOnOneMember(t *testing.T) {
 	t.Parallel()
 	members := sharedMembers(t, 2)
 	m1, m2 := members[0], members[1]
-	remote := fileRemote(t)
+	remote := e2etest.FileRemote(t)
 	co := newCheckout(t, remote)
 	ns := randomNamespace("only1")
-	co.write(fleetDir+"/clusters.yaml", clusterYAML(m1.Name)+"---\n"+clusterYAML(m2.Name))
-	co.write(fleetDir+"/ns.yaml", fmt.Sprintf(`apiVersion: v1
+	co.Write(fleetDir+"/clusters.yaml", clusterYAML(m1.Name)+"---\n"+clusterYAML(m2.Name))
+	co.Write(fleetDir+"/ns.yaml", fmt.Sprintf(`apiVersion: v1
 kind: Namespace
 metadata:
   name: %[1]s
@@ -41,8 +42,8 @@ spec:
   resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]
   placement:
     clusterAffinity: {clusterNames: [%[2]s]}
-`, ns, m1.Name)+"---\n"+configMapYAML(ns, "settings", "one"))
-	co.write(fleetDir+"/everywhere.yaml", configMapYAML("default", ns+"-marker", "both")+`---
+`, ns, m1.Name)+"---\n"+e2etest.ConfigMapYAML(ns, "settings", "one"))
+	co.Write(fleetDir+"/everywhere.yaml", e2etest.ConfigMapYAML("default", ns+"-marker", "both")+`---
 apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata: {name: marker}
@@ -51,7 +52,7 @@ spec:
   placement:
     clusterAffinity: {clusterNames: [`+m1.Name+`, `+m2.Name+`]}
 `)
-	rev, _ := co.commitPush("a namespace on member1 only")
+	rev := co.CommitPush("a namespace on member1 only")
 	startController(t, newSetup(t, remote, m1, m2))
 	newStatusReader(t, remote).waitApplied(rev, m1.Name, m2.Name)
 

@@ -82,7 +82,7 @@ func replicasIs(m *testenv.Member, ns, name string, want int32) (bool, string) {
 	case d == nil:
 		return false, fmt.Sprintf("%s: Deployment %s/%s not found", m.Name, ns, name)
 	case d.Spec.Replicas == nil || *d.Spec.Replicas != want:
-		return false, fmt.Sprintf("%s: Deployment %s/%s has replicas %v, want %d", m.Name, ns, name, deref(d.Spec.Replicas), want)
+		return false, fmt.Sprintf("%s: Deployment %s/%s has replicas %v, want %d", m.Name, ns, name, e2etest.Deref(d.Spec.Replicas), want)
 	}
 	return true, ""
 }
@@ -106,13 +106,6 @@ func firstImage(d *appsv1.Deployment) string {
 		return ""
 	}
 	return d.Spec.Template.Spec.Containers[0].Image
-}
-
-func deref(p *int32) any {
-	if p == nil {
-		return "<nil>"
-	}
-	return *p
 }
 
 // both combines conditions: it holds when all hold, and reports the first

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/notify"
 )
 
@@ -61,11 +62,11 @@ func TestOpsCommitStatusFollowsTheRollout(t *testing.T) {
 	t.Parallel()
 	members := sharedMembers(t, 2)
 	ns := randomNamespace("notify")
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	co := newCheckout(t, remote)
-	configMapFleet(co, ns, memberNames(members)...)
-	co.write(fleetDir+"/app.yaml", configMapYAML(ns, "app", "v1"))
-	rev1, _ := co.commitPush("app v1")
+	co.ConfigMapFleet(ns, memberNames(members)...)
+	co.Write(fleetDir+"/app.yaml", e2etest.ConfigMapYAML(ns, "app", "v1"))
+	rev1 := co.CommitPush("app v1")
 
 	host := &gitHost{t: t, statuses: map[string][]map[string]any{}}
 	srv := httptest.NewServer(host)
@@ -78,13 +79,13 @@ func TestOpsCommitStatusFollowsTheRollout(t *testing.T) {
 		return func() (bool, string) {
 			s := host.last(rev)
 			return s != nil && s["state"] == "success" && s["description"] == "propagit: 2/2 clusters healthy" && s["context"] == "propagit",
-				fmt.Sprintf("last status on %s: %v", short(rev), s)
+				fmt.Sprintf("last status on %s: %v", e2etest.Short(rev), s)
 		}
 	}
 	eventually(t, converge, success(rev1))
 
-	co.write(fleetDir+"/app.yaml", configMapYAML(ns, "app", "v2"))
-	rev2, _ := co.commitPush("app v2")
+	co.Write(fleetDir+"/app.yaml", e2etest.ConfigMapYAML(ns, "app", "v2"))
+	rev2 := co.CommitPush("app v2")
 	ctrl.waitRevision(rev2)
 	eventually(t, converge, success(rev2))
 }

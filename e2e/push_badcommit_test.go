@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/testenv"
 )
 
@@ -41,11 +42,11 @@ func TestPushBadCommitKeepsLastGood(t *testing.T) {
 	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	m1, m2 := env.Members[0], env.Members[1]
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	status := newStatusReader(t, remote)
 	co := newCheckout(t, remote)
-	co.copyDir(quickstartDir, fleetDir)
-	rev1, _ := co.commitPush("quickstart")
+	co.CopyDir(quickstartDir, fleetDir)
+	rev1 := co.CommitPush("quickstart")
 	ctrl := startController(t, newSetup(t, remote, env.Members...))
 	eventually(t, converge, both(
 		func() (bool, string) { return replicasIs(m1, qsNamespace, qsApp, 2) },
@@ -56,28 +57,28 @@ func TestPushBadCommitKeepsLastGood(t *testing.T) {
 
 	// Broken YAML, in a commit that would also prune the Service and scale
 	// nginx if it were applied.
-	co.remove(qsService)
-	co.edit(qsDeploy, "replicas: 2", "replicas: 4")
-	co.write(fleetDir+"/"+brokenFile, brokenYAML)
-	rev2, _ := co.commitPush("nginx: config (broken YAML)")
+	co.Remove(qsService)
+	co.Edit(qsDeploy, "replicas: 2", "replicas: 4")
+	co.Write(fleetDir+"/"+brokenFile, brokenYAML)
+	rev2 := co.CommitPush("nginx: config (broken YAML)")
 	where := regexp.MustCompile(regexp.QuoteMeta(brokenFile) + `:\d+`)
 	msg := waitSourceError(t, ctrl, rev1, rev2, where)
 	t.Logf("broken YAML reported as: %s", msg)
 	checkKeptLastGood(t, ctrl, status, env, before, rev1, where.FindString(msg))
 
 	// Valid YAML now, but an invalid policy.
-	co.write(fleetDir+"/"+brokenFile, fixedYAML)
-	co.edit(qsPolicy, "replicaSchedulingType: Duplicated", "replicaSchedulingType: Sideways")
-	rev3, _ := co.commitPush("nginx: invalid replicaSchedulingType")
-	policyAt := strings.TrimPrefix(qsPolicy, fleetDir+"/") + fmt.Sprintf(":%d", lineOf(t, co.read(qsPolicy), "Sideways"))
+	co.Write(fleetDir+"/"+brokenFile, fixedYAML)
+	co.Edit(qsPolicy, "replicaSchedulingType: Duplicated", "replicaSchedulingType: Sideways")
+	rev3 := co.CommitPush("nginx: invalid replicaSchedulingType")
+	policyAt := strings.TrimPrefix(qsPolicy, fleetDir+"/") + fmt.Sprintf(":%d", lineOf(t, co.Read(qsPolicy), "Sideways"))
 	msg = waitSourceError(t, ctrl, rev1, rev3, regexp.MustCompile(regexp.QuoteMeta(policyAt)))
 	t.Logf("invalid policy reported as: %s", msg)
 	checkKeptLastGood(t, ctrl, status, env, before, rev1, policyAt)
 
 	// The fix converges: the Service deletion and the scaling of the bad
 	// commits land with it.
-	co.edit(qsPolicy, "replicaSchedulingType: Sideways", "replicaSchedulingType: Duplicated")
-	rev4, _ := co.commitPush("nginx: fix replicaSchedulingType")
+	co.Edit(qsPolicy, "replicaSchedulingType: Sideways", "replicaSchedulingType: Duplicated")
+	rev4 := co.CommitPush("nginx: fix replicaSchedulingType")
 	ctrl.waitRevision(rev4)
 	eventually(t, converge, both(
 		func() (bool, string) { return replicasIs(m1, qsNamespace, qsApp, 4) },
@@ -129,9 +130,9 @@ func waitSourceError(t *testing.T, ctrl *running, good, rev string, where *regex
 		st := ctrl.State()
 		msg = st.SourceError
 		return st.Fetched == rev && st.Revision == good && where.MatchString(st.SourceError),
-			fmt.Sprintf("want fetched %s, revision %s and an error matching %q; state %+v", short(rev), short(good), where, st)
+			fmt.Sprintf("want fetched %s, revision %s and an error matching %q; state %+v", e2etest.Short(rev), e2etest.Short(good), where, st)
 	})
-	t.Logf("timing: bad revision %s reported %s after the push", short(rev), took.Round(1e6))
+	t.Logf("timing: bad revision %s reported %s after the push", e2etest.Short(rev), took.Round(1e6))
 	return msg
 }
 
@@ -150,11 +151,11 @@ func checkKeptLastGood(t *testing.T, ctrl *running, status *statusReader, env *t
 			t.Fatalf("%s: failed to read status: %v", m.Name, err)
 		}
 		if st.AppliedRevision != good {
-			t.Errorf("%s: status says %s applied, want the last good %s", m.Name, short(st.AppliedRevision), short(good))
+			t.Errorf("%s: status says %s applied, want the last good %s", m.Name, e2etest.Short(st.AppliedRevision), e2etest.Short(good))
 		}
 	}
 	if st := ctrl.State(); st.Revision != good {
-		t.Errorf("controller state %+v, want the last good revision %s in force", st, short(good))
+		t.Errorf("controller state %+v, want the last good revision %s in force", st, e2etest.Short(good))
 	}
 	if _, ok := ctrl.logs.find(where); !ok {
 		t.Errorf("the controller logged nothing naming %s; its log:\n%s", where, strings.Join(ctrl.logs.all(), "\n"))

@@ -6,6 +6,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/testenv"
 )
 
@@ -21,22 +22,22 @@ func TestPushCRStore(t *testing.T) {
 	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 3})
 	members, hubMember := env.Members[:2], env.Members[2]
-	hub := startHub(t, hubMember)
+	hub := e2etest.StartHub(t, hubMember, converge, pollEvery)
 	hubNS := randomNamespace("propagit")
-	createNamespace(t, hub, hubNS)
-	createNamespace(t, hub, quickstartSecretNamespace)
+	e2etest.CreateNamespace(t, hub, hubNS)
+	e2etest.CreateNamespace(t, hub, quickstartSecretNamespace)
 	for _, m := range members {
 		putMemberSecret(t, hub, quickstartSecretNamespace, m.Name, m)
 	}
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	s := newSetup(t, remote)
 	s.KubeconfigDir = ""
 	s.Hub, s.HubNamespace = hub, hubNS
 	// A Cluster's apiEndpoint must be its credential's server: the
 	// example's placeholders become the members' real endpoints.
-	prepare := func(co *checkout) {
+	prepare := func(co *e2etest.Checkout) {
 		for _, m := range members {
-			co.edit(fleetDir+"/clusters/"+m.Name+".yaml", "https://"+m.Name+".clusters.example.internal:6443", m.Config.Host)
+			co.Edit(fleetDir+"/clusters/"+m.Name+".yaml", "https://"+m.Name+".clusters.example.internal:6443", m.Config.Host)
 		}
 	}
 	runQuickstart(t, quickstart{remote: remote, members: members, setup: s, status: newCRStatusReader(t, hub, hubNS), prepare: prepare})

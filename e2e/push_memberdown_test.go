@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/testenv"
 )
 
@@ -18,11 +19,11 @@ func TestPushMemberDownDuringApply(t *testing.T) {
 	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	m1, m2 := env.Members[0], env.Members[1]
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	status := newStatusReader(t, remote)
 	co := newCheckout(t, remote)
-	co.copyDir(quickstartDir, fleetDir)
-	rev1, _ := co.commitPush("quickstart")
+	co.CopyDir(quickstartDir, fleetDir)
+	rev1 := co.CommitPush("quickstart")
 	ctrl := startController(t, newSetup(t, remote, env.Members...))
 	eventually(t, converge, both(
 		func() (bool, string) { return replicasIs(m1, qsNamespace, qsApp, 2) },
@@ -33,25 +34,25 @@ func TestPushMemberDownDuringApply(t *testing.T) {
 	if err := m2.StopAPIServer(); err != nil {
 		t.Fatalf("failed to stop member2's apiserver: %v", err)
 	}
-	co.edit(qsDeploy, "image: nginx:1.27.3", "image: nginx:1.27.4")
-	rev2, pushed := co.commitPush("nginx 1.27.4")
+	co.Edit(qsDeploy, "image: nginx:1.27.3", "image: nginx:1.27.4")
+	rev2, pushed := co.CommitPush("nginx 1.27.4"), time.Now()
 	eventually(t, converge, func() (bool, string) { return imageIs(m1, qsNamespace, qsApp, "nginx:1.27.4") })
-	t.Logf("timing: %s applied on member1 %s after the push, with member2 down", short(rev2), time.Since(pushed).Round(time.Millisecond))
+	t.Logf("timing: %s applied on member1 %s after the push, with member2 down", e2etest.Short(rev2), time.Since(pushed).Round(time.Millisecond))
 	status.waitApplied(rev2, m1.Name)
 	eventually(t, converge, func() (bool, string) {
 		st, err := status.get(m2.Name)
 		if err != nil {
 			return false, fmt.Sprintf("member2: %v", err)
 		}
-		ready := condition(st, "Ready")
+		ready := e2etest.Condition(st, "Ready")
 		if ready == nil || ready.Status != metav1.ConditionFalse || st.AppliedRevision != rev1 {
-			return false, fmt.Sprintf("member2: want Ready=False and %s still applied; %s", short(rev1), describeStatus(st))
+			return false, fmt.Sprintf("member2: want Ready=False and %s still applied; %s", e2etest.Short(rev1), e2etest.DescribeStatus(st))
 		}
-		t.Logf("member2 while down: %s", describeStatus(st))
+		t.Logf("member2 while down: %s", e2etest.DescribeStatus(st))
 		return true, ""
 	})
 	if st := ctrl.State(); st.Revision != rev2 || st.SourceError != "" {
-		t.Errorf("controller state %+v, want %s in force and no source error", st, short(rev2))
+		t.Errorf("controller state %+v, want %s in force and no source error", st, e2etest.Short(rev2))
 	}
 
 	restarted := time.Now()
@@ -61,7 +62,7 @@ func TestPushMemberDownDuringApply(t *testing.T) {
 	t.Logf("timing: member2's apiserver restarted in %s", time.Since(restarted).Round(time.Millisecond))
 	back := time.Now()
 	eventually(t, converge, func() (bool, string) { return imageIs(m2, qsNamespace, qsApp, "nginx:1.27.4") })
-	t.Logf("timing: %s applied on member2 %s after its apiserver was back", short(rev2), time.Since(back).Round(time.Millisecond))
+	t.Logf("timing: %s applied on member2 %s after its apiserver was back", e2etest.Short(rev2), time.Since(back).Round(time.Millisecond))
 	status.waitApplied(rev2, m1.Name, m2.Name)
 	checkNoDuplicates(t, m2)
 	for _, m := range env.Members {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/testenv"
 )
@@ -26,7 +27,7 @@ const (
 func TestPushQuickstart(t *testing.T) {
 	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2, Workloads: true})
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	runQuickstart(t, quickstart{remote: remote, members: env.Members, setup: newSetup(t, remote, env.Members...),
 		status: newStatusReader(t, remote), healthy: true})
 }
@@ -36,14 +37,14 @@ func TestPushQuickstart(t *testing.T) {
 func TestPushFileRemote(t *testing.T) {
 	t.Parallel()
 	members := sharedMembers(t, 2) // the only test of the pool in namespace demo
-	remote := fileRemote(t)
+	remote := e2etest.FileRemote(t)
 	runQuickstart(t, quickstart{remote: remote, members: members, setup: newSetup(t, remote, members...),
 		status: newStatusReader(t, remote)})
 }
 
 // quickstart is one run of the quickstart scenario.
 type quickstart struct {
-	remote *gitRemote
+	remote *e2etest.Remote
 	// members are member1 and member2.
 	members []*testenv.Member
 	setup   setup
@@ -51,7 +52,7 @@ type quickstart struct {
 	// healthy: the members run workloads, so the status must reach Ready.
 	healthy bool
 	// prepare, when set, edits the copied fleet before the first commit.
-	prepare func(co *checkout)
+	prepare func(co *e2etest.Checkout)
 }
 
 // runQuickstart is the quickstart scenario: it lands with the override, a
@@ -62,11 +63,11 @@ func runQuickstart(t *testing.T, q quickstart) {
 	m1, m2 := q.members[0], q.members[1]
 	status := q.status
 	co := newCheckout(t, q.remote)
-	co.copyDir(quickstartDir, fleetDir)
+	co.CopyDir(quickstartDir, fleetDir)
 	if q.prepare != nil {
 		q.prepare(co)
 	}
-	rev1, _ := co.commitPush("quickstart")
+	rev1 := co.CommitPush("quickstart")
 	started := time.Now()
 	ctrl := startController(t, q.setup)
 
@@ -84,7 +85,7 @@ func runQuickstart(t *testing.T, q quickstart) {
 		func() (bool, string) { return replicasIs(m2, qsNamespace, qsApp, 3) },
 		serviceExists(m1, true), serviceExists(m2, true)))
 	t.Logf("timing: first revision %s applied on both members %s after the controller started",
-		short(rev1), time.Since(started).Round(time.Millisecond))
+		e2etest.Short(rev1), time.Since(started).Round(time.Millisecond))
 	status.waitApplied(rev1, m1.Name, m2.Name)
 	checkQuickstartObjects(t, q.members)
 	deployUIDs := deploymentUIDs(t, q.members)
@@ -93,23 +94,23 @@ func runQuickstart(t *testing.T, q quickstart) {
 	}
 
 	// A commit changing replicas: the template and the override.
-	co.edit(qsDeploy, "replicas: 2", "replicas: 4")
-	co.edit(qsOverride, "value: 3", "value: 5")
-	rev2, pushed := co.commitPush("nginx: 4 replicas, 5 on member2")
+	co.Edit(qsDeploy, "replicas: 2", "replicas: 4")
+	co.Edit(qsOverride, "value: 3", "value: 5")
+	rev2, pushed := co.CommitPush("nginx: 4 replicas, 5 on member2"), time.Now()
 	eventually(t, converge, both(
 		func() (bool, string) { return replicasIs(m1, qsNamespace, qsApp, 4) },
 		func() (bool, string) { return replicasIs(m2, qsNamespace, qsApp, 5) }))
-	t.Logf("timing: replicas change %s applied on both members %s after the push", short(rev2), time.Since(pushed).Round(time.Millisecond))
+	t.Logf("timing: replicas change %s applied on both members %s after the push", e2etest.Short(rev2), time.Since(pushed).Round(time.Millisecond))
 	status.waitApplied(rev2, m1.Name, m2.Name)
 	for _, h := range hand {
 		h.check(t, "after the replicas change")
 	}
 
 	// A template deleted from Git is pruned from both members.
-	co.remove(qsService)
-	rev3, pushed := co.commitPush("nginx: no Service")
+	co.Remove(qsService)
+	rev3, pushed := co.CommitPush("nginx: no Service"), time.Now()
 	eventually(t, converge, both(serviceExists(m1, false), serviceExists(m2, false)))
-	t.Logf("timing: Service deletion %s pruned from both members %s after the push", short(rev3), time.Since(pushed).Round(time.Millisecond))
+	t.Logf("timing: Service deletion %s pruned from both members %s after the push", e2etest.Short(rev3), time.Since(pushed).Round(time.Millisecond))
 	sts := status.waitApplied(rev3, m1.Name, m2.Name)
 	for name, st := range sts {
 		for _, r := range st.Inventory {
@@ -219,7 +220,7 @@ func checkWorksRecorded(t *testing.T, status *statusReader, rev string, clusters
 		case w == nil:
 			t.Errorf("no Work recorded for %s (have %d Works)", c, len(ws))
 		case w.Spec.SourceRevision != rev:
-			t.Errorf("Work of %s rendered from %s, want %s", c, short(w.Spec.SourceRevision), short(rev))
+			t.Errorf("Work of %s rendered from %s, want %s", c, e2etest.Short(w.Spec.SourceRevision), e2etest.Short(rev))
 		}
 	}
 }
@@ -234,9 +235,9 @@ func waitHealthy(t *testing.T, status *statusReader, rev string, clusters ...str
 			if err != nil {
 				return false, fmt.Sprintf("%s: %v", c, err)
 			}
-			ready := condition(st, "Ready")
+			ready := e2etest.Condition(st, "Ready")
 			if st.AppliedRevision != rev || ready == nil || ready.Status != "True" {
-				return false, fmt.Sprintf("%s: %s", c, describeStatus(st))
+				return false, fmt.Sprintf("%s: %s", c, e2etest.DescribeStatus(st))
 			}
 			for _, o := range st.Objects {
 				if o.Action == "Pruned" {
@@ -249,5 +250,5 @@ func waitHealthy(t *testing.T, status *statusReader, rev string, clusters ...str
 		}
 		return true, ""
 	})
-	t.Logf("timing: revision %s reported Ready on %v after a further %s", short(rev), clusters, took.Round(time.Millisecond))
+	t.Logf("timing: revision %s reported Ready on %v after a further %s", e2etest.Short(rev), clusters, took.Round(time.Millisecond))
 }

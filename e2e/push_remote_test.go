@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/gitserver"
 	"github.com/propagit/propagit/internal/testenv"
 )
@@ -44,15 +45,15 @@ func TestPushRemoteUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	fr := newFront(t, first.URL)
-	remote := &gitRemote{
+	remote := &e2etest.Remote{
 		URL: fmt.Sprintf("http://%s:%s@%s/fleet.git", remoteUser, remotePassword, fr.addr),
 		Dir: filepath.Join(root, "fleet.git"),
 	}
 	status := newStatusReader(t, remote)
 	co := newCheckout(t, remote)
-	configMapFleet(co, ns, m1.Name)
-	co.write(fleetDir+"/app-config.yaml", configMapYAML(ns, "app-config", "v1"))
-	rev1, _ := co.commitPush("app-config v1")
+	co.ConfigMapFleet(ns, m1.Name)
+	co.Write(fleetDir+"/app-config.yaml", e2etest.ConfigMapYAML(ns, "app-config", "v1"))
+	rev1 := co.CommitPush("app-config v1")
 	ctrl := startController(t, newSetup(t, remote, m1))
 	eventually(t, converge, configValueIs(m1, ns, "app-config", "v1"))
 	status.waitApplied(rev1, m1.Name)
@@ -70,13 +71,13 @@ func TestPushRemoteUnreachable(t *testing.T) {
 		st := ctrl.State()
 		srcErr = st.SourceError
 		return strings.Contains(st.SourceError, "failed to fetch") && st.Revision == rev1,
-			fmt.Sprintf("want a fetch error with %s in force; state %+v", short(rev1), st)
+			fmt.Sprintf("want a fetch error with %s in force; state %+v", e2etest.Short(rev1), st)
 	})
 	t.Logf("timing: outage reported %s after the server stopped: %s", time.Since(down).Round(time.Millisecond), srcErr)
 	checkNoCredentials(t, "State().SourceError", srcErr)
 	ctrl.waitPasses(2)
 	if !ctrl.Ready() {
-		t.Errorf("controller not ready during the outage although %s is in force", short(rev1))
+		t.Errorf("controller not ready during the outage although %s is in force", e2etest.Short(rev1))
 	}
 	now, err := getConfigMap(m1, ns, "app-config")
 	if err != nil || now == nil || now.UID != cm.UID || now.Data["value"] != "v1" {
@@ -85,8 +86,8 @@ func TestPushRemoteUnreachable(t *testing.T) {
 
 	// A commit lands on the repository while the server is down (pushed
 	// straight to the bare repository on disk).
-	co.write(fleetDir+"/app-config.yaml", configMapYAML(ns, "app-config", "v2"))
-	rev2 := co.commit("app-config v2")
+	co.Write(fleetDir+"/app-config.yaml", e2etest.ConfigMapYAML(ns, "app-config", "v2"))
+	rev2 := co.Commit("app-config v2")
 	co.Push("file://" + remote.Dir)
 
 	// A new server on the same root, behind the same address.
@@ -99,7 +100,7 @@ func TestPushRemoteUnreachable(t *testing.T) {
 	back := time.Now()
 	ctrl.waitRevision(rev2)
 	eventually(t, converge, configValueIs(m1, ns, "app-config", "v2"))
-	t.Logf("timing: %s applied %s after the server came back", short(rev2), time.Since(back).Round(time.Millisecond))
+	t.Logf("timing: %s applied %s after the server came back", e2etest.Short(rev2), time.Since(back).Round(time.Millisecond))
 	status.waitApplied(rev2, m1.Name)
 	if now, err := getConfigMap(m1, ns, "app-config"); err != nil || now == nil || now.UID != cm.UID {
 		t.Errorf("app-config was recreated across the outage: %+v (err %v)", now, err)

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/guard"
 	"github.com/propagit/propagit/internal/testenv"
 )
@@ -25,18 +26,18 @@ func TestPushControllerRestart(t *testing.T) {
 	t.Parallel()
 	members := sharedMembers(t, 2)
 	ns := randomNamespace("restart")
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	status := newStatusReader(t, remote)
 	co := newCheckout(t, remote)
 	clusters := memberNames(members)
-	configMapFleet(co, ns, clusters...)
+	co.ConfigMapFleet(ns, clusters...)
 	var keep []string
 	for i := range 5 {
 		name := fmt.Sprintf("keep-%d", i)
 		keep = append(keep, name)
-		co.write(fmt.Sprintf("%s/keep/%s.yaml", fleetDir, name), configMapYAML(ns, name, "kept"))
+		co.Write(fmt.Sprintf("%s/keep/%s.yaml", fleetDir, name), e2etest.ConfigMapYAML(ns, name, "kept"))
 	}
-	rev1, _ := co.commitPush("five ConfigMaps")
+	rev1 := co.CommitPush("five ConfigMaps")
 	s := newSetup(t, remote, members...)
 	first := startController(t, s)
 	kept := waitConfigMaps(t, members, ns, keep)
@@ -54,16 +55,16 @@ func TestPushControllerRestart(t *testing.T) {
 	// The inventory survived: dropping half the bulk from Git prunes
 	// exactly those objects.
 	for _, name := range bulk[:bulkObjects/2] {
-		co.remove(fmt.Sprintf("%s/bulk/%s.yaml", fleetDir, name))
+		co.Remove(fmt.Sprintf("%s/bulk/%s.yaml", fleetDir, name))
 	}
-	rev3, pushed := co.commitPush("50 ConfigMaps fewer")
+	rev3, pushed := co.CommitPush("50 ConfigMaps fewer"), time.Now()
 	remaining := append(slices.Clone(keep), bulk[bulkObjects/2:]...)
 	after := waitConfigMaps(t, members, ns, remaining)
 	t.Logf("timing: %d ConfigMaps pruned from each member %s after the push", bulkObjects/2, time.Since(pushed).Round(time.Millisecond))
 	status.waitApplied(rev3, clusters...)
 	checkSameUIDs(t, "after the prune", all, after, remaining)
 	if st := second.State(); st.Revision != rev3 || st.SourceError != "" {
-		t.Errorf("controller state %+v, want %s in force and no error", st, short(rev3))
+		t.Errorf("controller state %+v, want %s in force and no error", st, e2etest.Short(rev3))
 	}
 }
 
@@ -75,23 +76,23 @@ func TestPushControllerRestartAfterRevert(t *testing.T) {
 	t.Parallel()
 	members := sharedMembers(t, 2)
 	ns := randomNamespace("revert")
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	status := newStatusReader(t, remote)
 	co := newCheckout(t, remote)
 	clusters := memberNames(members)
-	configMapFleet(co, ns, clusters...)
-	co.write(fleetDir+"/keep.yaml", configMapYAML(ns, "keep", "kept"))
-	rev1, _ := co.commitPush("one ConfigMap")
+	co.ConfigMapFleet(ns, clusters...)
+	co.Write(fleetDir+"/keep.yaml", e2etest.ConfigMapYAML(ns, "keep", "kept"))
+	rev1 := co.CommitPush("one ConfigMap")
 	s := newSetup(t, remote, members...)
 	first := startController(t, s)
 	kept := waitConfigMaps(t, members, ns, []string{"keep"})
 	status.waitApplied(rev1, clusters...)
 
 	interruptBulkApply(t, members, co, ns, first)
-	co.remove(fleetDir + "/bulk")
+	co.Remove(fleetDir + "/bulk")
 	// The revert deletes 100 of the 102 objects each member holds: the
 	// prune guard holds such a revision unless its commit acknowledges it.
-	rev3, _ := co.commitPush("revert: no bulk ConfigMaps\n\n" + guard.AllowTrailer + ": true\n")
+	rev3 := co.CommitPush("revert: no bulk ConfigMaps\n\n" + guard.AllowTrailer + ": true\n")
 
 	second := startController(t, s)
 	second.waitRevision(rev3)
@@ -103,15 +104,15 @@ func TestPushControllerRestartAfterRevert(t *testing.T) {
 // interruptBulkApply commits and pushes bulkObjects ConfigMaps, stops the
 // controller as soon as the first of them shows up on a member, and
 // returns their names and the commit.
-func interruptBulkApply(t *testing.T, members []*testenv.Member, co *checkout, ns string, ctrl *running) ([]string, string) {
+func interruptBulkApply(t *testing.T, members []*testenv.Member, co *e2etest.Checkout, ns string, ctrl *running) ([]string, string) {
 	t.Helper()
 	var bulk []string
 	for i := range bulkObjects {
 		name := fmt.Sprintf("bulk-%03d", i)
 		bulk = append(bulk, name)
-		co.write(fmt.Sprintf("%s/bulk/%s.yaml", fleetDir, name), configMapYAML(ns, name, strings.Repeat("x", 512)))
+		co.Write(fmt.Sprintf("%s/bulk/%s.yaml", fleetDir, name), e2etest.ConfigMapYAML(ns, name, strings.Repeat("x", 512)))
 	}
-	rev, pushed := co.commitPush(fmt.Sprintf("%d more ConfigMaps", bulkObjects))
+	rev, pushed := co.CommitPush(fmt.Sprintf("%d more ConfigMaps", bulkObjects)), time.Now()
 	var seenOn string
 	eventuallyEvery(t, converge, 10*time.Millisecond, func() (bool, string) {
 		for _, m := range members {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/testenv"
 )
 
@@ -17,37 +18,37 @@ func TestPushRevertAfterFailedApply(t *testing.T) {
 	t.Parallel()
 	m1 := sharedMembers(t, 1)[0]
 	ns := randomNamespace("revert")
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	status := newStatusReader(t, remote)
 	co := newCheckout(t, remote)
-	configMapFleet(co, ns, m1.Name)
-	co.write(fleetDir+"/keep.yaml", configMapYAML(ns, "keep", "kept"))
-	rev1, _ := co.commitPush("one ConfigMap")
+	co.ConfigMapFleet(ns, m1.Name)
+	co.Write(fleetDir+"/keep.yaml", e2etest.ConfigMapYAML(ns, "keep", "kept"))
+	rev1 := co.CommitPush("one ConfigMap")
 	ctrl := startController(t, newSetup(t, remote, m1))
 	kept := waitConfigMaps(t, []*testenv.Member{m1}, ns, []string{"keep"})
 	status.waitApplied(rev1, m1.Name)
 	clash := createHandmade(t, m1, ns, "clash")
 
 	// rev2: "fresh" applies, "clash" is refused (conflictResolution Abort).
-	co.write(fleetDir+"/fresh.yaml", configMapYAML(ns, "fresh", "new"))
-	co.write(fleetDir+"/clash.yaml", configMapYAML(ns, "clash", "from git"))
-	rev2, _ := co.commitPush("two more ConfigMaps, one clashing")
+	co.Write(fleetDir+"/fresh.yaml", e2etest.ConfigMapYAML(ns, "fresh", "new"))
+	co.Write(fleetDir+"/clash.yaml", e2etest.ConfigMapYAML(ns, "clash", "from git"))
+	rev2 := co.CommitPush("two more ConfigMaps, one clashing")
 	eventually(t, converge, func() (bool, string) {
 		st, err := status.get(m1.Name)
 		if err != nil {
 			return false, err.Error()
 		}
-		applied := condition(st, "Applied")
+		applied := e2etest.Condition(st, "Applied")
 		ok := applied != nil && applied.Status == "False" && strings.Contains(applied.Message, "clash")
-		return ok, fmt.Sprintf("want Applied=False naming the clash for %s; %s", short(rev2), describeStatus(st))
+		return ok, fmt.Sprintf("want Applied=False naming the clash for %s; %s", e2etest.Short(rev2), e2etest.DescribeStatus(st))
 	})
 	waitConfigMaps(t, []*testenv.Member{m1}, ns, []string{"keep", "fresh"})
 	clash.check(t, "after the clashing commit")
 
 	// rev3 reverts rev2.
-	co.remove(fleetDir + "/fresh.yaml")
-	co.remove(fleetDir + "/clash.yaml")
-	rev3, _ := co.commitPush("revert")
+	co.Remove(fleetDir + "/fresh.yaml")
+	co.Remove(fleetDir + "/clash.yaml")
+	rev3 := co.CommitPush("revert")
 	ctrl.waitRevision(rev3)
 	after := waitConfigMaps(t, []*testenv.Member{m1}, ns, []string{"keep"})
 	checkSameUIDs(t, "after the revert", kept, after, []string{"keep"})

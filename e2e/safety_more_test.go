@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/guard"
 	"github.com/propagit/propagit/internal/status"
@@ -94,20 +95,20 @@ func TestSafetyOverrideTypoKeepsWhatRuns(t *testing.T) {
 	members := sharedMembers(t, 2)
 	m1, m2 := members[0], members[1]
 	ns := randomNamespace("typo")
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	reader := newStatusReader(t, remote)
 	co := newCheckout(t, remote)
-	configMapFleet(co, ns, m1.Name, m2.Name)
-	co.write(fleetDir+"/a.yaml", configMapYAML(ns, "a", "v1"))
-	co.write(fleetDir+"/b.yaml", configMapYAML(ns, "b", "v1"))
-	rev1, _ := co.commitPush("two ConfigMaps")
+	co.ConfigMapFleet(ns, m1.Name, m2.Name)
+	co.Write(fleetDir+"/a.yaml", e2etest.ConfigMapYAML(ns, "a", "v1"))
+	co.Write(fleetDir+"/b.yaml", e2etest.ConfigMapYAML(ns, "b", "v1"))
+	rev1 := co.CommitPush("two ConfigMaps")
 	ctrl := startController(t, newSetup(t, remote, members...))
 	reader.waitApplied(rev1, m1.Name, m2.Name)
 	before := configMapOn(t, m2, ns, "a")
 
-	co.write(fleetDir+"/override.yaml", overrideYAML(ns, "a", m2.Name, "/data/valeu", "tuned"))
-	co.write(fleetDir+"/b.yaml", configMapYAML(ns, "b", "v2"))
-	rev2, _ := co.commitPush("tune a on member 2 (typo) and change b")
+	co.Write(fleetDir+"/override.yaml", overrideYAML(ns, "a", m2.Name, "/data/valeu", "tuned"))
+	co.Write(fleetDir+"/b.yaml", e2etest.ConfigMapYAML(ns, "b", "v2"))
+	rev2 := co.CommitPush("tune a on member 2 (typo) and change b")
 	ctrl.waitRevision(rev2)
 	for _, m := range members {
 		waitValue(t, m, ns, "b", "v2")
@@ -128,8 +129,8 @@ func TestSafetyOverrideTypoKeepsWhatRuns(t *testing.T) {
 		t.Fatalf("%s: ConfigMap a = %v, want it untouched (v1)", m1.Name, cm)
 	}
 
-	co.write(fleetDir+"/override.yaml", overrideYAML(ns, "a", m2.Name, "/data/value", "tuned"))
-	rev3, _ := co.commitPush("fix the override path")
+	co.Write(fleetDir+"/override.yaml", overrideYAML(ns, "a", m2.Name, "/data/value", "tuned"))
+	rev3 := co.CommitPush("fix the override path")
 	ctrl.waitRevision(rev3)
 	waitValue(t, m2, ns, "a", "tuned")
 	eventually(t, converge, func() (bool, string) {
@@ -147,24 +148,24 @@ func TestSafetyDeletedPolicyLeavesTemplatesRunning(t *testing.T) {
 	t.Parallel()
 	m1 := sharedMembers(t, 1)[0]
 	ns := randomNamespace("unclaimed")
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	reader := newStatusReader(t, remote)
 	co := newCheckout(t, remote)
-	configMapFleet(co, ns, m1.Name)
+	co.ConfigMapFleet(ns, m1.Name)
 	// "kept" is placed by a policy of its own that preserves it on deletion.
-	co.write(fleetDir+"/policy-kept.yaml", strings.Replace(strings.Replace(configMapsPolicyYAML(ns, m1.Name),
+	co.Write(fleetDir+"/policy-kept.yaml", strings.Replace(strings.Replace(configMapsPolicyYAML(ns, m1.Name),
 		"name: configmaps", "name: kept", 1), "    kind: ConfigMap\n", "    kind: ConfigMap\n    name: kept\n  preserveResourcesOnDeletion: true\n", 1))
 	names := []string{"a", "b", "kept"}
 	for _, n := range names {
-		co.write(fleetDir+"/cm-"+n+".yaml", configMapYAML(ns, n, "v1"))
+		co.Write(fleetDir+"/cm-"+n+".yaml", e2etest.ConfigMapYAML(ns, n, "v1"))
 	}
-	rev1, _ := co.commitPush("three ConfigMaps")
+	rev1 := co.CommitPush("three ConfigMaps")
 	ctrl := startController(t, newSetup(t, remote, m1))
 	before := waitConfigMaps(t, []*testenv.Member{m1}, ns, names)
 	reader.waitApplied(rev1, m1.Name)
 
-	co.remove(fleetDir + "/policy.yaml")
-	rev2, _ := co.commitPush("delete the ConfigMaps policy")
+	co.Remove(fleetDir + "/policy.yaml")
+	rev2 := co.CommitPush("delete the ConfigMaps policy")
 	ctrl.waitRevision(rev2)
 	eventually(t, converge, func() (bool, string) {
 		rep := reader.report(t)
@@ -180,9 +181,9 @@ func TestSafetyDeletedPolicyLeavesTemplatesRunning(t *testing.T) {
 	checkSameUIDs(t, "after the policy was deleted", before, waitConfigMaps(t, []*testenv.Member{m1}, ns, names), names)
 
 	for _, n := range names {
-		co.remove(fleetDir + "/cm-" + n + ".yaml")
+		co.Remove(fleetDir + "/cm-" + n + ".yaml")
 	}
-	rev3, _ := co.commitPush("delete the templates\n\n" + guard.AllowTrailer + ": true\n")
+	rev3 := co.CommitPush("delete the templates\n\n" + guard.AllowTrailer + ": true\n")
 	ctrl.waitRevision(rev3)
 	waitConfigMaps(t, []*testenv.Member{m1}, ns, nil) // no managed ConfigMap left
 	kept := configMapOn(t, m1, ns, "kept")
@@ -219,17 +220,17 @@ func TestSafetyTwoInstallationsKeepTheirOwnObjects(t *testing.T) {
 	m1 := sharedMembers(t, 1)[0]
 	ns := randomNamespace("owners")
 
-	blueRepo, greenRepo := httpRemote(t), httpRemote(t)
+	blueRepo, greenRepo := e2etest.HTTPRemote(t), e2etest.HTTPRemote(t)
 	blue, green := newCheckout(t, blueRepo), newCheckout(t, greenRepo)
-	configMapFleet(blue, ns, m1.Name)
-	blue.write(fleetDir+"/blue.yaml", configMapYAML(ns, "blue", "b"))
-	blue.write(fleetDir+"/shared.yaml", configMapYAML(ns, "shared", "from blue"))
-	blueRev, _ := blue.commitPush("blue's ConfigMaps")
-	green.write(fleetDir+"/clusters/"+m1.Name+".yaml", clusterYAML(m1.Name))
-	green.write(fleetDir+"/policy.yaml", configMapsPolicyYAML(ns, m1.Name))
-	green.write(fleetDir+"/green.yaml", configMapYAML(ns, "green", "g"))
-	green.write(fleetDir+"/shared.yaml", configMapYAML(ns, "shared", "from green"))
-	greenRev, _ := green.commitPush("green's ConfigMaps, one clashing with blue's")
+	blue.ConfigMapFleet(ns, m1.Name)
+	blue.Write(fleetDir+"/blue.yaml", e2etest.ConfigMapYAML(ns, "blue", "b"))
+	blue.Write(fleetDir+"/shared.yaml", e2etest.ConfigMapYAML(ns, "shared", "from blue"))
+	blueRev := blue.CommitPush("blue's ConfigMaps")
+	green.Write(fleetDir+"/clusters/"+m1.Name+".yaml", clusterYAML(m1.Name))
+	green.Write(fleetDir+"/policy.yaml", configMapsPolicyYAML(ns, m1.Name))
+	green.Write(fleetDir+"/green.yaml", e2etest.ConfigMapYAML(ns, "green", "g"))
+	green.Write(fleetDir+"/shared.yaml", e2etest.ConfigMapYAML(ns, "shared", "from green"))
+	greenRev := green.CommitPush("green's ConfigMaps, one clashing with blue's")
 
 	blueOpts, greenOpts := controllerOptions(), controllerOptions()
 	blueOpts.Apply.Owner, greenOpts.Apply.Owner = "blue", "green"
@@ -249,16 +250,16 @@ func TestSafetyTwoInstallationsKeepTheirOwnObjects(t *testing.T) {
 				return true, ""
 			}
 		}
-		return false, "green's status does not show the refused take-over of blue's ConfigMap; " + describeStatus(st)
+		return false, "green's status does not show the refused take-over of blue's ConfigMap; " + e2etest.DescribeStatus(st)
 	})
 	shared := configMapOn(t, m1, ns, "shared")
 	if shared.Data["value"] != "from blue" || shared.Labels[workv1alpha1.LabelOwner] != "blue" {
 		t.Fatalf("blue's ConfigMap was taken over: value %q, owner %q", shared.Data["value"], shared.Labels[workv1alpha1.LabelOwner])
 	}
 
-	blue.remove(fleetDir + "/blue.yaml")
-	blue.remove(fleetDir + "/shared.yaml")
-	blueRev2, _ := blue.commitPush("blue leaves\n\n" + guard.AllowTrailer + ": true\n")
+	blue.Remove(fleetDir + "/blue.yaml")
+	blue.Remove(fleetDir + "/shared.yaml")
+	blueRev2 := blue.CommitPush("blue leaves\n\n" + guard.AllowTrailer + ": true\n")
 	blueCtrl.waitRevision(blueRev2)
 	eventually(t, converge, func() (bool, string) {
 		b, s := configMapOn(t, m1, ns, "blue"), configMapOn(t, m1, ns, "shared")

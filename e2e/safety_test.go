@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/guard"
 	"github.com/propagit/propagit/internal/testenv"
@@ -20,23 +21,23 @@ func TestSafetyPruneGuardHoldsALargeDeletion(t *testing.T) {
 	t.Parallel()
 	m1 := sharedMembers(t, 1)[0]
 	ns := randomNamespace("guard")
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	reader := newStatusReader(t, remote)
 	co := newCheckout(t, remote)
-	configMapFleet(co, ns, m1.Name)
+	co.ConfigMapFleet(ns, m1.Name)
 	names := []string{"a", "b", "c", "d", "e"}
 	for _, n := range names {
-		co.write(fleetDir+"/cm-"+n+".yaml", configMapYAML(ns, n, "v1"))
+		co.Write(fleetDir+"/cm-"+n+".yaml", e2etest.ConfigMapYAML(ns, n, "v1"))
 	}
-	rev1, _ := co.commitPush("five ConfigMaps")
+	rev1 := co.CommitPush("five ConfigMaps")
 	ctrl := startController(t, newSetup(t, remote, m1))
 	before := waitConfigMaps(t, []*testenv.Member{m1}, ns, names)
 	reader.waitApplied(rev1, m1.Name)
 
 	for _, n := range names[1:] {
-		co.remove(fleetDir + "/cm-" + n + ".yaml")
+		co.Remove(fleetDir + "/cm-" + n + ".yaml")
 	}
-	rev2, _ := co.commitPush("drop four ConfigMaps")
+	rev2 := co.CommitPush("drop four ConfigMaps")
 	ctrl.waitRevision(rev2)
 	// The hold is visible where people look: the status row of the member.
 	eventually(t, converge, func() (bool, string) {
@@ -54,12 +55,12 @@ func TestSafetyPruneGuardHoldsALargeDeletion(t *testing.T) {
 	held := waitConfigMaps(t, []*testenv.Member{m1}, ns, names)
 	checkSameUIDs(t, "while held", before, held, names)
 	if st, err := reader.get(m1.Name); err != nil || st.AppliedRevision != rev1 {
-		t.Fatalf("while held: applied %v (err %v), want %s", st, err, short(rev1))
+		t.Fatalf("while held: applied %v (err %v), want %s", st, err, e2etest.Short(rev1))
 	}
 
 	// The author acknowledges it through Git.
-	co.write("ACKNOWLEDGED.md", "the four ConfigMaps go\n")
-	rev3, _ := co.commitPush("acknowledge the prune\n\n" + guard.AllowTrailer + ": true\n")
+	co.Write("ACKNOWLEDGED.md", "the four ConfigMaps go\n")
+	rev3 := co.CommitPush("acknowledge the prune\n\n" + guard.AllowTrailer + ": true\n")
 	ctrl.waitRevision(rev3)
 	after := waitConfigMaps(t, []*testenv.Member{m1}, ns, names[:1])
 	checkSameUIDs(t, "after the acknowledgement", before, after, names[:1])

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/shard"
 	"github.com/propagit/propagit/internal/testenv"
 )
@@ -65,16 +66,16 @@ func TestScaleShardedControllers(t *testing.T) {
 	if _, err := hub.Client().CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "propagit-system"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	co := newCheckout(t, remote)
 	var names []string
 	for _, m := range env.Members {
 		names = append(names, m.Name)
-		co.write(fleetDir+"/clusters/"+m.Name+".yaml", clusterYAML(m.Name))
+		co.Write(fleetDir+"/clusters/"+m.Name+".yaml", clusterYAML(m.Name))
 	}
-	co.write(fleetDir+"/app.yaml", configMapYAML("default", "sharded", "v1")+"---\n"+configMapsPolicyYAML("default", names...))
-	first, _ := co.commitPush("v1")
-	kubeconfigs := kubeconfigDir(t, env.Members...)
+	co.Write(fleetDir+"/app.yaml", e2etest.ConfigMapYAML("default", "sharded", "v1")+"---\n"+configMapsPolicyYAML("default", names...))
+	first := co.CommitPush("v1")
+	kubeconfigs := e2etest.KubeconfigDir(t, env.Members...)
 
 	replicas := map[string]*shardReplica{}
 	for _, id := range []string{"r1", "r2", "r3"} {
@@ -141,8 +142,8 @@ func TestScaleShardedControllers(t *testing.T) {
 	})
 	settled := time.Now()
 	t.Logf("members by replica: %v", owners)
-	co.write(fleetDir+"/app.yaml", configMapYAML("default", "sharded", "v2")+"---\n"+configMapsPolicyYAML("default", names...))
-	second, _ := co.commitPush("v2")
+	co.Write(fleetDir+"/app.yaml", e2etest.ConfigMapYAML("default", "sharded", "v2")+"---\n"+configMapsPolicyYAML("default", names...))
+	second := co.CommitPush("v2")
 	status.waitApplied(second, names...)
 	for _, c := range names {
 		if got := appliers(c, settled); len(got) != 1 || got[0] != owners[c] {
@@ -185,8 +186,8 @@ func TestScaleShardedControllers(t *testing.T) {
 		t.Errorf("takeover took %s, more than twice the lease duration plus 3 s (%s)", took, limit)
 	}
 
-	co.write(fleetDir+"/app.yaml", configMapYAML("default", "sharded", "v3")+"---\n"+configMapsPolicyYAML("default", names...))
-	third, _ := co.commitPush("v3")
+	co.Write(fleetDir+"/app.yaml", e2etest.ConfigMapYAML("default", "sharded", "v3")+"---\n"+configMapsPolicyYAML("default", names...))
+	third := co.CommitPush("v3")
 	status.waitApplied(third, names...)
 	for _, c := range names {
 		got := appliers(c, killed)

@@ -22,21 +22,21 @@ func TestScaleFiveThousandObjectsThroughWorkCRs(t *testing.T) {
 	const objects = 5000
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	m, hubMember := env.Members[0], env.Members[1]
-	hub := startHub(t, hubMember)
+	hub := e2etest.StartHub(t, hubMember, converge, pollEvery)
 	hubNS := randomNamespace("propagit")
-	createNamespace(t, hub, hubNS)
-	remote := httpRemote(t)
+	e2etest.CreateNamespace(t, hub, hubNS)
+	remote := e2etest.HTTPRemote(t)
 	co := newCheckout(t, remote)
 	ns := randomNamespace("many")
-	co.write(fleetDir+"/cluster.yaml", clusterYAML(m.Name))
-	co.write(fleetDir+"/ns.yaml", e2etest.NamespaceYAML(ns))
+	co.Write(fleetDir+"/cluster.yaml", clusterYAML(m.Name))
+	co.Write(fleetDir+"/ns.yaml", e2etest.NamespaceYAML(ns))
 	var b strings.Builder
 	for i := range objects {
 		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%05d, namespace: %s}\ndata: {value: %q}\n", i, ns, strings.Repeat("v", 400))
 	}
-	co.write(fleetDir+"/many.yaml", b.String())
-	co.write(fleetDir+"/policy.yaml", configMapsPolicyYAML(ns, m.Name))
-	rev, _ := co.commitPush("5,000 ConfigMaps")
+	co.Write(fleetDir+"/many.yaml", b.String())
+	co.Write(fleetDir+"/policy.yaml", configMapsPolicyYAML(ns, m.Name))
+	rev := co.CommitPush("5,000 ConfigMaps")
 	s := newSetup(t, remote, m)
 	s.Hub, s.HubNamespace = hub, hubNS
 	opts := controllerOptions()
@@ -73,7 +73,7 @@ func TestScaleFiveThousandObjectsThroughWorkCRs(t *testing.T) {
 				healthy++
 			}
 		}
-		return st.AppliedRevision == rev && healthy >= objects, fmt.Sprintf("applied %q, %d healthy; %s", st.AppliedRevision, healthy, describeStatus(st))
+		return st.AppliedRevision == rev && healthy >= objects, fmt.Sprintf("applied %q, %d healthy; %s", st.AppliedRevision, healthy, e2etest.DescribeStatus(st))
 	})
 	t.Logf("5,000 objects through Work CRs: applied and healthy %s after the controller started (%s waiting)", time.Since(started).Round(time.Second), took.Round(time.Second))
 	list, err := m.Client().CoreV1().ConfigMaps(ns).List(t.Context(), metav1.ListOptions{LabelSelector: labelManaged + "=true"})

@@ -87,13 +87,13 @@ func TestSecretsEncryptedUntilTheirMember(t *testing.T) {
 	}
 	ns := randomNamespace("secrets")
 	pw := func(n int) string { return fmt.Sprintf("pw-%d-%s", n, ns) }
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	co := newCheckout(t, remote)
-	configMapFleet(co, ns, m1.Name, m2.Name)
-	co.write(fleetDir+"/secrets-policy.yaml", secretsPolicyYAML(ns, m1.Name, m2.Name))
-	co.write(fleetDir+"/db.yaml", secretYAML(t, ns, "db", pw(1), idA.Recipient(), idB.Recipient()))
-	co.write(fleetDir+"/app.yaml", configMapYAML(ns, "app", "v1"))
-	rev1, _ := co.commitPush("db password 1, encrypted to both members")
+	co.ConfigMapFleet(ns, m1.Name, m2.Name)
+	co.Write(fleetDir+"/secrets-policy.yaml", secretsPolicyYAML(ns, m1.Name, m2.Name))
+	co.Write(fleetDir+"/db.yaml", secretYAML(t, ns, "db", pw(1), idA.Recipient(), idB.Recipient()))
+	co.Write(fleetDir+"/app.yaml", e2etest.ConfigMapYAML(ns, "app", "v1"))
+	rev1 := co.CommitPush("db password 1, encrypted to both members")
 
 	opts := controllerOptions()
 	opts.Keys = &keys.Source{Dir: keyDir}
@@ -108,9 +108,9 @@ func TestSecretsEncryptedUntilTheirMember(t *testing.T) {
 
 	// Re-encrypted to member1 only: member2 cannot decrypt, keeps value 1,
 	// and still applies app v2.
-	co.write(fleetDir+"/db.yaml", secretYAML(t, ns, "db", pw(2), idA.Recipient()))
-	co.write(fleetDir+"/app.yaml", configMapYAML(ns, "app", "v2"))
-	rev2, _ := co.commitPush("db password 2, encrypted to member1 only")
+	co.Write(fleetDir+"/db.yaml", secretYAML(t, ns, "db", pw(2), idA.Recipient()))
+	co.Write(fleetDir+"/app.yaml", e2etest.ConfigMapYAML(ns, "app", "v2"))
+	rev2 := co.CommitPush("db password 2, encrypted to member1 only")
 	eventually(t, converge, func() (bool, string) {
 		st, err := status.get(m2.Name)
 		if err != nil {
@@ -121,7 +121,7 @@ func TestSecretsEncryptedUntilTheirMember(t *testing.T) {
 		ok := o != nil && o.Action == workv1alpha1.ActionFailed && strings.Contains(o.Message, idA.Recipient().String()) &&
 			strings.Contains(o.Message, "no matching decryption key") && cm != nil && cm.Data["value"] == "v2" &&
 			passwordOn(t, m1, ns, "db") == pw(2)
-		return ok, fmt.Sprintf("member2 db result %+v, app %v; %s", o, cm, describeStatus(st))
+		return ok, fmt.Sprintf("member2 db result %+v, app %v; %s", o, cm, e2etest.DescribeStatus(st))
 	})
 	if got := passwordOn(t, m2, ns, "db"); got != pw(1) {
 		t.Errorf("member2 db password = %q, want its previous value", got)
@@ -134,9 +134,9 @@ func TestSecretsEncryptedUntilTheirMember(t *testing.T) {
 	if !strings.Contains(tampered, "mallory") {
 		t.Fatal("the tampering did not apply")
 	}
-	co.write(fleetDir+"/db.yaml", tampered)
-	co.write(fleetDir+"/app.yaml", configMapYAML(ns, "app", "v3"))
-	co.commitPush("tampered db")
+	co.Write(fleetDir+"/db.yaml", tampered)
+	co.Write(fleetDir+"/app.yaml", e2etest.ConfigMapYAML(ns, "app", "v3"))
+	co.CommitPush("tampered db")
 	for _, m := range members {
 		eventually(t, converge, func() (bool, string) {
 			st, err := status.get(m.Name)
@@ -209,10 +209,10 @@ func TestSecretsCRStoreAndHubKeys(t *testing.T) {
 	members := sharedMembers(t, 2)
 	m1, m2 := members[0], members[1]
 	hubMember := testenv.Start(t, testenv.Options{Members: 1}).Members[0] // its Work CRs' namespaces are named after the clusters
-	hub := startHub(t, hubMember)
+	hub := e2etest.StartHub(t, hubMember, converge, pollEvery)
 	hubNS := randomNamespace("propagit")
-	createNamespace(t, hub, hubNS)
-	createNamespace(t, hub, quickstartSecretNamespace)
+	e2etest.CreateNamespace(t, hub, hubNS)
+	e2etest.CreateNamespace(t, hub, quickstartSecretNamespace)
 	idA, idB := sopstest.NewIdentity(), sopstest.NewIdentity()
 	for name, id := range map[string]*age.X25519Identity{m1.Name: idA, m2.Name: idB} {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: quickstartSecretNamespace, Name: keys.MemberSecretPrefix + name},
@@ -226,14 +226,14 @@ func TestSecretsCRStoreAndHubKeys(t *testing.T) {
 	}
 	ns := randomNamespace("crsecrets")
 	both, onlyB := "both-"+ns, "only-b-"+ns
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	co := newCheckout(t, remote)
-	configMapFleet(co, ns, m1.Name, m2.Name)
-	co.write(fleetDir+"/secrets-policy.yaml", secretsPolicyYAML(ns, m1.Name, m2.Name))
-	co.write(fleetDir+"/both.yaml", secretYAML(t, ns, "both", both, idA.Recipient(), idB.Recipient()))
-	co.write(fleetDir+"/only-b.yaml", secretYAML(t, ns, "only-b", onlyB, idB.Recipient()))
-	co.write(fleetDir+"/app.yaml", configMapYAML(ns, "app", "v1"))
-	co.commitPush("encrypted Secrets, Work CRs")
+	co.ConfigMapFleet(ns, m1.Name, m2.Name)
+	co.Write(fleetDir+"/secrets-policy.yaml", secretsPolicyYAML(ns, m1.Name, m2.Name))
+	co.Write(fleetDir+"/both.yaml", secretYAML(t, ns, "both", both, idA.Recipient(), idB.Recipient()))
+	co.Write(fleetDir+"/only-b.yaml", secretYAML(t, ns, "only-b", onlyB, idB.Recipient()))
+	co.Write(fleetDir+"/app.yaml", e2etest.ConfigMapYAML(ns, "app", "v1"))
+	co.CommitPush("encrypted Secrets, Work CRs")
 
 	s := newSetup(t, remote, members...)
 	s.Hub, s.HubNamespace = hub, hubNS

@@ -22,12 +22,12 @@ import (
 func TestSyncDriftCorrected(t *testing.T) {
 	t.Parallel()
 	m := sharedMembers(t, 1)[0]
-	remote := fileRemote(t)
+	remote := e2etest.FileRemote(t)
 	co := newCheckout(t, remote)
 	ns := randomNamespace("drift")
-	configMapFleet(co, ns, m.Name)
-	co.write(fleetDir+"/app.yaml", configMapYAML(ns, "settings", "from-git")+"---\n"+configMapYAML(ns, "other", "from-git"))
-	rev, _ := co.commitPush("drift fleet")
+	co.ConfigMapFleet(ns, m.Name)
+	co.Write(fleetDir+"/app.yaml", e2etest.ConfigMapYAML(ns, "settings", "from-git")+"---\n"+e2etest.ConfigMapYAML(ns, "other", "from-git"))
+	rev := co.CommitPush("drift fleet")
 	opts := controllerOptions()
 	opts.Deliver.DriftInterval = time.Second
 	startControllerOpts(t, newSetup(t, remote, m), opts)
@@ -90,13 +90,13 @@ func TestSyncDriftCorrected(t *testing.T) {
 
 // driftFleet is Deployment ns/web (drift corrected) and ns/api (drift mode
 // warn, set on the template), both propagated to cluster.
-func driftFleet(c *checkout, ns, cluster string) {
-	c.write(fleetDir+"/clusters/"+cluster+".yaml", clusterYAML(cluster))
-	c.write(fleetDir+"/app/namespace.yaml", e2etest.NamespaceYAML(ns))
+func driftFleet(c *e2etest.Checkout, ns, cluster string) {
+	c.Write(fleetDir+"/clusters/"+cluster+".yaml", clusterYAML(cluster))
+	c.Write(fleetDir+"/app/namespace.yaml", e2etest.NamespaceYAML(ns))
 	api := strings.Replace(strings.ReplaceAll(webDeploymentYAML(ns, 1), "web", "api"),
 		"metadata: {name: api, namespace: "+ns+"}", "metadata: {name: api, namespace: "+ns+", annotations: {propagit.io/drift: warn}}", 1)
-	c.write(fleetDir+"/app/deployments.yaml", webDeploymentYAML(ns, 2)+api)
-	c.write(fleetDir+"/app/policy.yaml", fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+	c.Write(fleetDir+"/app/deployments.yaml", webDeploymentYAML(ns, 2)+api)
+	c.Write(fleetDir+"/app/policy.yaml", fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata: {name: apps, namespace: %s}
 spec:
@@ -169,11 +169,11 @@ func TestSyncDriftWatch(t *testing.T) {
 	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 1, Workloads: true})
 	m := env.Members[0]
-	remote := fileRemote(t)
+	remote := e2etest.FileRemote(t)
 	co := newCheckout(t, remote)
 	ns := randomNamespace("watch")
 	driftFleet(co, ns, m.Name)
-	rev, _ := co.commitPush("drift fleet")
+	rev := co.CommitPush("drift fleet")
 	opts := controllerOptions()
 	opts.Deliver.DriftInterval = 10 * time.Minute
 	startControllerOpts(t, newSetup(t, remote, m), opts)

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/join"
 	"github.com/propagit/propagit/internal/restrict"
 	"github.com/propagit/propagit/internal/testenv"
@@ -63,22 +64,22 @@ func TestTrustBaselineRefusesEscalation(t *testing.T) {
 	}
 	powerful := powerfulServiceAccount(ctx, t, admin, ns)
 
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	reader := newStatusReader(t, remote)
 	co := newCheckout(t, remote)
-	co.write(fleetDir+"/clusters/"+m1.Name+".yaml", clusterYAML(m1.Name))
-	co.write(fleetDir+"/app/policy.yaml", configMapsPolicyYAML(ns, m1.Name))
-	co.write(fleetDir+"/app/cm.yaml", configMapYAML(ns, "app", "v1"))
-	rev1, _ := co.commitPush("an application")
+	co.Write(fleetDir+"/clusters/"+m1.Name+".yaml", clusterYAML(m1.Name))
+	co.Write(fleetDir+"/app/policy.yaml", configMapsPolicyYAML(ns, m1.Name))
+	co.Write(fleetDir+"/app/cm.yaml", e2etest.ConfigMapYAML(ns, "app", "v1"))
+	rev1 := co.CommitPush("an application")
 	s := newSetup(t, remote, m1)
 	s.KubeconfigDir = joinedKubeconfigDir(ctx, t, m1)
 	ctrl := startController(t, s)
 	reader.waitApplied(rev1, m1.Name)
 
 	name := randomNamespace("mallory")
-	co.write(fleetDir+"/rbac/binding.yaml", memberRoleBindingYAML(name, "mallory"))
-	co.write(fleetDir+"/rbac/policy.yaml", bindingPolicyYAML(name, m1.Name))
-	rev2, _ := co.commitPush("mallory helps with the rollout")
+	co.Write(fleetDir+"/rbac/binding.yaml", memberRoleBindingYAML(name, "mallory"))
+	co.Write(fleetDir+"/rbac/policy.yaml", bindingPolicyYAML(name, m1.Name))
+	rev2 := co.CommitPush("mallory helps with the rollout")
 	ctrl.waitRevision(rev2)
 	eventually(t, converge, func() (bool, string) {
 		if _, err := admin.RbacV1().ClusterRoleBindings().Get(ctx, name, metav1.GetOptions{}); err == nil {

@@ -8,6 +8,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/restrict"
 	"github.com/propagit/propagit/internal/testenv"
 )
@@ -56,20 +57,20 @@ func TestTrustRestrictionPolicyRefusesClusterWideGrants(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{Members: 1})
 	m1 := env.Members[0]
 	name := randomNamespace("readers")
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	reader := newStatusReader(t, remote)
 	co := newCheckout(t, remote)
-	co.write(fleetDir+"/clusters/"+m1.Name+".yaml", clusterYAML(m1.Name))
-	co.write(fleetDir+"/policy.yaml", bindingPolicyYAML(name, m1.Name))
-	co.write(fleetDir+"/binding.yaml", readersBindingYAML(name, "team-readers"))
-	rev1, _ := co.commitPush("a team's read access")
+	co.Write(fleetDir+"/clusters/"+m1.Name+".yaml", clusterYAML(m1.Name))
+	co.Write(fleetDir+"/policy.yaml", bindingPolicyYAML(name, m1.Name))
+	co.Write(fleetDir+"/binding.yaml", readersBindingYAML(name, "team-readers"))
+	rev1 := co.CommitPush("a team's read access")
 	s := newSetup(t, remote, env.Members...)
 	ctrl := startController(t, s)
 	reader.waitApplied(rev1, m1.Name)
 	before := clusterRoleBinding(t, m1, name)
 
-	co.write(fleetDir+"/binding.yaml", readersBindingYAML(name, "system:authenticated"))
-	rev2, _ := co.commitPush("read access for everyone")
+	co.Write(fleetDir+"/binding.yaml", readersBindingYAML(name, "system:authenticated"))
+	rev2 := co.CommitPush("read access for everyone")
 	ctrl.waitRevision(rev2)
 	eventually(t, converge, func() (bool, string) {
 		rep := reader.report(t)

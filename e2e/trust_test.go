@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/cluster"
 	"github.com/propagit/propagit/internal/join"
@@ -120,10 +121,10 @@ func TestTrustClusterCannotRedirectCredentials(t *testing.T) {
 	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	m1, hubMember := env.Members[0], env.Members[1]
-	hub := startHub(t, hubMember)
+	hub := e2etest.StartHub(t, hubMember, converge, pollEvery)
 	hubNS := randomNamespace("propagit")
-	createNamespace(t, hub, hubNS)
-	createNamespace(t, hub, cluster.DefaultNamespace)
+	e2etest.CreateNamespace(t, hub, hubNS)
+	e2etest.CreateNamespace(t, hub, cluster.DefaultNamespace)
 	// The controller's own Git token, where it belongs: not in the
 	// credentials namespace.
 	putSecret(t, hub, hubNS, "propagit-git", nil, map[string]string{"token": trustGitToken})
@@ -137,17 +138,17 @@ func TestTrustClusterCannotRedirectCredentials(t *testing.T) {
 		"steal-loose": {cluster.DefaultNamespace + "/loose", "has no " + workv1alpha1.LabelCredentialsFor + " label"},
 		"steal-m1":    {cluster.DefaultNamespace + "/" + join.SecretName(m1.Name), workv1alpha1.LabelCredentialsFor + "=" + m1.Name + ", not this cluster"},
 	}
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	co := newCheckout(t, remote)
 	names := []string{m1.Name}
-	co.write(fleetDir+"/clusters/"+m1.Name+".yaml", string(m1Cluster))
+	co.Write(fleetDir+"/clusters/"+m1.Name+".yaml", string(m1Cluster))
 	for name, a := range attacks {
-		co.write(fleetDir+"/clusters/"+name+".yaml", trustCluster(name, trap.URL, a.ref))
+		co.Write(fleetDir+"/clusters/"+name+".yaml", trustCluster(name, trap.URL, a.ref))
 		names = append(names, name)
 	}
-	co.write(fleetDir+"/app/namespace.yaml", fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", ns))
-	co.write(fleetDir+"/app/config.yaml", fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config\n  namespace: %s\ndata:\n  v: \"1\"\n", ns))
-	co.write(fleetDir+"/app/policy.yaml", fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+	co.Write(fleetDir+"/app/namespace.yaml", fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", ns))
+	co.Write(fleetDir+"/app/config.yaml", fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config\n  namespace: %s\ndata:\n  v: \"1\"\n", ns))
+	co.Write(fleetDir+"/app/policy.yaml", fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata:
   name: config
@@ -160,7 +161,7 @@ spec:
     clusterAffinity:
       clusterNames: [%s]
 `, ns, strings.Join(names, ", ")))
-	rev, _ := co.commitPush("trust: clusters that try to redirect credentials")
+	rev := co.CommitPush("trust: clusters that try to redirect credentials")
 
 	s := newSetup(t, remote)
 	s.KubeconfigDir = ""
@@ -191,8 +192,8 @@ spec:
 
 	// member1's own Cluster redirected to the trap: refused as well, and
 	// what member1 runs is left alone.
-	co.write(fleetDir+"/clusters/"+m1.Name+".yaml", trustCluster(m1.Name, trap.URL, cluster.DefaultNamespace+"/"+join.SecretName(m1.Name)))
-	rev2, _ := co.commitPush("trust: member1 redirected")
+	co.Write(fleetDir+"/clusters/"+m1.Name+".yaml", trustCluster(m1.Name, trap.URL, cluster.DefaultNamespace+"/"+join.SecretName(m1.Name)))
+	rev2 := co.CommitPush("trust: member1 redirected")
 	r.waitRevision(rev2)
 	r.waitPasses(3)
 	if got := trap.received(); len(got) > 0 {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/cli"
 	"github.com/propagit/propagit/internal/status"
 	"github.com/propagit/propagit/internal/testenv"
@@ -60,19 +61,19 @@ func TestOpsWaitForARevision(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	m1, m2 := env.Members[0], env.Members[1]
 	ns := randomNamespace("wait")
-	remote := httpRemote(t)
+	remote := e2etest.HTTPRemote(t)
 	co := newCheckout(t, remote)
-	configMapFleet(co, ns, m1.Name, m2.Name)
-	co.write(fleetDir+"/app.yaml", configMapYAML(ns, "app", "v1"))
-	rev1, pushed := co.commitPush("app v1")
+	co.ConfigMapFleet(ns, m1.Name, m2.Name)
+	co.Write(fleetDir+"/app.yaml", e2etest.ConfigMapYAML(ns, "app", "v1"))
+	rev1, pushed := co.CommitPush("app v1"), time.Now()
 	startController(t, newSetup(t, remote, env.Members...))
 	store := []string{"--repo", remote.URL}
 
 	r := runCLI(t, 2*converge, append([]string{"wait", "--revision", rev1[:7], "--timeout", converge.String(), "--interval", "200ms"}, store...)...)
 	if r.code != 0 {
-		t.Fatalf("wait for %s: %s", short(rev1), r)
+		t.Fatalf("wait for %s: %s", e2etest.Short(rev1), r)
 	}
-	t.Logf("timing: wait for %s returned %s after the push", short(rev1), time.Since(pushed).Round(time.Millisecond))
+	t.Logf("timing: wait for %s returned %s after the push", e2etest.Short(rev1), time.Since(pushed).Round(time.Millisecond))
 	for _, m := range env.Members { // wait said healthy: no polling here
 		cm, err := getConfigMap(m, ns, "app")
 		if err != nil || cm == nil || cm.Data["value"] != "v1" {
@@ -80,18 +81,18 @@ func TestOpsWaitForARevision(t *testing.T) {
 		}
 	}
 	if r := runCLI(t, converge, append([]string{"status", "--exit-code"}, store...)...); r.code != 0 {
-		t.Errorf("status --exit-code with both members on %s: %s", short(rev1), r)
+		t.Errorf("status --exit-code with both members on %s: %s", e2etest.Short(rev1), r)
 	}
 
 	if err := m2.StopAPIServer(); err != nil {
 		t.Fatalf("failed to stop member2's apiserver: %v", err)
 	}
-	co.edit(fleetDir+"/app.yaml", `"v1"`, `"v2"`)
-	rev2, _ := co.commitPush("app v2")
+	co.Edit(fleetDir+"/app.yaml", `"v1"`, `"v2"`)
+	rev2 := co.CommitPush("app v2")
 	r = runCLI(t, 2*converge, append([]string{"wait", "--revision", rev2, "--for", "applied", "--cluster", m1.Name,
 		"--timeout", converge.String(), "--interval", "200ms"}, store...)...)
 	if r.code != 0 {
-		t.Fatalf("wait for %s on member1 alone: %s", short(rev2), r)
+		t.Fatalf("wait for %s on member1 alone: %s", e2etest.Short(rev2), r)
 	}
 	// The status row names the probe's cause, not a fixed sentence.
 	eventually(t, converge, func() (bool, string) {
@@ -109,7 +110,7 @@ func TestOpsWaitForARevision(t *testing.T) {
 	// seconds on a loaded machine; member2 never reaches it anyway.
 	r = runCLI(t, converge, append([]string{"wait", "--revision", rev2[:12], "--timeout", "15s", "--interval", "200ms"}, store...)...)
 	if r.code != 1 {
-		t.Fatalf("wait for %s with member2 down: %s, want exit 1", short(rev2), r)
+		t.Fatalf("wait for %s with member2 down: %s, want exit 1", e2etest.Short(rev2), r)
 	}
 	rows := tableRows(r.stdout)
 	if got := rows[m1.Name]; len(got) < 2 || got[1] != "yes" {
@@ -128,8 +129,8 @@ func TestOpsWaitForARevision(t *testing.T) {
 
 	// A member the hub holds no credentials for says so in its row.
 	const ghost = "ghost"
-	configMapFleet(co, ns, m1.Name, m2.Name, ghost)
-	co.commitPush("a member without credentials")
+	co.ConfigMapFleet(ns, m1.Name, m2.Name, ghost)
+	co.CommitPush("a member without credentials")
 	eventually(t, converge, func() (bool, string) {
 		r := runCLI(t, converge, append([]string{"status", "-o", "json", "--cluster", ghost}, store...)...)
 		var rep status.Report

@@ -1,6 +1,10 @@
 // Package e2etest holds what the end-to-end test packages (e2e, e2e/pull,
-// e2e/sync) share: waiting on a condition with a deadline, names no other
-// test uses, and running a component's Run loop for the length of a test.
+// e2e/sync, e2e/soak) share, so that no package keeps a copy: waiting on a
+// condition with a deadline, names no other test uses, running a
+// component's Run loop for the length of a test; Git remotes and working
+// copies; the fleet's manifests; members' kubeconfigs, CRDs and the hub;
+// the controller's test options and reading its status; the propagit
+// binary; GitHub webhook events.
 package e2etest
 
 import (
@@ -9,6 +13,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -86,6 +91,17 @@ func (l *Loop) Stop() {
 	case <-timer.C:
 		l.t.Fatalf("%s: Run did not return within %s of its context ending", l.what, l.timeout)
 	}
+}
+
+// FileTail returns the last n lines of the file at path (a process's log),
+// "" when it cannot be read.
+func FileTail(path string, n int) string {
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // ExitIfShort, called first in an end-to-end package's TestMain, ends the

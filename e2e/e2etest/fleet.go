@@ -52,6 +52,33 @@ func NamespaceYAML(name string) string {
 	return fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", name)
 }
 
+// ConfigMapYAML is ConfigMap ns/name with one data key, "value". labels
+// are key, value pairs, each value written as given (a YAML scalar).
+func ConfigMapYAML(ns, name, value string, labels ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\n", name, ns)
+	if len(labels) > 0 {
+		b.WriteString("  labels:\n")
+		for i := 0; i+1 < len(labels); i += 2 {
+			fmt.Fprintf(&b, "    %s: %s\n", labels[i], labels[i+1])
+		}
+	}
+	fmt.Fprintf(&b, "data:\n  value: %q\n", value)
+	return b.String()
+}
+
+// ConfigMapFleet writes, under FleetDir, a fleet that sends every
+// ConfigMap of ns to the push clusters: their Cluster objects, the
+// Namespace and the policy.
+func (c *Checkout) ConfigMapFleet(ns string, clusters ...string) {
+	c.t.Helper()
+	for _, name := range clusters {
+		c.Write(FleetDir+"/clusters/"+name+".yaml", ClusterYAML(name, "Push"))
+	}
+	c.Write(FleetDir+"/namespace.yaml", NamespaceYAML(ns))
+	c.Write(FleetDir+"/policy.yaml", Policy{Namespace: ns, Clusters: clusters}.YAML())
+}
+
 // Policy is a PropagationPolicy that sends every object of one core kind
 // in its namespace to the named clusters.
 type Policy struct {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -40,14 +39,7 @@ func KubeconfigDir(t testing.TB, members ...*testenv.Member) string {
 // its group.
 func InstallCRD(t testing.TB, m *testenv.Member, path string, timeout, interval time.Duration) {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(m.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := NewClient(t, m.Config, apiextensionsv1.AddToScheme)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -11,9 +11,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/gitrepo"
 	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
@@ -46,19 +47,19 @@ func writeStatusRefs(tb testing.TB, dir string, ws []*workv1alpha1.Work) {
 	}
 	for _, w := range ws {
 		content := fmt.Sprintf("appliedRevision: rev-1\nagentVersion: %s\n# %s\n", agentVersion, w.Spec.Cluster)
-		blob, err := storeObject(repo.Storer, plumbing.BlobObject, []byte(content))
+		blob, err := gitrepo.StoreBlob(repo.Storer, []byte(content))
 		if err != nil {
 			tb.Fatal(err)
 		}
 		tree := &object.Tree{Entries: []object.TreeEntry{{Name: gitstore.StatusFile, Mode: filemode.Regular, Hash: blob}}}
-		th, err := encodeObject(repo.Storer, tree)
+		th, err := gitrepo.WriteObject(repo.Storer, tree)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		sig := object.Signature{Name: "agent", Email: "agent@propagit.invalid", When: time.Unix(1_800_000_000, 0)}
 		commit := &object.Commit{Author: sig, Committer: sig, TreeHash: th,
 			Message: fmt.Sprintf("propagit: status %s\n\nApplied-Revision: rev-1\n", w.Spec.Cluster)}
-		ch, err := encodeObject(repo.Storer, commit)
+		ch, err := gitrepo.WriteObject(repo.Storer, commit)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -66,32 +67,6 @@ func writeStatusRefs(tb testing.TB, dir string, ws []*workv1alpha1.Work) {
 			tb.Fatal(err)
 		}
 	}
-}
-
-func storeObject(s storage.Storer, typ plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
-	o := s.NewEncodedObject()
-	o.SetType(typ)
-	wr, err := o.Writer()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if _, err := wr.Write(data); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if err := wr.Close(); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return s.SetEncodedObject(o)
-}
-
-func encodeObject(s storage.Storer, obj interface {
-	Encode(plumbing.EncodedObject) error
-}) (plumbing.Hash, error) {
-	o := s.NewEncodedObject()
-	if err := obj.Encode(o); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return s.SetEncodedObject(o)
 }
 
 // BenchmarkPullAgentSteadyState is one poll of an agent whose Work has not
@@ -105,29 +80,29 @@ func encodeObject(s storage.Storer, obj interface {
 func BenchmarkPullAgentSteadyState(b *testing.B) {
 	for _, n := range []int{10, 200} {
 		for _, layout := range []string{"same-repo", "separate-status-repo"} {
-			r := newRemote(b)
-			statusDir := r.dir
+			r := e2etest.HTTPRemote(b)
+			statusDir := r.Dir
 			if layout == "separate-status-repo" {
-				if _, err := r.srv.InitBare("status.git"); err != nil {
+				if _, err := r.Server.InitBare("status.git"); err != nil {
 					b.Fatal(err)
 				}
-				statusDir = filepath.Join(r.srv.Root, "status.git")
+				statusDir = filepath.Join(r.Server.Root, "status.git")
 			}
 			ws := workBranch(b, n)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			if _, err := newGitStore(b, gitstore.Options{URL: r.url}).Put(ctx, "rev-1", ws); err != nil {
+			if _, err := newGitStore(b, gitstore.Options{URL: r.URL}).Put(ctx, "rev-1", ws); err != nil {
 				b.Fatal(err)
 			}
 			cancel()
 			writeStatusRefs(b, statusDir, ws)
 
 			b.Run(fmt.Sprintf("clusters=%d/status=%s", n, layout), func(b *testing.B) {
-				store := newGitStore(b, gitstore.Options{URL: r.url})
+				store := newGitStore(b, gitstore.Options{URL: r.URL})
 				ctx := context.Background()
 				if w, err := store.ListCluster(ctx, "c-000"); err != nil || w == nil {
 					b.Fatalf("first poll: %v, %v", w, err)
 				}
-				refs, fetches, sent := r.srv.RefAdvertisements(), r.srv.Fetches(), r.srv.BytesSent()
+				refs, fetches, sent := r.Server.RefAdvertisements(), r.Server.Fetches(), r.Server.BytesSent()
 				b.ResetTimer()
 				for b.Loop() {
 					w, err := store.ListCluster(ctx, "c-000")
@@ -137,9 +112,9 @@ func BenchmarkPullAgentSteadyState(b *testing.B) {
 				}
 				b.StopTimer()
 				per := func(v int64) float64 { return float64(v) / float64(b.N) }
-				b.ReportMetric(per(r.srv.RefAdvertisements()-refs), "reflists/op")
-				b.ReportMetric(per(r.srv.Fetches()-fetches), "fetches/op")
-				b.ReportMetric(per(r.srv.BytesSent()-sent), "bytes-fetched/op")
+				b.ReportMetric(per(r.Server.RefAdvertisements()-refs), "reflists/op")
+				b.ReportMetric(per(r.Server.Fetches()-fetches), "fetches/op")
+				b.ReportMetric(per(r.Server.BytesSent()-sent), "bytes-fetched/op")
 			})
 		}
 	}

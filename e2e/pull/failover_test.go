@@ -34,26 +34,26 @@ func TestPullStaleHeartbeatFailover(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	hub, pullM := env.Members[0], env.Members[1]
 	hubNS := randomName("propagit")
-	makeHub(t, hub, hubNS)
-	r := newRemote(t)
+	e2etest.StartHub(t, hub, converge, pollEvery, hubNS)
+	r := e2etest.HTTPRemote(t)
 	ns := randomName("failover")
 
-	f := newFleet(t, r.url)
+	f := newFleet(t, r.URL)
 	f.write("clusters/"+pullM.Name+".yaml", e2etest.ClusterYAML(pullM.Name, clusterv1alpha1.SyncModePull))
 	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("policy.yaml", failoverPolicyYAML(ns, pullM.Name, tolerate))
 	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
-	rev := f.commitPush("app on a pull member with cluster failover")
+	rev := f.CommitPush("app on a pull member with cluster failover")
 
-	hubStore := crstore.New(hubClient(t, hub.Config), hubNS)
+	hubStore := crstore.New(e2etest.HubClient(t, hub.Config), hubNS)
 	rec := metrics.NewRecorder()
 	reg := prometheus.NewRegistry()
 	rec.MustRegister(reg)
 	opts := controllerOptions()
 	opts.PullHeartbeatTimeout = heartbeatTimeout
 	opts.Metrics = rec
-	c := startController(t, hubSetup{SourceURL: r.url, Works: hubStore, Status: hubStore, Options: opts})
-	agentStore := crstore.New(hubClient(t, hub.Config), hubNS, crstore.WithHeartbeatInterval(time.Second))
+	c := startController(t, hubSetup{SourceURL: r.URL, Works: hubStore, Status: hubStore, Options: opts})
+	agentStore := crstore.New(e2etest.HubClient(t, hub.Config), hubNS, crstore.WithHeartbeatInterval(time.Second))
 	agentLoop := startLoop(t, "agent", newAgent(t, agentOptions(pullM.Name), agentStore, agentStore, pullM.Config).Run)
 	c.waitRevision(t, rev)
 	eventually(t, converge, configMapValue(pullM, ns, "app", "v1"))

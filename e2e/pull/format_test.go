@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/testenv"
@@ -67,27 +68,27 @@ func putWork(t testing.TB, store works.Store, w *workv1alpha1.Work) {
 func TestPullNewerFormatRefused(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{Members: 1})
 	m := env.Members[0]
-	r := newRemote(t)
+	r := e2etest.HTTPRemote(t)
 	ns := randomName("format")
 	nsObj := map[string]any{"apiVersion": "v1", "kind": "Namespace",
 		"metadata": map[string]any{"name": ns, "labels": map[string]any{"propagit.io/managed": "true"}}}
-	controllerStore := newGitStore(t, gitstore.Options{URL: r.url})
+	controllerStore := newGitStore(t, gitstore.Options{URL: r.URL})
 	putWork(t, controllerStore, handWork(t, m.Name, "rev-1", workv1alpha1.FormatVersion,
 		nsObj, managedConfigMap(ns, "kept", "v1"), managedConfigMap(ns, "dropped-later", "v1")))
 
 	var member requestCounter
-	store := newGitStore(t, gitstore.Options{URL: r.url})
+	store := newGitStore(t, gitstore.Options{URL: r.URL})
 	src := &countingSource{Source: store}
 	a := newAgent(t, agentOptions(m.Name), src, store, member.wrap(m.Config))
 	startLoop(t, "agent", a.Run)
-	reader := newGitStore(t, gitstore.Options{URL: r.url})
+	reader := newGitStore(t, gitstore.Options{URL: r.URL})
 	waitStatus(t, reader, m.Name, "rev-1 applied and Ready", appliedReady("rev-1"))
 	before := snapshotConfigMaps(t, m, ns)
 
 	// The newer format would change one object, prune one and create one.
 	newer := workv1alpha1.FormatVersion + 1
 	member.reset()
-	pushes := r.srv.Pushes()
+	pushes := r.Server.Pushes()
 	putWork(t, controllerStore, handWork(t, m.Name, "rev-2", newer,
 		nsObj, managedConfigMap(ns, "kept", "v2"), managedConfigMap(ns, "created-later", "v2")))
 	want := fmt.Sprintf("agent too old for Work format %d", newer)
@@ -96,7 +97,7 @@ func TestPullNewerFormatRefused(t *testing.T) {
 	})
 	// More polls of the same Work change nothing either.
 	src.waitPolls(t, 5)
-	ready := condition(st, workv1alpha1.ConditionReady)
+	ready := e2etest.Condition(st, workv1alpha1.ConditionReady)
 	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != "FormatTooNew" || !strings.Contains(ready.Message, want) {
 		t.Errorf("Ready condition %+v, want False/FormatTooNew saying %q", ready, want)
 	}
@@ -105,7 +106,7 @@ func TestPullNewerFormatRefused(t *testing.T) {
 	}
 	reads, dry, writes := member.counts()
 	t.Logf("refused Work: member reads=%d dry-runs=%d writes=%v; status pushes=%d; status: %s",
-		reads, dry, writes, r.srv.Pushes()-pushes-1, describe(st))
+		reads, dry, writes, r.Server.Pushes()-pushes-1, e2etest.DescribeStatus(st))
 	if len(writes) > 0 || dry > 0 {
 		t.Errorf("the refused Work reached the member: %d writes %v, %d dry runs; want none", len(writes), writes, dry)
 	}
@@ -117,7 +118,7 @@ func TestPullNewerFormatRefused(t *testing.T) {
 	}
 	// One Work put and one status transition; the polls after it wrote
 	// nothing.
-	if got := r.srv.Pushes() - pushes; got != 2 {
+	if got := r.Server.Pushes() - pushes; got != 2 {
 		t.Errorf("%d pushes for one Work and its refusal, want 2 (the Work, one status)", got)
 	}
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,7 +14,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -25,7 +23,6 @@ import (
 	"github.com/propagit/propagit/internal/cluster"
 	"github.com/propagit/propagit/internal/controller"
 	"github.com/propagit/propagit/internal/deliver"
-	"github.com/propagit/propagit/internal/gitserver"
 	"github.com/propagit/propagit/internal/source"
 	"github.com/propagit/propagit/internal/testenv"
 	"github.com/propagit/propagit/internal/works"
@@ -38,7 +35,6 @@ const (
 	fleetPath    = e2etest.FleetDir
 	pollEvery    = e2etest.PollEvery
 	converge     = e2etest.Converge
-	stopTimeout  = e2etest.StopTimeout
 	// agentVersion is the version the test agents write into status.
 	agentVersion = "pull-e2e"
 )
@@ -79,33 +75,6 @@ func testLogger(t testing.TB, name string) logr.Logger {
 	}, funcr.Options{})
 }
 
-// remote is a Git server over real smart HTTP with the fleet repository.
-type remote struct {
-	srv *gitserver.Server
-	// url is the fleet repository: source branch, work branch and status
-	// refs unless a test says otherwise.
-	url string
-	// dir is the fleet repository on disk.
-	dir string
-}
-
-// newRemote starts a Git server with an empty fleet repository; the server
-// stops when the test ends.
-func newRemote(t testing.TB) *remote {
-	t.Helper()
-	root := t.TempDir()
-	srv, err := gitserver.New(root, gitserver.Options{})
-	if err != nil {
-		t.Fatalf("failed to start the git server: %v", err)
-	}
-	t.Cleanup(srv.Close)
-	url, err := srv.InitBare("fleet.git")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &remote{srv: srv, url: url, dir: filepath.Join(root, "fleet.git")}
-}
-
 // statusMessage returns the commit message at the tip of cluster's status
 // ref in the bare repository dir, read straight from disk, as `git log
 // refs/propagit/status/<cluster>` would show it.
@@ -144,25 +113,10 @@ func (f *fleet) write(path, content string) {
 	f.Write(fleetPath+"/"+path, content)
 }
 
-// commitPush commits every change, pushes sourceBranch and returns the
-// commit.
-func (f *fleet) commitPush(msg string) string {
-	f.t.Helper()
-	return f.CommitPush(msg)
-}
-
-// configMapYAML is a ConfigMap with one data key, "value".
+// configMapYAML is ConfigMap ns/name, labelled app: name, with one data
+// key, "value".
 func configMapYAML(ns, name, value string) string {
-	return fmt.Sprintf(`apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: %s
-  namespace: %s
-  labels:
-    app: %s
-data:
-  value: %q
-`, name, ns, name, value)
+	return e2etest.ConfigMapYAML(ns, name, value, "app", name)
 }
 
 // policyYAML sends every ConfigMap of ns to clusters (Duplicated: each
@@ -211,13 +165,6 @@ func configMapOverrideYAML(ns, name string, clusters, values []string) string {
 	return overrideYAML("v1", "ConfigMap", ns, name, "/data/value", clusters, quoted)
 }
 
-// kubeconfigDir copies each push member's kubeconfig to
-// <dir>/<name>.kubeconfig, the layout of --kubeconfig-dir. Pull members are
-// left out: the hub holds no credentials for them.
-func kubeconfigDir(t testing.TB, members ...*testenv.Member) string {
-	return e2etest.KubeconfigDir(t, members...)
-}
-
 // hubSetup is what the in-process controller is built from.
 type hubSetup struct {
 	// SourceURL is the fleet repository the controller follows, with Auth
@@ -226,35 +173,21 @@ type hubSetup struct {
 	Auth      transport.AuthMethod
 	Works     works.Store
 	Status    works.StatusStore
-	// Push are the members the controller applies to.
+	// Push are the members the controller applies to. Pull members are
+	// left out: the hub holds no credentials for them.
 	Push    []*testenv.Member
 	Options controller.Options
 }
 
 // controllerOptions are the controller's defaults with short waits.
-func controllerOptions() controller.Options {
-	opts := controller.DefaultOptions()
-	opts.Interval = time.Second
-	opts.ProbeTimeout = 5 * time.Second
-	opts.ProbeInterval = time.Second
-	opts.Deliver = deliverOptions()
-	opts.Deliver.Version = "controller-e2e"
-	return opts
-}
+func controllerOptions() controller.Options { return e2etest.ControllerOptions("controller-e2e") }
 
 // deliverOptions are the syncer's defaults with short retries.
-func deliverOptions() deliver.Options {
-	opts := deliver.DefaultOptions()
-	opts.RetryMin = 250 * time.Millisecond
-	opts.RetryMax = 2 * time.Second
-	opts.HealthInterval = time.Second
-	opts.Version = agentVersion
-	return opts
-}
+func deliverOptions() deliver.Options { return e2etest.DeliverOptions(agentVersion) }
 
 // startLoop runs a component's Run until stopped or the end of the test.
 func startLoop(t testing.TB, what string, run func(context.Context) error) *e2etest.Loop {
-	return e2etest.StartLoop(t, what, stopTimeout, run)
+	return e2etest.StartLoop(t, what, e2etest.StopTimeout, run)
 }
 
 // runningController is a controller running in-process.
@@ -267,7 +200,7 @@ type runningController struct {
 func startController(t testing.TB, s hubSetup) *runningController {
 	t.Helper()
 	follower := source.NewFollower(source.FollowOptions{URL: s.SourceURL, Branch: sourceBranch, Path: fleetPath, Auth: s.Auth})
-	creds := &cluster.Credentials{KubeconfigDir: kubeconfigDir(t, s.Push...), QPS: 100, Burst: 200}
+	creds := &cluster.Credentials{KubeconfigDir: e2etest.KubeconfigDir(t, s.Push...), QPS: 100, Burst: 200}
 	log := testLogger(t, "controller")
 	c := controller.New(s.Options, controller.GitFetcher(follower), s.Works, s.Status, creds, log)
 	return &runningController{Controller: c, Loop: startLoop(t, "controller", c.Run)}
@@ -276,10 +209,7 @@ func startController(t testing.TB, s hubSetup) *runningController {
 // waitRevision waits until the controller has rev in force.
 func (c *runningController) waitRevision(t testing.TB, rev string) {
 	t.Helper()
-	eventually(t, converge, func() (bool, string) {
-		st := c.State()
-		return st.Revision == rev && st.SourceError == "", fmt.Sprintf("want revision %s, state %+v", rev, st)
-	})
+	e2etest.WaitRevision(t, c.Controller, rev)
 }
 
 // agentOptions are the agent's defaults with a short poll.
@@ -307,42 +237,6 @@ func newGitStore(t testing.TB, opts gitstore.Options) *gitstore.Store {
 	return s
 }
 
-// condition returns the condition typ of st, nil when absent.
-func condition(st *workv1alpha1.WorkStatus, typ string) *metav1.Condition {
-	if st == nil {
-		return nil
-	}
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == typ {
-			return &st.Conditions[i]
-		}
-	}
-	return nil
-}
-
-// isReady reports whether st's Ready condition is True.
-func isReady(st *workv1alpha1.WorkStatus) bool {
-	c := condition(st, workv1alpha1.ConditionReady)
-	return c != nil && c.Status == metav1.ConditionTrue
-}
-
-// describe renders the parts of a status a failing wait should show.
-func describe(st *workv1alpha1.WorkStatus) string {
-	if st == nil {
-		return "<nil>"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "applied=%q agent=%q message=%q", short(st.AppliedRevision), st.AgentVersion, st.Message)
-	for _, c := range st.Conditions {
-		fmt.Fprintf(&b, " %s=%s(%s: %s)", c.Type, c.Status, c.Reason, c.Message)
-	}
-	fmt.Fprintf(&b, " inventory=%d", len(st.Inventory))
-	if st.Heartbeat != nil {
-		fmt.Fprintf(&b, " heartbeat=%s", st.Heartbeat.Format(time.RFC3339))
-	}
-	return b.String()
-}
-
 // waitStatus polls store for cluster's status until ok holds, and returns
 // the status that satisfied it.
 func waitStatus(t testing.TB, store works.StatusStore, cluster string, what string, ok func(*workv1alpha1.WorkStatus) bool) *workv1alpha1.WorkStatus {
@@ -356,21 +250,14 @@ func waitStatus(t testing.TB, store works.StatusStore, cluster string, what stri
 			return false, fmt.Sprintf("%s: %v", cluster, err)
 		}
 		got = st
-		return ok(st), fmt.Sprintf("%s: want %s; status %s", cluster, what, describe(st))
+		return ok(st), fmt.Sprintf("%s: want %s; status %s", cluster, what, e2etest.DescribeStatus(st))
 	})
 	return got
 }
 
 // appliedReady is a waitStatus condition: rev applied and Ready.
 func appliedReady(rev string) func(*workv1alpha1.WorkStatus) bool {
-	return func(st *workv1alpha1.WorkStatus) bool { return st.AppliedRevision == rev && isReady(st) }
-}
-
-func short(rev string) string {
-	if len(rev) > 12 {
-		return rev[:12]
-	}
-	return rev
+	return func(st *workv1alpha1.WorkStatus) bool { return st.AppliedRevision == rev && e2etest.IsReady(st) }
 }
 
 // statusRecorder is the one status store the tests watch: it remembers

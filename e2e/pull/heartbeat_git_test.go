@@ -25,25 +25,25 @@ func TestPullGitStoreHeartbeat(t *testing.T) {
 	)
 	env := testenv.Start(t, testenv.Options{Members: 1})
 	pullM := env.Members[0]
-	r := newRemote(t)
+	r := e2etest.HTTPRemote(t)
 	ns := randomName("gitbeat")
-	f := newFleet(t, r.url)
+	f := newFleet(t, r.URL)
 	f.write("clusters/"+pullM.Name+".yaml", e2etest.ClusterYAML(pullM.Name, clusterv1alpha1.SyncModePull))
 	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("policy.yaml", policyYAML(ns, pullM.Name))
 	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
-	rev := f.commitPush("app on a pull member, git store")
+	rev := f.CommitPush("app on a pull member, git store")
 
-	controllerStore := newGitStore(t, gitstore.Options{URL: r.url})
+	controllerStore := newGitStore(t, gitstore.Options{URL: r.URL})
 	rec := metrics.NewRecorder()
 	reg := prometheus.NewRegistry()
 	rec.MustRegister(reg)
 	opts := controllerOptions()
 	opts.PullHeartbeatTimeout = heartbeatTimeout
 	opts.Metrics = rec
-	c := startController(t, hubSetup{SourceURL: r.url, Works: controllerStore, Status: controllerStore, Options: opts})
+	c := startController(t, hubSetup{SourceURL: r.URL, Works: controllerStore, Status: controllerStore, Options: opts})
 	startAgent := func(what string) *e2etest.Loop {
-		store := newGitStore(t, gitstore.Options{URL: r.url, HeartbeatInterval: heartbeatInterval})
+		store := newGitStore(t, gitstore.Options{URL: r.URL, HeartbeatInterval: heartbeatInterval})
 		return startLoop(t, what, newAgent(t, agentOptions(pullM.Name), store, store, pullM.Config).Run)
 	}
 	agentLoop := startAgent("agent")
@@ -52,7 +52,7 @@ func TestPullGitStoreHeartbeat(t *testing.T) {
 	eventually(t, converge, readyIs(reg, pullM.Name, "True"))
 
 	// Well past the timeout, the running agent keeps the member Ready.
-	reader := newGitStore(t, gitstore.Options{URL: r.url})
+	reader := newGitStore(t, gitstore.Options{URL: r.URL})
 	st, err := reader.GetStatus(t.Context(), pullM.Name)
 	if err != nil || st.Heartbeat == nil {
 		t.Fatalf("status of %s: %v, heartbeat %v", pullM.Name, err, st)

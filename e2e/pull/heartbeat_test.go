@@ -37,34 +37,34 @@ func TestPullCRStoreHeartbeat(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{Members: 3})
 	hub, pullM, pushM := env.Members[0], env.Members[1], env.Members[2]
 	hubNS := randomName("propagit")
-	makeHub(t, hub, hubNS)
-	r := newRemote(t)
+	e2etest.StartHub(t, hub, converge, pollEvery, hubNS)
+	r := e2etest.HTTPRemote(t)
 	ns := randomName("heartbeat")
 	names := []string{pullM.Name, pushM.Name}
 	values := []string{"pulled-by-" + pullM.Name, "pushed-to-" + pushM.Name}
 
-	f := newFleet(t, r.url)
+	f := newFleet(t, r.URL)
 	f.write("clusters/"+pullM.Name+".yaml", e2etest.ClusterYAML(pullM.Name, clusterv1alpha1.SyncModePull))
 	f.write("clusters/"+pushM.Name+".yaml", e2etest.ClusterYAML(pushM.Name, clusterv1alpha1.SyncModePush))
 	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("policy.yaml", policyYAML(ns, names...))
 	f.write("override.yaml", configMapOverrideYAML(ns, "app", names, values))
 	f.write("app.yaml", configMapYAML(ns, "app", "template"))
-	rev1 := f.commitPush("app on a pull and a push member")
+	rev1 := f.CommitPush("app on a pull and a push member")
 
-	hubStore := crstore.New(hubClient(t, hub.Config), hubNS)
+	hubStore := crstore.New(e2etest.HubClient(t, hub.Config), hubNS)
 	rec := metrics.NewRecorder()
 	reg := prometheus.NewRegistry()
 	rec.MustRegister(reg)
 	opts := controllerOptions()
 	opts.PullHeartbeatTimeout = heartbeatTimeout
 	opts.Metrics = rec
-	c := startController(t, hubSetup{SourceURL: r.url, Works: hubStore, Status: hubStore, Push: []*testenv.Member{pushM}, Options: opts})
+	c := startController(t, hubSetup{SourceURL: r.URL, Works: hubStore, Status: hubStore, Push: []*testenv.Member{pushM}, Options: opts})
 
 	// The agent reaches only the hub (its own namespace) and its member.
 	var hubCalls requestCounter
 	startAgentOnHub := func(what string) *e2etest.Loop {
-		store := crstore.New(hubClient(t, hubCalls.wrap(hub.Config)), hubNS, crstore.WithHeartbeatInterval(heartbeatInterval))
+		store := crstore.New(e2etest.HubClient(t, hubCalls.wrap(hub.Config)), hubNS, crstore.WithHeartbeatInterval(heartbeatInterval))
 		aopts := agentOptions(pullM.Name)
 		aopts.ProbeInterval = 500 * time.Millisecond
 		return startLoop(t, what, newAgent(t, aopts, store, store, pullM.Config).Run)
@@ -117,7 +117,7 @@ func TestPullCRStoreHeartbeat(t *testing.T) {
 	// A template added now goes to the push member only; the pull member
 	// keeps what it had in its Work.
 	f.write("late.yaml", configMapYAML(ns, "late", "added while the agent was away"))
-	rev2 := f.commitPush("late config")
+	rev2 := f.CommitPush("late config")
 	c.waitRevision(t, rev2)
 	eventually(t, converge, configMapValue(pushM, ns, "late", "added while the agent was away"))
 	eventually(t, converge, workHolds(hubStore, pushM.Name, "ConfigMap/app", "ConfigMap/late"))

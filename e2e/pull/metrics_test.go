@@ -25,16 +25,16 @@ import (
 func TestPullAgentExportsMetrics(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{Members: 1})
 	m := env.Members[0]
-	r := newRemote(t)
+	r := e2etest.HTTPRemote(t)
 	ns := randomName("agentmetrics")
-	f := newFleet(t, r.url)
+	f := newFleet(t, r.URL)
 	f.write("clusters/"+m.Name+".yaml", e2etest.ClusterYAML(m.Name, clusterv1alpha1.SyncModePull))
 	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("policy.yaml", policyYAML(ns, m.Name))
 	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
-	rev := f.commitPush("app on a pull member")
-	store := newGitStore(t, gitstore.Options{URL: r.url})
-	c := startController(t, hubSetup{SourceURL: r.url, Works: store, Status: store, Options: controllerOptions()})
+	rev := f.CommitPush("app on a pull member")
+	store := newGitStore(t, gitstore.Options{URL: r.URL})
+	c := startController(t, hubSetup{SourceURL: r.URL, Works: store, Status: store, Options: controllerOptions()})
 	c.waitRevision(t, rev)
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -45,7 +45,7 @@ func TestPullAgentExportsMetrics(t *testing.T) {
 	l.Close()
 	var out bytes.Buffer
 	root := cli.NewRootCommand(&out, &out)
-	root.SetArgs([]string{"agent", "--cluster", m.Name, "--repo", r.url, "--kubeconfig", m.KubeconfigPath,
+	root.SetArgs([]string{"agent", "--cluster", m.Name, "--repo", r.URL, "--kubeconfig", m.KubeconfigPath,
 		"--interval", "500ms", "--cache-dir", t.TempDir(), "--metrics-addr", addr, "--log-format", "console"})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

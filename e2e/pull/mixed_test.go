@@ -74,20 +74,13 @@ func rolledOut(m *testenv.Member, ns, name, image string, want int32) func() (bo
 			return false, fmt.Sprintf("%s: Deployment %s/%s: %v", m.Name, ns, name, err)
 		}
 		got := fmt.Sprintf("%s: Deployment %s/%s replicas=%v image=%s updated=%d available=%d managed=%q",
-			m.Name, ns, name, deref(d.Spec.Replicas), d.Spec.Template.Spec.Containers[0].Image,
+			m.Name, ns, name, e2etest.Deref(d.Spec.Replicas), d.Spec.Template.Spec.Containers[0].Image,
 			d.Status.UpdatedReplicas, d.Status.AvailableReplicas, d.Labels["propagit.io/managed"])
 		ok := d.Spec.Replicas != nil && *d.Spec.Replicas == want && d.Spec.Template.Spec.Containers[0].Image == image &&
 			d.Status.ObservedGeneration == d.Generation && d.Status.UpdatedReplicas == want &&
 			d.Status.AvailableReplicas == want && d.Status.Replicas == want && d.Labels["propagit.io/managed"] == "true"
 		return ok, got + fmt.Sprintf("; want replicas=%d image=%s, all available", want, image)
 	}
-}
-
-func deref(p *int32) any {
-	if p == nil {
-		return "<nil>"
-	}
-	return *p
 }
 
 // serviceExists is an eventually condition: Service ns/name on m is
@@ -119,10 +112,10 @@ func TestPullMixedPushAndPull(t *testing.T) {
 	names := []string{push.Name, pull2.Name, pull3.Name}
 	replicas := []int32{1, 2, 3}
 	values := []string{"pushed-to-" + push.Name, "pulled-by-" + pull2.Name, "pulled-by-" + pull3.Name}
-	r := newRemote(t)
+	r := e2etest.HTTPRemote(t)
 	ns := randomName("mixed")
 
-	f := newFleet(t, r.url)
+	f := newFleet(t, r.URL)
 	f.write("clusters/"+push.Name+".yaml", e2etest.ClusterYAML(push.Name, clusterv1alpha1.SyncModePush))
 	f.write("clusters/"+pull2.Name+".yaml", e2etest.ClusterYAML(pull2.Name, clusterv1alpha1.SyncModePull))
 	f.write("clusters/"+pull3.Name+".yaml", e2etest.ClusterYAML(pull3.Name, clusterv1alpha1.SyncModePull))
@@ -133,15 +126,15 @@ func TestPullMixedPushAndPull(t *testing.T) {
 	f.write("policies/propagation.yaml", appPolicyYAML(ns, names...))
 	f.write("policies/replicas.yaml", overrideYAML("apps/v1", "Deployment", ns, "nginx", "/spec/replicas", names, []string{"1", "2", "3"}))
 	f.write("policies/config.yaml", configMapOverrideYAML(ns, "app", names, values))
-	rev1 := f.commitPush("quickstart app on one push and two pull members")
+	rev1 := f.CommitPush("quickstart app on one push and two pull members")
 
-	hubStore := newGitStore(t, gitstore.Options{URL: r.url, CacheDir: t.TempDir()})
-	c := startController(t, hubSetup{SourceURL: r.url, Works: hubStore, Status: hubStore,
+	hubStore := newGitStore(t, gitstore.Options{URL: r.URL, CacheDir: t.TempDir()})
+	c := startController(t, hubSetup{SourceURL: r.URL, Works: hubStore, Status: hubStore,
 		Push: []*testenv.Member{push}, Options: controllerOptions()})
 	for _, m := range []*testenv.Member{pull2, pull3} {
 		// Each agent is its own process: its own store instance, its own
 		// member's credentials, nothing of the hub's.
-		store := newGitStore(t, gitstore.Options{URL: r.url})
+		store := newGitStore(t, gitstore.Options{URL: r.URL})
 		startLoop(t, "agent "+m.Name, newAgent(t, agentOptions(m.Name), store, store, m.Config).Run)
 	}
 
@@ -158,7 +151,7 @@ func TestPullMixedPushAndPull(t *testing.T) {
 	t.Logf("commit to rolled out on all three members: %s", time.Since(start).Round(time.Millisecond))
 
 	// The Works name each cluster's mode.
-	reader := newGitStore(t, gitstore.Options{URL: r.url})
+	reader := newGitStore(t, gitstore.Options{URL: r.URL})
 	ctx, cancel := kubeCtx()
 	ws, err := reader.List(ctx)
 	cancel()
@@ -180,7 +173,7 @@ func TestPullMixedPushAndPull(t *testing.T) {
 	// measured.
 	for _, name := range names {
 		st := waitStatus(t, reader, name, "rev1 applied and Ready", appliedReady(rev1))
-		msg, err := statusMessage(r.dir, name)
+		msg, err := statusMessage(r.Dir, name)
 		if err != nil {
 			t.Fatalf("status ref of %s: %v", name, err)
 		}
@@ -194,13 +187,13 @@ func TestPullMixedPushAndPull(t *testing.T) {
 			t.Errorf("status of %s: agentVersion %q, want %q", name, st.AgentVersion, agentVersion)
 		}
 		if st.Cluster == nil || st.Cluster.NodeSummary == nil || st.Cluster.NodeSummary.ReadyNum != 1 || st.Heartbeat == nil {
-			t.Errorf("status of %s: want the agent's cluster state (1 ready node) and a heartbeat: %s, cluster %+v", name, describe(st), st.Cluster)
+			t.Errorf("status of %s: want the agent's cluster state (1 ready node) and a heartbeat: %s, cluster %+v", name, e2etest.DescribeStatus(st), st.Cluster)
 		}
 	}
 
 	// A second commit reaches every member, whichever way it is delivered.
 	f.write("apps/nginx/deployment.yaml", strings.Replace(quickstartFile(t, "deployment.yaml", ns), "nginx:1.27.3", "nginx:1.27.4", 1))
-	rev2 := f.commitPush("nginx 1.27.4")
+	rev2 := f.CommitPush("nginx 1.27.4")
 	start = time.Now()
 	landed = nil
 	for i, m := range members {
@@ -210,7 +203,7 @@ func TestPullMixedPushAndPull(t *testing.T) {
 	t.Logf("second commit to rolled out on all three members: %s", time.Since(start).Round(time.Millisecond))
 	for _, name := range names {
 		waitStatus(t, reader, name, "rev2 applied and Ready", appliedReady(rev2))
-		msg, err := statusMessage(r.dir, name)
+		msg, err := statusMessage(r.Dir, name)
 		if err != nil || !strings.Contains(msg, "Applied-Revision: "+rev2) {
 			t.Errorf("status ref of %s after rev2: message %q, err %v", name, msg, err)
 		}

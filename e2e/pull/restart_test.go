@@ -46,29 +46,29 @@ func (s *countingSource) waitPolls(t testing.TB, n int64) time.Duration {
 func TestPullAgentRestartNoStorm(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{Members: 1})
 	m := env.Members[0]
-	r := newRemote(t)
+	r := e2etest.HTTPRemote(t)
 	ns := randomName("restart")
 	const objects = 10
 
-	f := newFleet(t, r.url)
+	f := newFleet(t, r.URL)
 	f.write("clusters/"+m.Name+".yaml", e2etest.ClusterYAML(m.Name, clusterv1alpha1.SyncModePull))
 	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("policy.yaml", policyYAML(ns, m.Name))
 	for i := range objects {
 		f.write(fmt.Sprintf("cm-%02d.yaml", i), configMapYAML(ns, fmt.Sprintf("cm-%02d", i), "v1"))
 	}
-	rev1 := f.commitPush("ten ConfigMaps for a pull member")
-	hubStore := newGitStore(t, gitstore.Options{URL: r.url, CacheDir: t.TempDir()})
-	c := startController(t, hubSetup{SourceURL: r.url, Works: hubStore, Status: hubStore, Options: controllerOptions()})
+	rev1 := f.CommitPush("ten ConfigMaps for a pull member")
+	hubStore := newGitStore(t, gitstore.Options{URL: r.URL, CacheDir: t.TempDir()})
+	c := startController(t, hubSetup{SourceURL: r.URL, Works: hubStore, Status: hubStore, Options: controllerOptions()})
 	c.waitRevision(t, rev1)
 
 	// First agent: applies, then settles.
 	var first requestCounter
-	store1 := newGitStore(t, gitstore.Options{URL: r.url})
+	store1 := newGitStore(t, gitstore.Options{URL: r.URL})
 	src1 := &countingSource{Source: store1}
 	a1 := newAgent(t, agentOptions(m.Name), src1, store1, first.wrap(m.Config))
 	loop1 := startLoop(t, "first agent", a1.Run)
-	reader := newGitStore(t, gitstore.Options{URL: r.url})
+	reader := newGitStore(t, gitstore.Options{URL: r.URL})
 	waitStatus(t, reader, m.Name, "rev1 applied and Ready", appliedReady(rev1))
 	_, _, applyWrites := first.counts()
 	t.Logf("first agent: %d writes to apply %d objects and their namespace", len(applyWrites), objects)
@@ -76,10 +76,10 @@ func TestPullAgentRestartNoStorm(t *testing.T) {
 	// Steady state: whole poll cycles (with probes) cost no write to the
 	// member and no status push to Git.
 	first.reset()
-	pushes := r.srv.Pushes()
+	pushes := r.Server.Pushes()
 	window := src1.waitPolls(t, 10)
 	reads, dry, writes := first.counts()
-	statusPushes := r.srv.Pushes() - pushes
+	statusPushes := r.Server.Pushes() - pushes
 	t.Logf("steady state over %s (10 polls): member reads=%d dry-runs=%d writes=%d; status pushes=%d (%.1f/min)",
 		window.Round(time.Millisecond), reads, dry, len(writes), statusPushes, perMinute(statusPushes, window))
 	if len(writes) > 0 || dry > 0 {
@@ -93,14 +93,14 @@ func TestPullAgentRestartNoStorm(t *testing.T) {
 	loop1.Stop()
 	before := snapshotConfigMaps(t, m, ns)
 	var second requestCounter
-	store2 := newGitStore(t, gitstore.Options{URL: r.url})
+	store2 := newGitStore(t, gitstore.Options{URL: r.URL})
 	a2 := newAgent(t, agentOptions(m.Name), store2, store2, second.wrap(m.Config))
-	pushes = r.srv.Pushes()
+	pushes = r.Server.Pushes()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	again := a2.Once(ctx) // the second agent's first sync
 	cancel()
 	reads, dry, writes = second.counts()
-	statusPushes = r.srv.Pushes() - pushes
+	statusPushes = r.Server.Pushes() - pushes
 	t.Logf("restarted agent, first sync of the unchanged Work: member reads=%d dry-runs=%d writes=%d; status pushes=%d; again=%s",
 		reads, dry, len(writes), statusPushes, again)
 	if len(writes) > 0 || dry > 0 {
@@ -119,7 +119,7 @@ func TestPullAgentRestartNoStorm(t *testing.T) {
 	startLoop(t, "second agent", a2.Run)
 	second.reset()
 	f.write("cm-03.yaml", configMapYAML(ns, "cm-03", "v2"))
-	rev2 := f.commitPush("cm-03 v2")
+	rev2 := f.CommitPush("cm-03 v2")
 	eventually(t, converge, configMapValue(m, ns, "cm-03", "v2"))
 	waitStatus(t, reader, m.Name, "rev2 applied and Ready", appliedReady(rev2))
 	reads, dry, writes = second.counts()

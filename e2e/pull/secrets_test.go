@@ -71,7 +71,7 @@ func TestSecretsPullAgentDecryptsInTheMember(t *testing.T) {
 	idA, idB := sopstest.NewIdentity(), sopstest.NewIdentity()
 	putKeySecret(t, mc, "propagit-system", "sops-age", idA.String())
 
-	r := newRemote(t)
+	r := e2etest.HTTPRemote(t)
 	ns := randomName("pullsecrets")
 	pw := func(n int) string { return fmt.Sprintf("pull-pw-%d-%s", n, ns) }
 	encrypt := func(password string, to *age.X25519Recipient) string {
@@ -82,18 +82,18 @@ func TestSecretsPullAgentDecryptsInTheMember(t *testing.T) {
 		}
 		return string(doc)
 	}
-	f := newFleet(t, r.url)
+	f := newFleet(t, r.URL)
 	f.write("clusters/"+pullM.Name+".yaml", e2etest.ClusterYAML(pullM.Name, clusterv1alpha1.SyncModePull))
 	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("policy.yaml", secretsPolicyYAML(ns, pullM.Name))
 	f.write("db.yaml", encrypt(pw(1), idA.Recipient()))
-	rev := f.commitPush("encrypted db for a pull member")
+	rev := f.CommitPush("encrypted db for a pull member")
 
-	controllerStore := newGitStore(t, gitstore.Options{URL: r.url})
-	c := startController(t, hubSetup{SourceURL: r.url, Works: controllerStore, Status: controllerStore, Options: controllerOptions()})
+	controllerStore := newGitStore(t, gitstore.Options{URL: r.URL})
+	c := startController(t, hubSetup{SourceURL: r.URL, Works: controllerStore, Status: controllerStore, Options: controllerOptions()})
 	aopts := agentOptions(pullM.Name)
 	aopts.Keys = &keys.Source{Reader: mc, Namespace: "propagit-system", Name: "sops-age"}
-	store := newGitStore(t, gitstore.Options{URL: r.url})
+	store := newGitStore(t, gitstore.Options{URL: r.URL})
 	startLoop(t, "agent", newAgent(t, aopts, store, store, pullM.Config).Run)
 	c.waitRevision(t, rev)
 	eventually(t, converge, func() (bool, string) {
@@ -104,13 +104,13 @@ func TestSecretsPullAgentDecryptsInTheMember(t *testing.T) {
 	// Rotation: the file is re-encrypted to B and the agent's Secret holds B.
 	putKeySecret(t, mc, "propagit-system", "sops-age", idB.String())
 	f.write("db.yaml", encrypt(pw(2), idB.Recipient()))
-	f.commitPush("db re-encrypted to the rotated key")
+	f.CommitPush("db re-encrypted to the rotated key")
 	eventually(t, converge, func() (bool, string) {
 		got, err := secretPassword(pullM, ns, "db")
 		return got == pw(2), fmt.Sprintf("db password %q (%v)", got, err)
 	})
 
-	out, err := exec.Command("git", "-C", r.dir, "cat-file", "--batch-all-objects", "--batch").Output()
+	out, err := exec.Command("git", "-C", r.Dir, "cat-file", "--batch-all-objects", "--batch").Output()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,24 +130,24 @@ func (g *gate) resetting() {
 func TestPullSourceUnreachable(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{Members: 1})
 	m := env.Members[0]
-	r := newRemote(t)
-	statusURL, err := r.srv.InitBare("status.git")
+	r := e2etest.HTTPRemote(t)
+	statusURL, err := r.Server.InitBare("status.git")
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := newGate(t, r.srv.URL)
+	g := newGate(t, r.Server.URL)
 	ns := randomName("unreachable")
 
-	f := newFleet(t, r.url)
+	f := newFleet(t, r.URL)
 	f.write("clusters/"+m.Name+".yaml", e2etest.ClusterYAML(m.Name, clusterv1alpha1.SyncModePull))
 	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("policy.yaml", policyYAML(ns, m.Name))
 	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
 	f.write("other.yaml", configMapYAML(ns, "other", "v1"))
-	rev1 := f.commitPush("app v1")
+	rev1 := f.CommitPush("app v1")
 	// The hub reaches the server directly; only the member's path breaks.
-	hubStore := newGitStore(t, gitstore.Options{URL: r.url, StatusURL: statusURL, CacheDir: t.TempDir()})
-	c := startController(t, hubSetup{SourceURL: r.url, Works: hubStore, Status: hubStore, Options: controllerOptions()})
+	hubStore := newGitStore(t, gitstore.Options{URL: r.URL, StatusURL: statusURL, CacheDir: t.TempDir()})
+	c := startController(t, hubSetup{SourceURL: r.URL, Works: hubStore, Status: hubStore, Options: controllerOptions()})
 
 	var member requestCounter
 	store := newGitStore(t, gitstore.Options{URL: g.url("/fleet.git"), StatusURL: statusURL})
@@ -155,7 +155,7 @@ func TestPullSourceUnreachable(t *testing.T) {
 	recorder := &statusRecorder{StatusStore: store}
 	a := newAgent(t, agentOptions(m.Name), src, recorder, member.wrap(m.Config))
 	startLoop(t, "agent", a.Run)
-	reader := newGitStore(t, gitstore.Options{URL: r.url, StatusURL: statusURL})
+	reader := newGitStore(t, gitstore.Options{URL: r.URL, StatusURL: statusURL})
 	waitStatus(t, reader, m.Name, "rev1 applied and Ready", appliedReady(rev1))
 	before := snapshotConfigMaps(t, m, ns)
 
@@ -163,28 +163,28 @@ func TestPullSourceUnreachable(t *testing.T) {
 	down := time.Now()
 	// A commit the member cannot see yet.
 	f.write("app.yaml", configMapYAML(ns, "app", "v2"))
-	rev2 := f.commitPush("app v2")
+	rev2 := f.CommitPush("app v2")
 	c.waitRevision(t, rev2)
 	member.reset()
 	st := waitStatus(t, reader, m.Name, "a message that the source is unreachable", func(st *workv1alpha1.WorkStatus) bool {
 		return strings.Contains(st.Message, "unreachable")
 	})
-	t.Logf("source down: reported after %s: %s", time.Since(down).Round(time.Millisecond), describe(st))
+	t.Logf("source down: reported after %s: %s", time.Since(down).Round(time.Millisecond), e2etest.DescribeStatus(st))
 	if !strings.Contains(st.Message, "what is applied stays") {
 		t.Errorf("message %q does not say that what is applied stays", st.Message)
 	}
 	if strings.Contains(st.Message, rev2) || st.AppliedRevision != rev1 {
-		t.Errorf("status while the source is down: %s; want rev1 still applied", describe(st))
+		t.Errorf("status while the source is down: %s; want rev1 still applied", e2etest.DescribeStatus(st))
 	}
 	// The first failures may differ (open connections cut, then refused):
 	// let them settle, then the same outage must cost no more pushes.
 	src.waitPolls(t, 2)
-	statusPushes := r.srv.Pushes()
+	statusPushes := r.Server.Pushes()
 	window := src.waitPolls(t, 6)
 	_, dry, writes := member.counts()
 	t.Logf("source down for 6 more polls (%s): status pushes=%d, member dry-runs=%d writes=%d",
-		window.Round(time.Millisecond), r.srv.Pushes()-statusPushes, dry, len(writes))
-	if n := r.srv.Pushes() - statusPushes; n > 0 {
+		window.Round(time.Millisecond), r.Server.Pushes()-statusPushes, dry, len(writes))
+	if n := r.Server.Pushes() - statusPushes; n > 0 {
 		t.Errorf("%d status pushes while the source stayed down, want none after the first report", n)
 	}
 	if len(writes) > 0 || dry > 0 {
@@ -199,13 +199,13 @@ func TestPullSourceUnreachable(t *testing.T) {
 	g.resetting()
 	eventually(t, converge, func() (bool, string) {
 		st := recorder.last()
-		return st != nil && strings.Contains(st.Message, "reset"), fmt.Sprintf("last status handed to the store: %s", describe(st))
+		return st != nil && strings.Contains(st.Message, "reset"), fmt.Sprintf("last status handed to the store: %s", e2etest.DescribeStatus(st))
 	})
 	src.waitPolls(t, 2)
-	statusPushes = r.srv.Pushes()
+	statusPushes = r.Server.Pushes()
 	window = src.waitPolls(t, 6)
-	t.Logf("source resetting connections for 6 polls (%s): status pushes=%d", window.Round(time.Millisecond), r.srv.Pushes()-statusPushes)
-	if n := r.srv.Pushes() - statusPushes; n > 0 {
+	t.Logf("source resetting connections for 6 polls (%s): status pushes=%d", window.Round(time.Millisecond), r.Server.Pushes()-statusPushes)
+	if n := r.Server.Pushes() - statusPushes; n > 0 {
 		t.Errorf("%d status pushes in 6 polls of one outage (connections reset), want none: the message changes from poll to poll", n)
 	}
 

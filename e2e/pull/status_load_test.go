@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/works/gitstore"
 )
@@ -58,7 +59,7 @@ func TestPullManyAgentsStatus(t *testing.T) {
 		rounds   = 5
 		every    = time.Second
 	)
-	r := newRemote(t)
+	r := e2etest.HTTPRemote(t)
 	prefix := randomName("edge")
 	cluster := func(i int) string { return fmt.Sprintf("%s-%02d", prefix, i) }
 	revision := func(round int) string { return fmt.Sprintf("rev-%d", round) }
@@ -71,7 +72,7 @@ func TestPullManyAgentsStatus(t *testing.T) {
 	for w := range writers {
 		name := cluster(w % agents)
 		wg.Go(func() {
-			store, err := gitstore.New(gitstore.Options{URL: r.url})
+			store, err := gitstore.New(gitstore.Options{URL: r.URL})
 			if err != nil {
 				errs[w] = append(errs[w], err)
 				return
@@ -108,14 +109,14 @@ func TestPullManyAgentsStatus(t *testing.T) {
 
 	// Every ref ends at the last round, as any reader sees it; a ref with
 	// one writer holds every round, newest first.
-	reader := newGitStore(t, gitstore.Options{URL: r.url})
+	reader := newGitStore(t, gitstore.Options{URL: r.URL})
 	var wantHistory []string
 	for round := rounds; round >= 1; round-- {
 		wantHistory = append(wantHistory, revision(round))
 	}
 	landed := 0
 	for i := range agents {
-		history, err := statusHistory(r.dir, cluster(i))
+		history, err := statusHistory(r.Dir, cluster(i))
 		if err != nil {
 			t.Errorf("status ref of %s: %v", cluster(i), err)
 			continue
@@ -131,14 +132,14 @@ func TestPullManyAgentsStatus(t *testing.T) {
 			t.Errorf("status of %s: %v", cluster(i), err)
 			continue
 		}
-		if st.AppliedRevision != revision(rounds) || !isReady(st) {
-			t.Errorf("status of %s: %s, want the last round's", cluster(i), describe(st))
+		if st.AppliedRevision != revision(rounds) || !e2etest.IsReady(st) {
+			t.Errorf("status of %s: %s, want the last round's", cluster(i), e2etest.DescribeStatus(st))
 		}
 	}
-	pushes := r.srv.Pushes()
+	pushes := r.Server.Pushes()
 	t.Logf("%d writers on %d status refs × %d rounds in %s: %d pushes served, %d commits landed, %d pushes rejected and retried; %.0f pushes/min; %d ref listings, %d fetches; slowest write %s",
 		writers, agents, rounds, elapsed.Round(time.Millisecond), pushes, landed, pushes-int64(landed),
-		perMinute(pushes, elapsed), r.srv.RefAdvertisements(), r.srv.Fetches(), maxDuration(slowest).Round(time.Millisecond))
+		perMinute(pushes, elapsed), r.Server.RefAdvertisements(), r.Server.Fetches(), maxDuration(slowest).Round(time.Millisecond))
 }
 
 func maxDuration(ds []time.Duration) time.Duration {

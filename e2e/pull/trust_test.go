@@ -134,26 +134,26 @@ func TestTrustPullCRStoreIsolation(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{Members: 3})
 	hub, a, b := env.Members[0], env.Members[1], env.Members[2]
 	legacyNS := randomName("propagit")
-	makeHub(t, hub, legacyNS)
-	r := newRemote(t)
+	e2etest.StartHub(t, hub, converge, pollEvery, legacyNS)
+	r := e2etest.HTTPRemote(t)
 	ns := randomName("trust")
-	f := newFleet(t, r.url)
+	f := newFleet(t, r.URL)
 	f.write("clusters/"+a.Name+".yaml", e2etest.ClusterYAML(a.Name, clusterv1alpha1.SyncModePull))
 	f.write("clusters/"+b.Name+".yaml", e2etest.ClusterYAML(b.Name, clusterv1alpha1.SyncModePull))
 	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("policy.yaml", policyYAML(ns, a.Name, b.Name))
 	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
-	rev := f.commitPush("app on two pull members")
+	rev := f.CommitPush("app on two pull members")
 
 	// The controller acts on the hub with deploy/'s RBAC only.
-	hubStore := crstore.New(hubClient(t, controllerIdentity(t, hub)), legacyNS)
-	c := startController(t, hubSetup{SourceURL: r.url, Works: hubStore, Status: hubStore, Options: controllerOptions()})
+	hubStore := crstore.New(e2etest.HubClient(t, controllerIdentity(t, hub)), legacyNS)
+	c := startController(t, hubSetup{SourceURL: r.URL, Works: hubStore, Status: hubStore, Options: controllerOptions()})
 	cfgA, cfgB := hubIdentity(t, hub, a), hubIdentity(t, hub, b)
 	for _, m := range []struct {
 		member *testenv.Member
 		cfg    *rest.Config
 	}{{a, cfgA}, {b, cfgB}} {
-		store := crstore.New(hubClient(t, m.cfg), "", crstore.WithHeartbeatInterval(time.Second))
+		store := crstore.New(e2etest.HubClient(t, m.cfg), "", crstore.WithHeartbeatInterval(time.Second))
 		startLoop(t, "agent "+m.member.Name, newAgent(t, agentOptions(m.member.Name), store, store, m.member.Config).Run)
 	}
 	c.waitRevision(t, rev)
@@ -168,7 +168,7 @@ func TestTrustPullCRStoreIsolation(t *testing.T) {
 	defer cancel()
 	nsA, _ := workv1alpha1.MemberNamespace(a.Name)
 	nsB, _ := workv1alpha1.MemberNamespace(b.Name)
-	asA := hubClient(t, cfgA)
+	asA := e2etest.HubClient(t, cfgA)
 	own := &workv1alpha1.Work{}
 	if err := asA.Get(ctx, client.ObjectKey{Namespace: nsA, Name: a.Name}, own); err != nil {
 		t.Fatalf("agent %s reads its own Work: %v", a.Name, err)
@@ -264,7 +264,7 @@ func TestTrustPullGitStoreIsolation(t *testing.T) {
 	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("policy.yaml", twoClusterPolicyYAML(ns, a.Name, b.Name, tolerate))
 	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
-	rev1 := f.commitPush("app on two pull members, each with its own works repository")
+	rev1 := f.CommitPush("app on two pull members, each with its own works repository")
 
 	store, err := memberstore.New(tmpl, gitstore.Options{Auth: admin}, testLogger(t, "works"))
 	if err != nil {
@@ -341,8 +341,8 @@ func TestTrustPullGitStoreIsolation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.AppliedRevision != rev1 || !strings.Contains(describe(st), "Ready=True") {
-		t.Errorf("B's status read by the controller = %s, want B's own (applied %s, Ready)", describe(st), short(rev1))
+	if st.AppliedRevision != rev1 || !strings.Contains(e2etest.DescribeStatus(st), "Ready=True") {
+		t.Errorf("B's status read by the controller = %s, want B's own (applied %s, Ready)", e2etest.DescribeStatus(st), e2etest.Short(rev1))
 	}
 	if ok, msg := readyIs(reg, b.Name, "True")(); !ok {
 		t.Errorf("B after the forgery: %s", msg)
@@ -351,7 +351,7 @@ func TestTrustPullGitStoreIsolation(t *testing.T) {
 		t.Errorf("B's Work after the forgery: %s", msg)
 	}
 	f.write("app.yaml", configMapYAML(ns, "app", "v2"))
-	rev2 := f.commitPush("v2")
+	rev2 := f.CommitPush("v2")
 	c.waitRevision(t, rev2)
 	eventually(t, converge, all(configMapValue(a, ns, "app", "v2"), configMapValue(b, ns, "app", "v2")))
 	waitStatus(t, store, b.Name, "rev2 applied and Ready", appliedReady(rev2))
@@ -392,23 +392,23 @@ func TestTrustPullCRStoreMovesLegacyWorks(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	hub, a := env.Members[0], env.Members[1]
 	legacyNS := randomName("propagit")
-	makeHub(t, hub, legacyNS)
-	admin := hubClient(t, hub.Config)
-	r := newRemote(t)
+	e2etest.StartHub(t, hub, converge, pollEvery, legacyNS)
+	admin := e2etest.HubClient(t, hub.Config)
+	r := e2etest.HTTPRemote(t)
 	ns := randomName("move")
-	f := newFleet(t, r.url)
+	f := newFleet(t, r.URL)
 	f.write("clusters/"+a.Name+".yaml", e2etest.ClusterYAML(a.Name, clusterv1alpha1.SyncModePull))
 	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
 	f.write("policy.yaml", policyYAML(ns, a.Name))
 	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
 	f.write("extra.yaml", configMapYAML(ns, "extra", "v1"))
-	rev1 := f.commitPush("two ConfigMaps")
+	rev1 := f.CommitPush("two ConfigMaps")
 
 	hubStore := crstore.New(admin, legacyNS)
 	cfgA := hubIdentity(t, hub, a)
 	run := func(what string) (*runningController, *e2etest.Loop) {
-		c := startController(t, hubSetup{SourceURL: r.url, Works: hubStore, Status: hubStore, Options: controllerOptions()})
-		store := crstore.New(hubClient(t, cfgA), "", crstore.WithHeartbeatInterval(time.Second))
+		c := startController(t, hubSetup{SourceURL: r.URL, Works: hubStore, Status: hubStore, Options: controllerOptions()})
+		store := crstore.New(e2etest.HubClient(t, cfgA), "", crstore.WithHeartbeatInterval(time.Second))
 		return c, startLoop(t, what, newAgent(t, agentOptions(a.Name), store, store, a.Config).Run)
 	}
 	c, agentLoop := run("agent")
@@ -426,7 +426,7 @@ func TestTrustPullCRStoreMovesLegacyWorks(t *testing.T) {
 	if err := os.Remove(filepath.Join(f.Dir, fleetPath, "extra.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	rev2 := f.commitPush("extra removed")
+	rev2 := f.CommitPush("extra removed")
 	c, _ = run("agent after the upgrade")
 	c.waitRevision(t, rev2)
 	waitStatus(t, hubStore, a.Name, "rev2 applied, from the member's namespace", appliedReady(rev2))

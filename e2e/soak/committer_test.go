@@ -11,11 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/config"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/propagit/propagit/e2e/e2etest"
 )
 
@@ -37,8 +32,7 @@ var badKinds = []string{"yaml", "policy", "prune"}
 // its sequence number; a bad commit (on request) sets values to "bad-N"
 // and breaks the revision, and the next commit fixes it.
 type committer struct {
-	dir      string
-	url      string
+	wc       *e2etest.WorkingCopy
 	clusters []string // member1, member2 push; member3 pull
 	modes    []string
 	rng      *rand.Rand
@@ -47,7 +41,6 @@ type committer struct {
 	notify func()
 
 	mu     sync.Mutex
-	repo   *git.Repository
 	seq    int
 	values map[string]int // the newest good value of each template
 	good   []goodCommit
@@ -58,16 +51,12 @@ type committer struct {
 }
 
 func newCommitter(dir, url string, clusters, modes []string, seed uint64, ev *eventLog) (*committer, error) {
-	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
-		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(branch)},
-	})
+	wc, err := e2etest.NewWorkingCopy(dir, url, branch, nil)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{url}}); err != nil {
-		return nil, err
-	}
-	return &committer{dir: dir, url: url, clusters: clusters, modes: modes, repo: repo,
+	wc.AuthorName, wc.AuthorEmail = "soak", "soak@propagit.invalid"
+	return &committer{wc: wc, clusters: clusters, modes: modes,
 		rng: rand.New(rand.NewPCG(seed, 0xc0ffee)), ev: ev, values: map[string]int{}, bad: map[string]int{}}, nil
 }
 
@@ -139,7 +128,7 @@ func (c *committer) badCommit(kind string, fixAfter time.Duration) error {
 	scheduling := "Duplicated"
 	switch kind {
 	case "yaml":
-		if err := c.write(fleetDir+"/soak-a/broken.yaml", brokenYAML); err != nil {
+		if err := c.wc.WriteFile(fleetDir+"/soak-a/broken.yaml", brokenYAML); err != nil {
 			return err
 		}
 	case "policy":
@@ -171,25 +160,25 @@ func (c *committer) badCommit(kind string, fixAfter time.Duration) error {
 // over them; it removes what a bad commit added.
 func (c *committer) writeFleet(bad map[string]string, scheduling string, drop map[string]bool) error {
 	if scheduling == "Duplicated" && bad == nil && drop == nil {
-		if err := os.Remove(filepath.Join(c.dir, fleetDir, "soak-a", "broken.yaml")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(filepath.Join(c.wc.Dir, fleetDir, "soak-a", "broken.yaml")); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}
 	for i, name := range c.clusters {
-		if err := c.write(fleetDir+"/clusters/"+name+".yaml", e2etest.ClusterYAML(name, c.modes[i])); err != nil {
+		if err := c.wc.WriteFile(fleetDir+"/clusters/"+name+".yaml", e2etest.ClusterYAML(name, c.modes[i])); err != nil {
 			return err
 		}
 	}
 	for _, ns := range namespaces {
-		if err := c.write(fleetDir+"/"+ns+"/namespace.yaml", e2etest.NamespaceYAML(ns)); err != nil {
+		if err := c.wc.WriteFile(fleetDir+"/"+ns+"/namespace.yaml", e2etest.NamespaceYAML(ns)); err != nil {
 			return err
 		}
-		if err := c.write(fleetDir+"/"+ns+"/policy.yaml", policyYAML(ns, scheduling, c.clusters)); err != nil {
+		if err := c.wc.WriteFile(fleetDir+"/"+ns+"/policy.yaml", policyYAML(ns, scheduling, c.clusters)); err != nil {
 			return err
 		}
 	}
 	for _, t := range templates() {
-		p := filepath.Join(c.dir, filepath.FromSlash(t.path()))
+		p := filepath.Join(c.wc.Dir, filepath.FromSlash(t.path()))
 		if drop[t.key()] {
 			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
@@ -200,47 +189,28 @@ func (c *committer) writeFleet(bad map[string]string, scheduling string, drop ma
 		if !ok {
 			v = strconv.Itoa(c.values[t.key()])
 		}
-		if err := c.write(t.path(), configMapYAML(t, v)); err != nil {
+		if err := c.wc.WriteFile(t.path(), configMapYAML(t, v)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (c *committer) write(path, content string) error {
-	p := filepath.Join(c.dir, filepath.FromSlash(path))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(p, []byte(content), 0o644)
-}
-
 // commitPush commits every change and pushes the branch straight to the
 // Git server (not through the proxy: the person committing is not under
 // test).
 func (c *committer) commitPush(msg string) (string, error) {
-	wt, err := c.repo.Worktree()
+	rev, err := c.wc.CommitAll(msg)
 	if err != nil {
 		return "", err
 	}
-	if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
-		return "", fmt.Errorf("failed to stage: %w", err)
-	}
-	sig := &object.Signature{Name: "soak", Email: "soak@propagit.invalid", When: time.Now()}
-	h, err := wt.Commit(msg, &git.CommitOptions{All: true, Author: sig})
-	if err != nil {
-		return "", fmt.Errorf("failed to commit: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	spec := config.RefSpec(fmt.Sprintf("refs/heads/%s:refs/heads/%s", branch, branch))
-	if err := c.repo.PushContext(ctx, &git.PushOptions{RemoteName: "origin", RefSpecs: []config.RefSpec{spec}}); err != nil {
-		return "", fmt.Errorf("failed to push: %w", err)
+	if err := c.wc.PushBranch(""); err != nil {
+		return "", err
 	}
 	if c.notify != nil {
 		c.notify()
 	}
-	return h.String(), nil
+	return rev, nil
 }
 
 // snapshot returns the newest good values and the good commits so far.

@@ -7,8 +7,8 @@ import (
 )
 
 const (
-	branch   = "main"
-	fleetDir = "fleet"
+	branch   = e2etest.Branch
+	fleetDir = e2etest.FleetDir
 	// templateCount ConfigMaps are spread over the namespaces.
 	templateCount = 20
 	// templateLabel marks every template, so one list per member finds them.
@@ -41,16 +41,7 @@ func policyYAML(ns, scheduling string, clusters []string) string {
 
 // configMapYAML is template t with data.value set to value.
 func configMapYAML(t tmpl, value string) string {
-	return fmt.Sprintf(`apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: %s
-  namespace: %s
-  labels:
-    %s: "true"
-data:
-  value: %q
-`, t.name, t.ns, templateLabel, value)
+	return e2etest.ConfigMapYAML(t.ns, t.name, value, templateLabel, `"true"`)
 }
 
 // brokenYAML is not YAML: metadata.namespace is indented under name.

@@ -2,14 +2,14 @@ package soak
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/propagit/propagit/e2e/e2etest"
 )
 
 // proc is one propagit subprocess slot (a controller replica or the
@@ -106,25 +106,7 @@ func (p *proc) pid() (int, time.Time) {
 }
 
 // logTail returns the last n lines of the process's log.
-func (p *proc) logTail(n int) string {
-	data, _ := os.ReadFile(p.logPath)
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-// freeAddr returns a loopback address with a port free at the time of the
-// call.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
+func (p *proc) logTail(n int) string { return e2etest.FileTail(p.logPath, n) }
 
 // leaseTimings are the sharded replicas' Lease timings, short so that
 // takeovers happen within a soak of minutes.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,18 +26,12 @@ func isAlreadyExists(err error) bool { return apierrors.IsAlreadyExists(err) }
 
 // buildBinary builds cmd/propagit into dir, in the background.
 func buildBinary(dir string) (string, <-chan error) {
-	bin := filepath.Join(dir, "propagit")
 	done := make(chan error, 1)
 	go func() {
-		cmd := exec.Command("go", "build", "-o", bin, "./cmd/propagit")
-		cmd.Dir = "../.."
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			err = fmt.Errorf("go build: %w\n%s", err, out)
-		}
+		_, err := e2etest.BuildPropagit(dir)
 		done <- err
 	}()
-	return bin, done
+	return filepath.Join(dir, "propagit"), done
 }
 
 // soak is everything one run holds.
@@ -148,13 +141,9 @@ func (s *soak) startProcesses(repoURL string) {
 	})
 }
 
-// workCRD is the Work CustomResourceDefinition the CR store needs on the
-// hub.
-const workCRD = "../../deploy/crds/propagit.io_works.yaml"
-
 // installWorkCRD installs the Work CRD on hub and waits until it serves.
 func installWorkCRD(t testing.TB, hub *testenv.Member) {
-	e2etest.InstallCRD(t, hub, workCRD, time.Minute, 100*time.Millisecond)
+	e2etest.InstallCRD(t, hub, e2etest.WorkCRD(t), time.Minute, 100*time.Millisecond)
 }
 
 // immortalReplica is the replica never killed: one owning exactly one of
@@ -180,10 +169,7 @@ func (s *soak) newProc(name string, killable bool, args func(dir, metrics string
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		s.t.Fatal(err)
 	}
-	metrics, err := freeAddr()
-	if err != nil {
-		s.t.Fatal(err)
-	}
+	metrics := e2etest.FreeAddr(s.t)
 	return &proc{name: name, bin: s.bin, args: args(dir, metrics), metrics: metrics,
 		logPath: filepath.Join(s.logDir, name+".log"), killable: killable}
 }

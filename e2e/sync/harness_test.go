@@ -1,12 +1,7 @@
 package sync
 
 import (
-	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -52,11 +46,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	binary = filepath.Join(dir, "propagit")
-	build := exec.Command("go", "build", "-o", binary, "./cmd/propagit")
-	build.Dir = "../.."
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	if binary, err = e2etest.BuildPropagit(dir); err != nil {
 		fmt.Fprintf(os.Stderr, "failed to build propagit: %v\n", err)
 		return 1
 	}
@@ -80,59 +70,28 @@ func randomNamespace(prefix string) string { return e2etest.RandomName(prefix) }
 // checkout is a working copy pushing to a bare repository over file://.
 type checkout struct {
 	*e2etest.Checkout
-	t   testing.TB
 	url string
 }
 
 func newRemoteAndCheckout(t testing.TB) *checkout {
 	t.Helper()
-	bare := filepath.Join(t.TempDir(), "fleet.git")
-	if _, err := git.PlainInit(bare, true); err != nil {
-		t.Fatal(err)
-	}
-	url := "file://" + bare
-	return &checkout{Checkout: e2etest.NewCheckout(t, url, branch, nil), t: t, url: url}
+	r := e2etest.FileRemote(t)
+	return &checkout{Checkout: e2etest.NewCheckout(t, r.URL, branch, nil), url: r.URL}
 }
 
-func (c *checkout) write(path, content string) {
-	c.t.Helper()
-	c.Write(path, content)
-}
-
-// commitPush commits every change and pushes main to origin.
-func (c *checkout) commitPush(msg string) string {
-	c.t.Helper()
-	return c.CommitPush(msg)
-}
-
-// configMapFleet writes the Clusters, a namespace, a policy propagating its
-// ConfigMaps to every cluster, and the ConfigMap settings with value.
+// configMapFleet writes e2etest's ConfigMap fleet for ns and the clusters,
+// and the ConfigMap settings with value.
 func (c *checkout) configMapFleet(ns, value string, clusters ...string) {
-	for _, name := range clusters {
-		c.write(fleetDir+"/clusters/"+name+".yaml", e2etest.ClusterYAML(name, "Push"))
-	}
-	c.write(fleetDir+"/namespace.yaml", e2etest.NamespaceYAML(ns))
-	c.write(fleetDir+"/policy.yaml", e2etest.Policy{Namespace: ns, Clusters: clusters}.YAML())
+	c.ConfigMapFleet(ns, clusters...)
 	c.setValue(ns, value)
 }
 
 // setValue rewrites the ConfigMap settings with value.
 func (c *checkout) setValue(ns, value string) {
-	c.write(fleetDir+"/app.yaml", fmt.Sprintf(`apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: settings
-  namespace: %s
-data:
-  value: %q
-`, ns, value))
+	c.Write(fleetDir+"/app.yaml", e2etest.ConfigMapYAML(ns, "settings", value))
 }
 
 // --- members -------------------------------------------------------------
-
-func kubeconfigDir(t testing.TB, members ...*testenv.Member) string {
-	return e2etest.KubeconfigDir(t, members...)
-}
 
 // memberValue returns the value of ConfigMap ns/settings on m, or a
 // description of why there is none.
@@ -221,12 +180,7 @@ func startController(t testing.TB, repoURL, kcDir string, extra ...string) *proc
 	t.Cleanup(func() {
 		p.kill()
 		if t.Failed() {
-			data, _ := os.ReadFile(p.LogPath)
-			lines := strings.Split(string(data), "\n")
-			if len(lines) > 60 {
-				lines = lines[len(lines)-60:]
-			}
-			t.Logf("controller pid %d: tail of its log:\n%s", p.cmd.Process.Pid, strings.Join(lines, "\n"))
+			t.Logf("controller pid %d: tail of its log:\n%s", p.cmd.Process.Pid, e2etest.FileTail(p.LogPath, 60))
 		}
 	})
 	eventually(t, 30*time.Second, func() (bool, string) {
@@ -266,24 +220,8 @@ func (p *proc) pid() int { return p.cmd.Process.Pid }
 // key, and returns the status code.
 func (p *proc) postPush(key string) int {
 	p.t.Helper()
-	body := []byte(`{"ref":"refs/heads/main"}`)
-	mac := hmac.New(sha256.New, []byte(key))
-	mac.Write(body)
-	req, err := http.NewRequest(http.MethodPost, "http://"+p.HTTPAddr+"/hooks/git", bytes.NewReader(body))
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-GitHub-Event", "push")
-	req.Header.Set("X-GitHub-Delivery", fmt.Sprintf("e2e-%d", time.Now().UnixNano()))
-	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		p.t.Fatalf("webhook request failed: %v", err)
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode
+	code, _ := e2etest.PostGitHubPush(p.t, "http://"+p.HTTPAddr+"/hooks/git", key, []byte(`{"ref":"refs/heads/main"}`))
+	return code
 }
 
 // scrape returns the metric families the controller serves.

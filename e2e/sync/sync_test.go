@@ -3,17 +3,13 @@ package sync
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
+	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/testenv"
 )
 
@@ -26,8 +22,8 @@ func TestSyncWebhookReachesMembers(t *testing.T) {
 	co := newRemoteAndCheckout(t)
 	ns := randomNamespace("hook")
 	co.configMapFleet(ns, "v0", ms[0].Name, ms[1].Name, ms[2].Name)
-	co.commitPush("fleet")
-	p := startController(t, co.url, kubeconfigDir(t, ms...))
+	co.CommitPush("fleet")
+	p := startController(t, co.url, e2etest.KubeconfigDir(t, ms...))
 	d := waitValue(t, ns, "v0", ms...)
 	t.Logf("first revision on 3 members %s after the controller served /metrics", d.Round(10*time.Millisecond))
 
@@ -35,7 +31,7 @@ func TestSyncWebhookReachesMembers(t *testing.T) {
 	for i := 1; i <= 5; i++ {
 		v := fmt.Sprintf("v%d", i)
 		co.setValue(ns, v)
-		co.commitPush("set " + v)
+		co.CommitPush("set " + v)
 		pushed := time.Now()
 		if code := p.postPush(secret); code != http.StatusAccepted {
 			t.Fatalf("signed push event: status %d, want 202", code)
@@ -48,7 +44,7 @@ func TestSyncWebhookReachesMembers(t *testing.T) {
 
 	// A forged signature: refused, counted, and the commit stays unapplied.
 	co.setValue(ns, "forged")
-	co.commitPush("set forged")
+	co.CommitPush("set forged")
 	before := p.webhookCount("bad_signature")
 	if code := p.postPush("not-the-secret"); code != http.StatusUnauthorized {
 		t.Fatalf("forged push event: status %d, want 401", code)
@@ -86,8 +82,8 @@ func TestSyncMetricsScraped(t *testing.T) {
 	co := newRemoteAndCheckout(t)
 	ns := randomNamespace("metrics")
 	co.configMapFleet(ns, "v0", m.Name)
-	co.commitPush("fleet")
-	p := startController(t, co.url, kubeconfigDir(t, m))
+	co.CommitPush("fleet")
+	p := startController(t, co.url, e2etest.KubeconfigDir(t, m))
 	waitValue(t, ns, "v0", m)
 	if code := p.postPush(secret); code != http.StatusAccepted {
 		t.Fatalf("signed push event: status %d, want 202", code)
@@ -142,13 +138,13 @@ func TestSyncLeaderElection(t *testing.T) {
 	const hubNS = "propagit-system"
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	hub, member := env.Members[0], env.Members[1]
-	installHub(t, hub, hubNS)
+	e2etest.StartHub(t, hub, converge, pollEvery, hubNS)
 
 	co := newRemoteAndCheckout(t)
 	ns := randomNamespace("leader")
 	co.configMapFleet(ns, "v0", member.Name)
-	co.commitPush("fleet")
-	kc := kubeconfigDir(t, member)
+	co.CommitPush("fleet")
+	kc := e2etest.KubeconfigDir(t, member)
 	flags := []string{"--works-store", "cr", "--hub-kubeconfig", hub.KubeconfigPath, "--namespace", hubNS,
 		"--leader-elect", "--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline", "3s",
 		"--leader-elect-retry-period", "1s"}
@@ -217,7 +213,7 @@ func TestSyncLeaderElection(t *testing.T) {
 	}
 
 	co.setValue(ns, "v1")
-	co.commitPush("set v1")
+	co.CommitPush("set v1")
 	pushed := time.Now()
 	if code := follower.postPush(secret); code != http.StatusAccepted {
 		t.Fatalf("signed push event to the new leader: status %d, want 202", code)
@@ -242,44 +238,4 @@ func TestSyncLeaderElection(t *testing.T) {
 	if len(managers) != 1 {
 		t.Errorf("settings is applied by %d field managers, want 1: %v", len(managers), managers)
 	}
-}
-
-// installHub installs the Work CRD from deploy/ on hub, waits until it is
-// established, and creates the controller's namespace.
-func installHub(t *testing.T, hub *testenv.Member, ns string) {
-	t.Helper()
-	data, err := os.ReadFile("../../deploy/crds/propagit.io_works.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(data, crd); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := apiextclient.NewForConfig(hub.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := kubeCtx()
-	defer cancel()
-	if _, err := cs.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("failed to create the Work CRD: %v", err)
-	}
-	if _, err := hub.Client().CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, converge, func() (bool, string) {
-		ctx, cancel := kubeCtx()
-		defer cancel()
-		got, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, c := range got.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("Work CRD not established: %+v", got.Status.Conditions)
-	})
 }
