@@ -155,7 +155,7 @@ func TestSecretsEncryptedUntilTheirMember(t *testing.T) {
 
 	// diff of rev1..rev2 names the changed key without decrypting.
 	md := runCLI(t, converge, "diff", "--repo", co.Dir, "--path", fleetDir, "--base", rev1, "--head", rev2, "-o", "markdown")
-	if !strings.Contains(md.stdout, "encrypted Secret "+ns+"/db changed (keys: password)") {
+	if !strings.Contains(md.stdout, "encrypted Secret/"+ns+"/db changed (keys: password)") {
 		t.Errorf("diff -o markdown lacks the encrypted change:\n%s", md)
 	}
 	st := runCLI(t, converge, "status", "-o", "json", "--repo", remote.URL)

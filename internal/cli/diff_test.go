@@ -351,7 +351,7 @@ func TestDiffReportsMoves(t *testing.T) {
 		t.Errorf("a move is not a deletion: %+v", r.Deletions)
 	}
 	text, _ := runCLI(t, 0, "diff", "--repo", dir, "--path", "fleet", "--base", "base", "--head", "policy-move")
-	for _, s := range []string{"Deployment demo/worker moved from member1 to member2", "+ Deployment demo/worker added (moved from member1, identical)", "- Deployment demo/worker removed (moved to member2)"} {
+	for _, s := range []string{"Deployment.apps/demo/worker moved from member1 to member2", "+ Deployment.apps/demo/worker added (moved from member1, identical)", "- Deployment.apps/demo/worker removed (moved to member2)"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("text output lacks %q:\n%s", s, text)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/diff"
 	"github.com/propagit/propagit/internal/override"
 	"github.com/propagit/propagit/internal/render"
@@ -180,7 +181,8 @@ func findBinding(bindings []*render.Binding, ref, namespace string) (*render.Bin
 		}
 		elsewhere = append(elsewhere, b.Key.Namespace)
 	}
-	msg := fmt.Sprintf("no template %s/%s in namespace %q", kindName(kinds[0]), name, namespace)
+	want := workv1alpha1.ObjectKey{Group: kinds[0].Group, Kind: kinds[0].Kind, Namespace: namespace, Name: name}
+	msg := "no template " + want.Display()
 	if len(elsewhere) > 0 {
 		slices.Sort(elsewhere)
 		msg += fmt.Sprintf(" (there is one in %s: pass -n)", strings.Join(elsewhere, ", "))

@@ -134,7 +134,7 @@ func TestExplainKindSpellings(t *testing.T) {
 		}
 	}
 	_, stderr := runCLI(t, 2, "explain", "deploy/web", "--source", src)
-	if !strings.Contains(stderr, `no template deployment.apps/web in namespace "default" (there is one in shop: pass -n)`) {
+	if !strings.Contains(stderr, `no template Deployment.apps/default/web (there is one in shop: pass -n)`) {
 		t.Errorf("wrong namespace: %s", stderr)
 	}
 	_, stderr = runCLI(t, 2, "explain", "svc/web", "-n", "shop", "--source", src)

@@ -119,7 +119,7 @@ spec:
 			name:  "duplicate object",
 			files: map[string]string{"copy.yaml": newcomerFleet["app.yaml"]},
 			code:  2,
-			want:  `copy.yaml:1: apps/Deployment "nginx" in namespace "demo" is defined twice: first at app.yaml:1`,
+			want:  `copy.yaml:1: Deployment.apps/demo/nginx is defined twice: first at app.yaml:1`,
 		},
 		{
 			// A namespace no Namespace declares is info, not a warning:

@@ -77,7 +77,7 @@ spec:
 // line.
 var silentFindings = []string{
 	`app.yaml:5: warning: Deployment "nginx": spec.replicaz: unknown field (did you mean "replicas"?); the API server drops it`,
-	`app.yaml:12: warning: ConfigMap.core/demo/orphan is selected by no PropagationPolicy or ClusterPropagationPolicy: it is sent to no cluster`,
+	`app.yaml:12: warning: ConfigMap/demo/orphan is selected by no PropagationPolicy or ClusterPropagationPolicy: it is sent to no cluster`,
 	`override.yaml:6: warning: OverridePolicy demo/nothing changes no object on any cluster: resourceSelectors[0] (apps/v1 Deployment web): no Deployment is named web`,
 	`policy.yaml:11: warning: PropagationPolicy demo/nginx: placement.clusterAffinity.clusterNames names cluster "membr2", which no Cluster declares; did you mean "member2"?`,
 	`typo-group.yaml:6: warning: PropagationPolicy demo/typo-group selects no template: resourceSelectors[0] (app/v1 Deployment): no Deployment has apiVersion app/v1; did you mean apps/v1?`,

@@ -37,7 +37,7 @@ func TestLintSeverities(t *testing.T) {
 	stdout, _ = runCLI(t, 1, "lint", "--source", dir, "--fail-on", "error")
 	for _, want := range []string{
 		dir + ": error: the fleet renders no object for any cluster",
-		"app.yaml:1: warning: Namespace.core/kube-app-prod",
+		"app.yaml:1: warning: Namespace/kube-app-prod",
 		"app.yaml:6: warning: Deployment.apps/shop/web is selected by no PropagationPolicy",
 	} {
 		if !strings.Contains(stdout, want) {

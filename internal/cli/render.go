@@ -251,11 +251,11 @@ func printFindings(w io.Writer, set *load.Set, res *render.Result, clusters clus
 			if b.KeptPrevious {
 				kept = "the previous placement stays"
 			}
-			fmt.Fprintf(w, "warning: %s: %s: scheduling failed: %s (%s)\n", b.Template.Source, b.Key, b.ScheduleError, kept)
+			fmt.Fprintf(w, "warning: %s: %s: scheduling failed: %s (%s)\n", b.Template.Source, b.Key.Display(), b.ScheduleError, kept)
 		}
 		for _, t := range b.Targets {
 			if t.Error != "" && t.Failure == nil && clusters.keep(t.Cluster) { // failures: renderErrors
-				fmt.Fprintf(w, "warning: %s: %s: not rendered for cluster %s: %s\n", b.Template.Source, b.Key, t.Cluster, t.Error)
+				fmt.Fprintf(w, "warning: %s: %s: not rendered for cluster %s: %s\n", b.Template.Source, b.Key.Display(), t.Cluster, t.Error)
 			}
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -16,10 +15,10 @@ import (
 // everything else was rendered, but the commit does not do what it says.
 func renderErrors(w io.Writer, res *render.Result, history bool) error {
 	for _, u := range res.Unclaimed {
-		fmt.Fprintf(w, "note: %s: %s: %s (%s)\n", u.Source, u.Template, render.UnclaimedMessage, strings.Join(u.Clusters, ", "))
+		fmt.Fprintf(w, "note: %s: %s: %s (%s)\n", u.Source, u.Template.Display(), render.UnclaimedMessage, strings.Join(u.Clusters, ", "))
 	}
 	for _, o := range res.Orphans {
-		fmt.Fprintf(w, "note: %s: %s is removed from Git and stays on %s, no longer managed (%s)\n", o.Template, workv1alpha1.KeyOf(o.Object), o.Cluster, o.Reason)
+		fmt.Fprintf(w, "note: %s: %s is removed from Git and stays on %s, no longer managed (%s)\n", o.Template.Display(), workv1alpha1.KeyOf(o.Object).Display(), o.Cluster, o.Reason)
 	}
 	if len(res.Errors) == 0 {
 		return nil

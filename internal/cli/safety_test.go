@@ -170,11 +170,11 @@ func TestDiffDeletedPolicyLeavesTemplatesUnclaimed(t *testing.T) {
 func TestDiffTemplateDeletion(t *testing.T) {
 	dir := safetyRepo(t)
 	out, _ := runCLI(t, 0, "diff", "--repo", dir, "--path", "fleet", "--base", "new-cluster", "--head", "template-deleted")
-	if !strings.Contains(out, "This change deletes Service demo/web from 2 clusters") {
+	if !strings.Contains(out, "This change deletes Service/demo/web from 2 clusters") {
 		t.Errorf("deleting a template: want a deletion:\n%s", out)
 	}
 	out, _ = runCLI(t, 1, "diff", "--repo", dir, "--path", "fleet", "--base", "preserve", "--head", "preserved-template-deleted", "--exit-code")
-	if strings.Contains(out, "deletes") || !strings.Contains(out, "Deployment demo/web stays on member1, member2 (preserveResourcesOnDeletion)") {
+	if strings.Contains(out, "deletes") || !strings.Contains(out, "Deployment.apps/demo/web stays on member1, member2 (preserveResourcesOnDeletion)") {
 		t.Errorf("deleting a preserved template:\n%s", out)
 	}
 }

@@ -159,7 +159,7 @@ func (o *waitOptions) run(parent context.Context, stdout, stderr io.Writer) erro
 		case err != nil && deadline.Err() == nil:
 			fmt.Fprintf(stderr, "failed to read the store (retrying): %v\n", err)
 		case done:
-			fmt.Fprintf(stdout, "%s %s on %d/%d clusters\n", o.revision, o.forState, len(w.last), len(w.last))
+			fmt.Fprintf(stdout, "%s %s on %d/%d clusters\n", workv1alpha1.DisplayRevision(o.revision), o.forState, len(w.last), len(w.last))
 			return nil
 		case err == nil:
 			if err := w.hopeless(hist, time.Since(began)); err != nil {
@@ -228,7 +228,7 @@ func (w *waiter) hopeless(h history, waited time.Duration) error {
 	}
 	if s := superseded(h, w.opts.revision, w.newest, w.inputs, w.last); len(s) > 0 {
 		return stopError(exitSuperseded, fmt.Sprintf("superseded: revision %s, newer than %s, changed what these members run, so they will never run %s",
-			workv1alpha1.ShortRevision(w.newest), workv1alpha1.ShortRevision(w.opts.revision), workv1alpha1.ShortRevision(w.opts.revision)), s)
+			workv1alpha1.DisplayRevision(w.newest), workv1alpha1.DisplayRevision(w.opts.revision), workv1alpha1.DisplayRevision(w.opts.revision)), s)
 	}
 	return nil
 }
@@ -237,7 +237,7 @@ func (w *waiter) hopeless(h history, waited time.Duration) error {
 func (w *waiter) announce(p status.Progress) {
 	out := termsafe.NewWriter(w.stderr)
 	if p.Reached {
-		fmt.Fprintf(out, "%s: reached %s (%s)\n", p.Cluster, w.opts.revision, w.opts.forState)
+		fmt.Fprintf(out, "%s: reached %s (%s)\n", p.Cluster, workv1alpha1.DisplayRevision(w.opts.revision), w.opts.forState)
 	} else {
 		fmt.Fprintf(out, "%s: waiting: %s\n", p.Cluster, termsafe.String(p.Message))
 	}
@@ -281,5 +281,5 @@ func (w *waiter) summary() string {
 			n++
 		}
 	}
-	return fmt.Sprintf("%d/%d clusters reached %s (%s)", n, len(w.last), w.opts.revision, w.opts.forState)
+	return fmt.Sprintf("%d/%d clusters reached %s (%s)", n, len(w.last), workv1alpha1.DisplayRevision(w.opts.revision), w.opts.forState)
 }

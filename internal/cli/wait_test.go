@@ -147,7 +147,7 @@ func TestWaitTimesOutWithAReasonPerMember(t *testing.T) {
 	if code := exitCode(err); code != 1 {
 		t.Fatalf("exit %d (%v), want 1", code, err)
 	}
-	if want := "timed out after 500ms: 1/3 clusters reached " + waitRev2 + " (healthy)"; err.Error() != want {
+	if want := "timed out after 500ms: 1/3 clusters reached " + waitRev2[:7] + " (healthy)"; err.Error() != want {
 		t.Errorf("error = %q, want %q", err, want)
 	}
 	golden(t, "wait-timeout.txt", out.String())
@@ -259,14 +259,14 @@ func TestWaitResolvesBranchesAndTags(t *testing.T) {
 		err := runWait(context.Background(), &out, &errOut, "--repo", f.url, "--source", dir, "--revision", rev, "--timeout", "30s", "--interval", "100ms")
 		return out.String(), err
 	}
-	if out, err := run("v1"); err != nil || !strings.HasPrefix(out, first.String()+" healthy on 1/1") {
+	if out, err := run("v1"); err != nil || !strings.HasPrefix(out, first.String()[:7]+" healthy on 1/1") {
 		t.Errorf("wait --revision v1: %q, %v; want %s reached", out, err, first)
 	}
 	// HEAD is the second commit, which no Work records yet.
 	f.put(second.String(), map[string]string{"m1": "b"})
 	f.report("m1", true, "True", "ok")
 	for _, rev := range []string{"HEAD", "master", "HEAD~0"} {
-		if out, err := run(rev); err != nil || !strings.HasPrefix(out, second.String()+" healthy") {
+		if out, err := run(rev); err != nil || !strings.HasPrefix(out, second.String()[:7]+" healthy") {
 			t.Errorf("wait --revision %s: %q, %v; want %s reached", rev, out, err, second)
 		}
 	}

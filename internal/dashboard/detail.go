@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -71,7 +72,7 @@ func (s *Server) explain(ctx context.Context, snap *Snapshot, name string) (*ren
 	}
 	b := res.bindings[name]
 	if b == nil {
-		return nil, fmt.Sprintf("revision %s has no template %s (removed from Git, kept on its members)", shortRev(snap.Newest), name)
+		return nil, fmt.Sprintf("revision %s has no template %s (removed from Git, kept on its members)", workv1alpha1.DisplayRevision(snap.Newest), name)
 	}
 	e := render.Explain(b, res.clusters)
 	if b.Key.Group == "" && b.Key.Kind == "Secret" {

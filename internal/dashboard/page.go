@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // page is what the layout needs, with the page's own data in Body.
@@ -21,7 +23,7 @@ type page struct {
 }
 
 var funcs = template.FuncMap{
-	"short": shortRev,
+	"short": workv1alpha1.DisplayRevision,
 	"join":  strings.Join,
 	"ago": func(now time.Time, t *time.Time) string {
 		if t == nil || t.IsZero() {

@@ -64,11 +64,11 @@ func (s *Server) renderAt(ctx context.Context, rev string, inputs []status.Input
 	}
 	fsys, err := s.opts.Source.Tree(ctx, rev)
 	if err != nil {
-		return nil, fmt.Errorf("failed to read revision %s: %w", shortRev(rev), err)
+		return nil, fmt.Errorf("failed to read revision %s: %w", workv1alpha1.DisplayRevision(rev), err)
 	}
 	set, err := load.LoadWith(fsys, "/", s.opts.Limits)
 	if err != nil {
-		return nil, fmt.Errorf("failed to load revision %s: %w", shortRev(rev), err)
+		return nil, fmt.Errorf("failed to load revision %s: %w", workv1alpha1.DisplayRevision(rev), err)
 	}
 	in := render.Input{Set: set, Options: s.opts.Render, Status: map[string]*clusterv1alpha1.ClusterStatus{}}
 	var prev []render.Work

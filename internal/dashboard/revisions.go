@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/source"
 	"github.com/propagit/propagit/internal/status"
 )
@@ -180,7 +181,7 @@ type revisionBody struct {
 // revision is one commit's page: where each member stands with it.
 func (s *Server) revision(w http.ResponseWriter, r *http.Request) {
 	hash := r.URL.Query().Get("rev")
-	s.servePage(w, r, "revision", "Revision "+shortRev(hash), func(snap *Snapshot) (any, int) {
+	s.servePage(w, r, "revision", "Revision "+workv1alpha1.DisplayRevision(hash), func(snap *Snapshot) (any, int) {
 		commits := snap.Commits
 		if commits == nil {
 			commits = recordedRevisions(snap)

@@ -13,7 +13,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/source"
 	"github.com/propagit/propagit/internal/status"
 )
@@ -230,12 +229,4 @@ func (s *Server) firstSeen(key string) time.Time {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.seen[key]
-}
-
-// shortRev is the short form of a revision, "-" for none.
-func shortRev(r string) string {
-	if r == "" {
-		return "-"
-	}
-	return workv1alpha1.ShortRevision(r)
 }

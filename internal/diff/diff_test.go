@@ -111,8 +111,8 @@ func TestCompare(t *testing.T) {
 		}
 	}
 	text := r.Text()
-	for _, s := range []string{"propagit diff main (0123456) → working tree", "Deployment demo/worker moved from a to b", "+ Deployment demo/worker added (moved from a, identical)\n",
-		"This change deletes ConfigMap demo/cfg from 1 cluster: a.", "-  replicas: 3\n+  replicas: 2\n"} {
+	for _, s := range []string{"propagit diff main (0123456) → working tree", "Deployment.apps/demo/worker moved from a to b", "+ Deployment.apps/demo/worker added (moved from a, identical)\n",
+		"This change deletes ConfigMap/demo/cfg from 1 cluster: a.", "-  replicas: 3\n+  replicas: 2\n"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("text lacks %q:\n%s", s, text)
 		}

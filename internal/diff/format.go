@@ -52,12 +52,10 @@ func Write(w io.Writer, r *Report, f Format) error {
 	return err
 }
 
-// label names an object for people: "Deployment demo/web", "Namespace demo".
+// label names an object for people, as every message does:
+// "Deployment.apps/demo/web", "Namespace/demo" (ObjectKey.Display).
 func label(k Ref) string {
-	if k.Namespace == "" {
-		return k.Kind + " " + k.Name
-	}
-	return k.Kind + " " + k.Namespace + "/" + k.Name
+	return workv1alpha1.ObjectKey{Group: k.Group, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name}.Display()
 }
 
 // String renders "main (a1b2c3d)", "a1b2c3d" or "working tree".

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"html"
 	"strings"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // Marker is the first line of the markdown output, invisible once rendered:
@@ -50,13 +52,13 @@ func (r *Report) markdownHead() string {
 	if len(r.Moves) > 0 {
 		sb.WriteString("\n**Moved**\n\n")
 		for _, m := range r.Moves {
-			fmt.Fprintf(&sb, "- %s %s moved from %s to %s\n", mdText(m.Kind), code(objectName(m.Namespace, m.Name)), code(m.From), code(m.To))
+			fmt.Fprintf(&sb, "- %s moved from %s to %s\n", code(label(m.Ref)), code(m.From), code(m.To))
 		}
 	}
 	if len(r.Deletions) > 0 {
 		sb.WriteString("\n**Deleted**\n\n")
 		for _, d := range r.Deletions {
-			fmt.Fprintf(&sb, "- :warning: This change deletes %s %s from %s: %s.\n", mdText(d.Kind), code(objectName(d.Namespace, d.Name)),
+			fmt.Fprintf(&sb, "- :warning: This change deletes %s from %s: %s.\n", code(label(d.Ref)),
 				plural(len(d.Clusters), "cluster"), listNames(d.Clusters, maxListed, code))
 		}
 	}
@@ -75,7 +77,7 @@ func (r *Report) markdownWarnings(sb *strings.Builder) {
 	}
 	sb.WriteString("\n**Warnings (head)**\n\n")
 	for _, w := range r.Warnings {
-		where := code(w.Template)
+		where := code(workv1alpha1.DisplayKey(w.Template))
 		if w.Cluster != "" {
 			where += " on " + code(w.Cluster)
 		}
@@ -84,13 +86,6 @@ func (r *Report) markdownWarnings(sb *strings.Builder) {
 		}
 		fmt.Fprintf(sb, "- %s: %s\n", where, mdText(w.Message))
 	}
-}
-
-func objectName(namespace, name string) string {
-	if namespace == "" {
-		return name
-	}
-	return namespace + "/" + name
 }
 
 // clusterSection renders one cluster as a <details> block whose items are
@@ -103,7 +98,7 @@ func clusterSection(g clusterGroup) section {
 	}
 	for _, o := range c.Objects {
 		var sb strings.Builder
-		fmt.Fprintf(&sb, "**%s** %s %s%s\n\n", o.Change, mdText(o.Kind), code(objectName(o.Namespace, o.Name)), o.moveNote(code))
+		fmt.Fprintf(&sb, "**%s** %s%s\n\n", o.Change, code(label(o.Ref)), o.moveNote(code))
 		if o.Sealed != "" {
 			fmt.Fprintf(&sb, "%s\n\n", mdText(o.Sealed))
 		}

@@ -127,7 +127,7 @@ type Object struct {
 	// the object arrives identical, and on the removed half of a move.
 	Diff string `json:"diff,omitempty"`
 	// Sealed describes a SOPS-encrypted object's change from its
-	// ciphertexts and MAC, without decrypting: "encrypted Secret demo/db
+	// ciphertexts and MAC, without decrypting: "encrypted Secret/demo/db
 	// changed (keys: password)"; empty for other objects.
 	Sealed string `json:"sealed,omitempty"`
 }

@@ -127,7 +127,7 @@ func dropOrphaned(entries []*entry, covered map[workv1alpha1.ObjectKey]bool) []*
 
 // unclaimedText is how one unclaimed template reads.
 func (u Unclaimed) text(quote func(string) string) string {
-	s := u.Template + ": " + render.UnclaimedMessage + " (" + listNames(u.Clusters, maxListed, quote) + ")"
+	s := workv1alpha1.DisplayKey(u.Template) + ": " + render.UnclaimedMessage + " (" + listNames(u.Clusters, maxListed, quote) + ")"
 	if u.Policy != "" {
 		s += "; it was claimed by " + u.Policy
 	}
@@ -170,7 +170,7 @@ func (r *Report) textSafety(sb *strings.Builder) {
 	if len(r.RenderErrors) > 0 {
 		sb.WriteString("\nRender errors (head):\n")
 		for _, e := range r.RenderErrors {
-			fmt.Fprintf(sb, "  %s: %s on %s: %s: %s%s\n", e.Source, e.Template, e.Cluster, e.verdict(), e.where(), e.Message)
+			fmt.Fprintf(sb, "  %s: %s on %s: %s: %s%s\n", e.Source, workv1alpha1.DisplayKey(e.Template), e.Cluster, e.verdict(), e.where(), e.Message)
 		}
 	}
 	if len(r.Unclaimed) > 0 {
@@ -193,7 +193,7 @@ func (r *Report) markdownSafety(sb *strings.Builder) {
 	if len(r.RenderErrors) > 0 {
 		sb.WriteString("\n**Render errors (head)**\n\n")
 		for _, e := range r.RenderErrors {
-			fmt.Fprintf(sb, "- :x: %s: %s on %s: %s: %s\n", code(e.Source), code(e.Template), code(e.Cluster), e.verdict(),
+			fmt.Fprintf(sb, "- :x: %s: %s on %s: %s: %s\n", code(e.Source), code(workv1alpha1.DisplayKey(e.Template)), code(e.Cluster), e.verdict(),
 				html.EscapeString(e.where()+e.Message))
 		}
 	}
@@ -206,8 +206,8 @@ func (r *Report) markdownSafety(sb *strings.Builder) {
 	if len(r.Orphaned) > 0 {
 		sb.WriteString("\n**Kept on the members, no longer managed**\n\n")
 		for _, o := range r.Orphaned {
-			fmt.Fprintf(sb, "- %s %s stays on %s (%s): not deleted, propagit's labels and annotations are removed.\n",
-				o.Kind, code(objectName(o.Namespace, o.Name)), listNames(o.Clusters, maxListed, code), o.Reason)
+			fmt.Fprintf(sb, "- %s stays on %s (%s): not deleted, propagit's labels and annotations are removed.\n",
+				code(label(o.Ref)), listNames(o.Clusters, maxListed, code), o.Reason)
 		}
 	}
 }

@@ -39,7 +39,7 @@ func TestOrphanIsNoDeletion(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(r.Text(), "Deployment demo/web stays on a, b (preserveResourcesOnDeletion)") {
+	if !strings.Contains(r.Text(), "Deployment.apps/demo/web stays on a, b (preserveResourcesOnDeletion)") {
 		t.Errorf("text:\n%s", r.Text())
 	}
 }

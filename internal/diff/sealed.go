@@ -11,7 +11,7 @@ import (
 )
 
 // sealedNote describes an entry whose object is SOPS-encrypted on either
-// side from the ciphertexts and the MAC alone — "encrypted Secret demo/db
+// side from the ciphertexts and the MAC alone — "encrypted Secret/demo/db
 // changed (keys: password)" — never decrypting; "" for other objects.
 // A value re-encrypted with the same plaintext reads as changed: sops
 // draws a new IV, and only a key could tell.
@@ -24,7 +24,7 @@ func sealedNote(e *entry) string {
 	if obj == nil {
 		obj = b
 	}
-	what := "encrypted " + obj.GetKind() + " " + objectName(obj.GetNamespace(), obj.GetName())
+	what := "encrypted " + workv1alpha1.KeyOf(obj).Display()
 	switch {
 	case b == nil && e.base != nil:
 		return what + " is now encrypted"

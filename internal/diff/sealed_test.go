@@ -12,7 +12,7 @@ import (
 	"github.com/propagit/propagit/internal/secrets/sopstest"
 )
 
-// sealedSecret returns the encrypted Secret demo/db as render leaves it.
+// sealedSecret returns the encrypted Secret/demo/db as render leaves it.
 func sealedSecret(t *testing.T, password string, r *age.X25519Recipient) *unstructured.Unstructured {
 	t.Helper()
 	doc, err := sopstest.Encrypt([]byte("apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: demo}\ndata: {password: "+password+", user: YWRtaW4=}\n"),
@@ -29,7 +29,7 @@ func sealedSecret(t *testing.T, password string, r *age.X25519Recipient) *unstru
 }
 
 // TestSealedSecretChangeNamesKeysWithoutValues: a changed encrypted value
-// shows as "encrypted Secret demo/db changed (keys: password)"; the diff
+// shows as "encrypted Secret/demo/db changed (keys: password)"; the diff
 // holds neither ciphertext, age stanzas nor the committed document.
 func TestSealedSecretChangeNamesKeysWithoutValues(t *testing.T) {
 	r := sopstest.NewIdentity().Recipient()
@@ -46,7 +46,7 @@ func TestSealedSecretChangeNamesKeysWithoutValues(t *testing.T) {
 		t.Fatalf("report: %+v", rep)
 	}
 	o := rep.Clusters[0].Objects[0]
-	if o.Sealed != "encrypted Secret demo/db changed (keys: password)" {
+	if o.Sealed != "encrypted Secret/demo/db changed (keys: password)" {
 		t.Errorf("Sealed = %q", o.Sealed)
 	}
 	md := rep.Markdown(1 << 20)
@@ -57,7 +57,7 @@ func TestSealedSecretChangeNamesKeysWithoutValues(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(md, "encrypted Secret demo/db changed (keys: password)") {
+	if !strings.Contains(md, "encrypted Secret/demo/db changed (keys: password)") {
 		t.Errorf("markdown lacks the note:\n%s", md)
 	}
 	if !strings.Contains(o.Diff, "password: <redacted: changed>") || !strings.Contains(o.Diff, "user: <redacted: unchanged>") {

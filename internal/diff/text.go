@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // Text renders the report for a terminal: the summary table, moves,
@@ -75,7 +77,7 @@ func (r *Report) textWarnings(sb *strings.Builder) {
 
 // String renders "path:line: template on cluster: message".
 func (w Warning) String() string {
-	s := w.Template
+	s := workv1alpha1.DisplayKey(w.Template)
 	if w.Cluster != "" {
 		s += " on " + w.Cluster
 	}

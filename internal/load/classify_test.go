@@ -137,7 +137,7 @@ func TestDuplicates(t *testing.T) {
 		{
 			name:  "same object in two files",
 			files: map[string]string{"a.yaml": deployment, "b/c.yaml": "# comment\n" + deployment},
-			want:  []string{`b/c.yaml:2: apps/Deployment "web" in namespace "default" is defined twice: first at a.yaml:1`},
+			want:  []string{`b/c.yaml:2: Deployment.apps/default/web is defined twice: first at a.yaml:1`},
 		},
 		{
 			name: "same object at two API versions, namespace defaulted",
@@ -145,12 +145,12 @@ func TestDuplicates(t *testing.T) {
 				"a.yaml": deployment,
 				"b.yaml": strings.Replace(strings.Replace(deployment, "apps/v1", "apps/v1beta2", 1), "name: web\n", "name: web\n  namespace: default\n", 1),
 			},
-			want: []string{`b.yaml:1: apps/Deployment "web" in namespace "default" is defined twice: first at a.yaml:1`},
+			want: []string{`b.yaml:1: Deployment.apps/default/web is defined twice: first at a.yaml:1`},
 		},
 		{
 			name:  "two policies in one file",
 			files: map[string]string{"p.yaml": pp("p", "") + "---\n" + pp("p", "default")},
-			want:  []string{`p.yaml:10: policy.karmada.io/PropagationPolicy "p" in namespace "default" is defined twice: first at p.yaml:1`},
+			want:  []string{`p.yaml:10: PropagationPolicy.policy.karmada.io/default/p is defined twice: first at p.yaml:1`},
 		},
 	}
 	for _, tt := range tests {

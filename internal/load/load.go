@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // Load reads every *.yaml and *.yml file under root in fsys, recursively and
@@ -233,15 +235,9 @@ type objectKey struct {
 	group, kind, namespace, name string
 }
 
+// String is the key's one spelling in messages (see ObjectKey.Display).
 func (k objectKey) String() string {
-	id := k.kind
-	if k.group != "" {
-		id = k.group + "/" + k.kind
-	}
-	if k.namespace == "" {
-		return fmt.Sprintf("%s %q", id, k.name)
-	}
-	return fmt.Sprintf("%s %q in namespace %q", id, k.name, k.namespace)
+	return workv1alpha1.ObjectKey{Group: k.group, Kind: k.kind, Namespace: k.namespace, Name: k.name}.Display()
 }
 
 // duplicates reports every object defined more than once, at each later

@@ -68,7 +68,7 @@ func TestLoadRefusesKindsThatDifferOnlyInCase(t *testing.T) {
 		"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
 		"b.yaml": "apiVersion: v1\nkind: configmap\nmetadata:\n  name: a\n",
 	})
-	want := []string{`b.yaml:1: kind: configmap "a" in namespace "default" collides with ConfigMap "a" in namespace "default" at a.yaml:1: kinds that differ only in case are one object to propagit`}
+	want := []string{`b.yaml:1: kind: configmap/default/a collides with ConfigMap/default/a at a.yaml:1: kinds that differ only in case are one object to propagit`}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}

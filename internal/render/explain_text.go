@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/termsafe"
 )
 
@@ -15,7 +16,7 @@ import (
 // (termsafe).
 func WriteExplanation(w io.Writer, e Explanation) {
 	w = termsafe.NewWriter(w) // names, reasons and verdicts come from Git
-	fmt.Fprintf(w, "%s  (%s)\n\n", e.Template, e.Source)
+	fmt.Fprintf(w, "%s  (%s)\n\n", workv1alpha1.DisplayKey(e.Template), e.Source)
 	if e.Skipped != "" {
 		fmt.Fprintf(w, "Not propagated: %s\n", e.Skipped)
 		return
@@ -33,7 +34,7 @@ func WriteExplanation(w io.Writer, e Explanation) {
 		fmt.Fprintf(w, "    - %s  (priority %d, %s)\n", c.Policy, c.Priority, c.Match)
 	}
 	if len(e.DependencyOf) > 0 {
-		fmt.Fprintf(w, "  propagated as a dependency of: %s\n", strings.Join(e.DependencyOf, ", "))
+		fmt.Fprintf(w, "  propagated as a dependency of: %s\n", strings.Join(displayKeys(e.DependencyOf), ", "))
 	}
 	writeClusters(w, e)
 	if len(e.Steps) > 0 {
@@ -96,4 +97,13 @@ func writePlacement(w io.Writer, e Explanation) {
 			fmt.Fprintf(w, "      %s\n", c)
 		}
 	}
+}
+
+// displayKeys spells keys stored in their String form as messages do.
+func displayKeys(keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = workv1alpha1.DisplayKey(k)
+	}
+	return out
 }

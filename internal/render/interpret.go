@@ -123,7 +123,7 @@ func lintCustomizations(set *load.Set, res *Result) []Finding {
 		add := func(err error) {
 			if err != nil {
 				out = append(out, Finding{Severity: SeverityError, Finding: load.Finding{Source: t.Source,
-					Message: fmt.Sprintf("%s: %v", workv1alpha1.KeyOf(t.Object), err)}})
+					Message: fmt.Sprintf("%s: %v", workv1alpha1.KeyOf(t.Object).Display(), err)}})
 			}
 		}
 		n, _, s, err := ip.InterpretReplica(t.Object)

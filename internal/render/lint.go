@@ -106,7 +106,7 @@ func lintBinding(b *Binding, res *Result) []Finding {
 	}
 	add := func(rule, format string, args ...any) { addAs(SeverityWarning, rule, format, args...) }
 	if b.Skipped != "" && !strings.HasPrefix(b.Skipped, `namespace "default"`) {
-		add(RuleSkippedNamespace, "%s: %s", b.Key, b.Skipped)
+		add(RuleSkippedNamespace, "%s: %s", b.Key.Display(), b.Skipped)
 	}
 	if len(b.Choice.Candidates) > 1 {
 		var names []string
@@ -114,35 +114,35 @@ func lintBinding(b *Binding, res *Result) []Finding {
 			names = append(names, fmt.Sprintf("%s (%s)", policyName(&PolicyRef{ClusterScoped: c.Policy.ClusterScoped,
 				Namespace: c.Policy.Policy.Namespace, Name: c.Policy.Policy.Name}), c.Policy.Source))
 		}
-		add(RuleManyPolicies, "%s is selected by %d policies; only %s applies: %s", b.Key, len(names), policyName(b.Policy), strings.Join(names, ", "))
+		add(RuleManyPolicies, "%s is selected by %d policies; only %s applies: %s", b.Key.Display(), len(names), policyName(b.Policy), strings.Join(names, ", "))
 	}
 	switch {
 	case b.ScriptFailed:
-		addAs(SeverityError, RuleUnschedulable, "%s cannot be scheduled: %s", b.Key, b.ScheduleError)
+		addAs(SeverityError, RuleUnschedulable, "%s cannot be scheduled: %s", b.Key.Display(), b.ScheduleError)
 	case b.ScheduleError != "":
-		add(RuleUnschedulable, "%s cannot be scheduled: %s", b.Key, b.ScheduleError)
+		add(RuleUnschedulable, "%s cannot be scheduled: %s", b.Key.Display(), b.ScheduleError)
 	}
 	if b.DependencyError != "" {
-		addAs(SeverityError, RuleDependencies, "%s: its dependencies are not propagated: %s", b.Key, b.DependencyError)
+		addAs(SeverityError, RuleDependencies, "%s: its dependencies are not propagated: %s", b.Key.Display(), b.DependencyError)
 	}
 	if b.AlsoAutoPropagated {
 		add(RuleAutoPropagated, "%s is placed by %s, but namespace auto-propagation also sends it to every cluster; label it %s: \"true\" to place it by the policy only",
-			b.Key, policyName(b.Policy), workv1alpha1.LabelSkipAutoPropagation)
+			b.Key.Display(), policyName(b.Policy), workv1alpha1.LabelSkipAutoPropagation)
 	}
 	if m, set := b.Template.Object.GetAnnotations()[workv1alpha1.AnnotationDrift]; set && !validDriftMode(m) {
-		add(RuleDriftAnnotation, "%s: annotation %s=%q is not one of correct, warn, ignore; drift is corrected", b.Key, workv1alpha1.AnnotationDrift, m)
+		add(RuleDriftAnnotation, "%s: annotation %s=%q is not one of correct, warn, ignore; drift is corrected", b.Key.Display(), workv1alpha1.AnnotationDrift, m)
 	}
 	if unknownCapacity(b, res) {
-		addAs(SeverityInfo, RuleUnknownCapacity, "%s uses dynamic or aggregated division but some candidate clusters declare no status.resourceSummary: their capacity counts as 0 until the controller measures it", b.Key)
+		addAs(SeverityInfo, RuleUnknownCapacity, "%s uses dynamic or aggregated division but some candidate clusters declare no status.resourceSummary: their capacity counts as 0 until the controller measures it", b.Key.Display())
 	}
 	for _, t := range b.Targets {
 		switch {
 		case t.Failure != nil && t.Failure.Policy != "" && t.Failure.Overrider != "":
 			// reported at the policy: lintOverrideFailures
 		case t.Failure != nil:
-			addAs(SeverityError, RuleRenderFailed, "%s on cluster %s: %s (the cluster keeps its current objects)", b.Key, t.Cluster, t.Error)
+			addAs(SeverityError, RuleRenderFailed, "%s on cluster %s: %s (the cluster keeps its current objects)", b.Key.Display(), t.Cluster, t.Error)
 		case t.Error != "":
-			add(RuleRenderFailed, "%s on cluster %s: %s", b.Key, t.Cluster, t.Error)
+			add(RuleRenderFailed, "%s on cluster %s: %s", b.Key.Display(), t.Cluster, t.Error)
 		}
 		out = append(out, lintOverlaps(b, t)...)
 	}
@@ -168,7 +168,7 @@ func lintOverlaps(b *Binding, t *Target) []Finding {
 	for _, p := range paths {
 		if w := writers[p]; len(w) > 1 {
 			out = append(out, Finding{Severity: SeverityWarning, Rule: RuleOverrideOverlap, Finding: load.Finding{Source: b.Template.Source, Message: fmt.Sprintf(
-				"%s on cluster %s: %s is written by %d override rules (the last wins): %s", b.Key, t.Cluster, p, len(w), strings.Join(w, ", "))}})
+				"%s on cluster %s: %s is written by %d override rules (the last wins): %s", b.Key.Display(), t.Cluster, p, len(w), strings.Join(w, ", "))}})
 		}
 	}
 	return out

@@ -62,11 +62,11 @@ func overriderDetail(set *load.Set, b *Binding, e *RenderError) (field, detail s
 		detail = e.Path + ": " + detail
 	}
 	if !strings.HasSuffix(e.Overrider, ".plaintext") {
-		return field, detail + " (" + b.Key.String() + ")"
+		return field, detail + " (" + b.Key.Display() + ")"
 	}
 	ov := failingOverriders(set.Overrides, &override.RuleError{Policy: e.Policy, Rule: e.Rule, Field: e.Overrider})
 	if ov == nil {
-		return field, detail + " (" + b.Key.String() + ")"
+		return field, detail + " (" + b.Key.Display() + ")"
 	}
 	for i, p := range ov.Plaintext {
 		if p.Path != e.Path {
@@ -74,11 +74,11 @@ func overriderDetail(set *load.Set, b *Binding, e *RenderError) (field, detail s
 		}
 		field = fmt.Sprintf("%s[%d].path", e.Overrider, i)
 		if why := missingField(b.Template.Object.Object, p); why != "" {
-			return field + " " + p.Path, b.Key.String() + " " + why
+			return field + " " + p.Path, b.Key.Display() + " " + why
 		}
-		return field + " " + p.Path, e.Message + " (" + b.Key.String() + ")"
+		return field + " " + p.Path, e.Message + " (" + b.Key.Display() + ")"
 	}
-	return field, detail + " (" + b.Key.String() + ")"
+	return field, detail + " (" + b.Key.Display() + ")"
 }
 
 // missingField says which step of a plaintext overrider's path obj lacks

@@ -46,7 +46,7 @@ func lintSecrets(res *Result, opts LintOptions) []Finding {
 		}
 		if !sealed.IsEncrypted(obj.Object) {
 			if opts.RequireEncryptedSecrets && obj.GetKind() == "Secret" && obj.GetAPIVersion() == "v1" {
-				add(RulePlainSecret, "%s is not SOPS-encrypted, and --require-encrypted-secrets asks every Secret to be (sops encrypt --age … --encrypted-regex '^(data|stringData)$')", b.Key)
+				add(RulePlainSecret, "%s is not SOPS-encrypted, and --require-encrypted-secrets asks every Secret to be (sops encrypt --age … --encrypted-regex '^(data|stringData)$')", b.Key.Display())
 			}
 			continue
 		}
@@ -57,7 +57,7 @@ func lintSecrets(res *Result, opts LintOptions) []Finding {
 				continue
 			}
 			add(RuleSecretRecipient, "%s is sent to cluster %s, which decrypts with %s, but it is encrypted only to %s: the member cannot decrypt it",
-				b.Key, t.Cluster, strings.Join(want, ", "), orNoRecipient(has))
+				b.Key.Display(), t.Cluster, strings.Join(want, ", "), orNoRecipient(has))
 		}
 	}
 	return out

@@ -32,7 +32,7 @@ func lintSilent(set *load.Set, res *Result, root string, loc *locator, helm bool
 			}
 		}
 		if b.Policy == nil && b.Skipped == "" && !b.Unclaimed && len(b.Targets) == 0 && len(b.DependencyOf) == 0 && !autoPropagated(b.Template) {
-			add(b.Template.Source, SeverityWarning, RuleUnselected, "%s is selected by no PropagationPolicy or ClusterPropagationPolicy: it is sent to no cluster", b.Key)
+			add(b.Template.Source, SeverityWarning, RuleUnselected, "%s is selected by no PropagationPolicy or ClusterPropagationPolicy: it is sent to no cluster", b.Key.Display())
 		}
 	}
 	for i := range set.Propagations {

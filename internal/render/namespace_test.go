@@ -136,7 +136,7 @@ func TestNamespaceLint(t *testing.T) {
 	}{
 		{name: "a CPP selecting an unlabelled Namespace warns that auto-propagation sends it everywhere anyway",
 			ns: plainNamespace, policy: cpp("only-m1", "m1", "team-a"),
-			want: []string{`warning: Namespace.core/team-a is placed by ClusterPropagationPolicy only-m1, but namespace auto-propagation also sends it to every cluster; label it namespace.karmada.io/skip-auto-propagation: "true" to place it by the policy only`}},
+			want: []string{`warning: Namespace/team-a is placed by ClusterPropagationPolicy only-m1, but namespace auto-propagation also sends it to every cluster; label it namespace.karmada.io/skip-auto-propagation: "true" to place it by the policy only`}},
 		{name: "a labelled Namespace placed by a CPP draws no finding",
 			ns: skipLabelled, policy: cpp("only-m1", "m1", "team-b")},
 		{name: "a labelled Namespace no CPP selects draws no finding",

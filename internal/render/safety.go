@@ -50,7 +50,7 @@ type RenderError struct {
 
 // String renders "Template on cluster: Policy rule N overrider: message".
 func (e RenderError) String() string {
-	s := e.Template.String() + " on " + e.Cluster + ": "
+	s := e.Template.Display() + " on " + e.Cluster + ": "
 	if e.Policy != "" {
 		s += e.Policy + " rule " + strconv.Itoa(e.Rule) + " " + e.Overrider + ": "
 	}
@@ -63,7 +63,7 @@ func (e RenderError) String() string {
 // detail is String without the template and cluster, which whoever shows a
 // Target's Error names already.
 func (e RenderError) detail() string {
-	return strings.TrimPrefix(e.String(), e.Template.String()+" on "+e.Cluster+": ")
+	return strings.TrimPrefix(e.String(), e.Template.Display()+" on "+e.Cluster+": ")
 }
 
 // Unclaimed is a template in Git that no policy claims any more and that

@@ -155,8 +155,8 @@ func TestLintSecrets(t *testing.T) {
 		}
 	}
 	want := []string{
-		"plain.yaml:1: error: Secret.core/demo/plain is not SOPS-encrypted, and --require-encrypted-secrets asks every Secret to be (sops encrypt --age … --encrypted-regex '^(data|stringData)$')",
-		"secret.yaml:1: error: Secret.core/demo/db is sent to cluster m2, which decrypts with " + b.Recipient().String() +
+		"plain.yaml:1: error: Secret/demo/plain is not SOPS-encrypted, and --require-encrypted-secrets asks every Secret to be (sops encrypt --age … --encrypted-regex '^(data|stringData)$')",
+		"secret.yaml:1: error: Secret/demo/db is sent to cluster m2, which decrypts with " + b.Recipient().String() +
 			", but it is encrypted only to " + a.Recipient().String() + ": the member cannot decrypt it",
 	}
 	if d := cmp.Diff(want, got); d != "" {

@@ -89,7 +89,7 @@ func writeText(w io.Writer, r *Report, now time.Time, wide bool) {
 		if t.Workload {
 			reps = fmt.Sprintf("%d/%d", t.ReadyReplicas, t.DesiredReplicas)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Template, strings.Join(t.Clusters, ","), reps)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", workv1alpha1.DisplayKey(t.Template), strings.Join(t.Clusters, ","), reps)
 	}
 	_ = tw.Flush()
 	writeProblems(w, r)
@@ -135,7 +135,7 @@ func writeProblems(w io.Writer, r *Report) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "UNCLAIMED (no policy selects it; it keeps running where it was)\tCLUSTERS")
 		for _, u := range r.Unclaimed {
-			fmt.Fprintf(tw, "%s\t%s\n", u.Template, strings.Join(u.Clusters, ","))
+			fmt.Fprintf(tw, "%s\t%s\n", workv1alpha1.DisplayKey(u.Template), strings.Join(u.Clusters, ","))
 		}
 		_ = tw.Flush()
 	}

@@ -67,7 +67,9 @@ const MaxDriftRows = 10
 
 // DriftRow is one change made on a member outside propagit.
 type DriftRow struct {
-	Cluster string    `json:"cluster"`
+	Cluster string `json:"cluster"`
+	// Object is the changed object, spelled as every message spells it
+	// (ObjectKey.Display).
 	Object  string    `json:"object"`
 	Fields  []string  `json:"fields,omitempty"`
 	Manager string    `json:"manager,omitempty"`
@@ -158,7 +160,7 @@ func Build(inputs []Input, newest string) (*Report, error) {
 	}
 	slices.SortStableFunc(r.Drift, func(a, b DriftRow) int { return b.Time.Compare(a.Time) })
 	r.Drift = r.Drift[:min(len(r.Drift), MaxDriftRows)]
-	r.Summary = fmt.Sprintf("%s: %d/%d clusters applied and healthy", short(r.Revision), running, len(inputs))
+	r.Summary = fmt.Sprintf("%s: %d/%d clusters applied and healthy", workv1alpha1.DisplayRevision(r.Revision), running, len(inputs))
 	if n := notReady(r.Clusters); n > 0 {
 		r.Summary += fmt.Sprintf(", %d not ready", n)
 	}
@@ -235,11 +237,7 @@ func driftRows(in Input) []DriftRow {
 	}
 	var out []DriftRow
 	for _, d := range in.Status.Drift {
-		object := d.Kind + "/" + d.Name
-		if d.Namespace != "" {
-			object = d.Kind + "/" + d.Namespace + "/" + d.Name
-		}
-		out = append(out, DriftRow{Cluster: in.Work.Spec.Cluster, Object: object, Fields: d.Fields, Manager: d.Manager,
+		out = append(out, DriftRow{Cluster: in.Work.Spec.Cluster, Object: d.ObjectKey.Display(), Fields: d.Fields, Manager: d.Manager,
 			Deleted: d.Deleted, Action: string(d.Action), Time: d.Time.Time})
 	}
 	return out
@@ -325,11 +323,4 @@ func notReady(rows []ClusterRow) int {
 		}
 	}
 	return n
-}
-
-func short(rev string) string {
-	if rev == "" {
-		return "(no revision)"
-	}
-	return workv1alpha1.ShortRevision(rev)
 }

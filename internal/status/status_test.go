@@ -74,8 +74,8 @@ func TestBuildListsNewestDriftFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []DriftRow{
-		{Cluster: "m2", Object: "Deployment/demo/web", Deleted: true, Action: "Recreated", Time: at(2).Time},
-		{Cluster: "m1", Object: "Deployment/demo/web", Fields: []string{"spec.replicas"}, Manager: "kubectl-edit", Action: "Corrected", Time: at(1).Time},
+		{Cluster: "m2", Object: "Deployment.apps/demo/web", Deleted: true, Action: "Recreated", Time: at(2).Time},
+		{Cluster: "m1", Object: "Deployment.apps/demo/web", Fields: []string{"spec.replicas"}, Manager: "kubectl-edit", Action: "Corrected", Time: at(1).Time},
 	}
 	if diff := cmp.Diff(want, rep.Drift); diff != "" {
 		t.Errorf("drift (-want +got):\n%s", diff)

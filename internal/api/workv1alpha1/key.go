@@ -48,6 +48,42 @@ func (k ObjectKey) String() string {
 	return fmt.Sprintf("%s.%s/%s/%s", k.Kind, k.GroupName(), k.Namespace, k.Name)
 }
 
+// Display is the one spelling of an object in messages and tables:
+// "Kind.group/namespace/name", the group left out for the core group
+// ("Service/demo/web") and the namespace for a cluster-scoped object
+// ("ClusterRole.rbac.authorization.k8s.io/reader"). String is the stored
+// form, which ParseKey reads back.
+func (k ObjectKey) Display() string {
+	id := k.Kind
+	if k.Group != "" && k.Group != coreGroup {
+		id += "." + k.Group
+	}
+	if k.Namespace == "" {
+		return id + "/" + k.Name
+	}
+	return id + "/" + k.Namespace + "/" + k.Name
+}
+
+// DisplayKey is the Display form of a key in its String form (a
+// template annotation), or s itself when it is not one.
+func DisplayKey(s string) string {
+	k, err := ParseKey(s)
+	if err != nil {
+		return s
+	}
+	return k.Display()
+}
+
+// DisplayRevision is the one spelling of a revision in messages and
+// tables: its first 7 characters, as Git hosts show it, or "(no
+// revision)" for none. Records keep the full hash.
+func DisplayRevision(rev string) string {
+	if rev == "" {
+		return "(no revision)"
+	}
+	return ShortRevision(rev)
+}
+
 // ParseKey parses the String form of an ObjectKey.
 func ParseKey(s string) (ObjectKey, error) {
 	parts := strings.Split(s, "/")

@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
 
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/gitrepo"
 )
 
@@ -73,7 +74,7 @@ func (g *Store) PutNewest(ctx context.Context, revision string) error {
 		return err
 	}
 	sig := object.Signature{Name: g.opts.AuthorName, Email: g.opts.AuthorEmail, When: g.now()}
-	msg := "propagit: newest " + shortRev(revision) + "\n\n" + SourceRevisionTrailer + revision + "\n"
+	msg := "propagit: newest " + workv1alpha1.DisplayRevision(revision) + "\n\n" + SourceRevisionTrailer + revision + "\n"
 	commit, err := gitrepo.WriteObject(s, &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree})
 	if err != nil {
 		return fmt.Errorf("failed to store the newest revision: %w", err)

@@ -65,7 +65,7 @@ func (g *Store) Put(ctx context.Context, revision string, ws []*workv1alpha1.Wor
 	case ok:
 		return changed, nil
 	case err != nil && !gitrepo.IsRejected(err):
-		return nil, fmt.Errorf("failed to record works of %s: %w", shortRev(revision), err)
+		return nil, fmt.Errorf("failed to record works of %s: %w", workv1alpha1.DisplayRevision(revision), err)
 	}
 	for attempt := 1; ; attempt++ {
 		changed, err := g.putOnce(ctx, revision, enc)
@@ -73,7 +73,7 @@ func (g *Store) Put(ctx context.Context, revision string, ws []*workv1alpha1.Wor
 			return changed, nil
 		}
 		if !gitrepo.IsRejected(err) || attempt >= g.opts.PushAttempts || ctx.Err() != nil {
-			return nil, fmt.Errorf("failed to record works of %s%s: %w", shortRev(revision), attempts(attempt), err)
+			return nil, fmt.Errorf("failed to record works of %s%s: %w", workv1alpha1.DisplayRevision(revision), attempts(attempt), err)
 		}
 	}
 }
@@ -279,7 +279,7 @@ func (g *Store) writeCommit(s storer.EncodedObjectStorer, tree, parent plumbing.
 // renderMessage is the work branch commit message for revision.
 func renderMessage(revision string, changed []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "propagit: render %s\n\n", shortRev(revision))
+	fmt.Fprintf(&b, "propagit: render %s\n\n", workv1alpha1.DisplayRevision(revision))
 	if len(changed) > 0 {
 		fmt.Fprintf(&b, "Changed clusters: %s\n\n", strings.Join(changed, ", "))
 	}
@@ -293,12 +293,4 @@ func attempts(n int) string {
 		return ""
 	}
 	return fmt.Sprintf(" after %d attempts", n)
-}
-
-// shortRev shortens a revision for a commit message.
-func shortRev(rev string) string {
-	if rev == "" {
-		return "(no revision)"
-	}
-	return workv1alpha1.ShortRevision(rev)
 }
