@@ -47,7 +47,7 @@ func TestOpsInstallDeploymentAvailable(t *testing.T) {
 	ns := e2etest.RandomName("propagit-ops")
 	flags := []string{"--repo", "https://git.example.com/fleet.git", "--branch", "release", "--path", "clusters/prod",
 		"--works-store", "git", "--webhook-secret", "fleet-hook", "--replicas", "1",
-		"--image", "registry.example.com/propagit:v0.0.1-e2e", "--namespace", ns}
+		"--image", "registry.example.com/propagit:v0.0.1-e2e", "--controller-namespace", ns}
 
 	out, err := exec.Command(bin, append([]string{"install", "--dry-run", "-o", "yaml"}, flags...)...).Output()
 	if err != nil {
@@ -110,7 +110,7 @@ func checkControllerSpec(t *testing.T, d *appsv1.Deployment) {
 		t.Errorf("image = %s", ctr.Image)
 	}
 	for _, want := range []string{"--repo=https://git.example.com/fleet.git", "--branch=release", "--path=clusters/prod",
-		"--works-store=git", "--namespace=" + d.Namespace, "--leader-elect",
+		"--works-store=git", "--controller-namespace=" + d.Namespace, "--leader-elect",
 		"--webhook-github-secret-file=/etc/propagit/webhook/github-secret"} {
 		if !slices.Contains(ctr.Args, want) {
 			t.Errorf("controller args lack %s: %v", want, ctr.Args)

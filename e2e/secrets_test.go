@@ -154,12 +154,12 @@ func TestSecretsEncryptedUntilTheirMember(t *testing.T) {
 	}
 
 	// diff of rev1..rev2 names the changed key without decrypting.
-	md := runCLI(t, converge, "diff", "--repo", co.Dir, "--path", fleetDir, "--base", rev1, "--head", rev2, "-o", "markdown")
+	md := runCLI(t, converge, "diff", filepath.Join(co.Dir, fleetDir), "--base", rev1, "--head", rev2, "-o", "markdown")
 	if !strings.Contains(md.stdout, "encrypted Secret/"+ns+"/db changed (keys: password)") {
 		t.Errorf("diff -o markdown lacks the encrypted change:\n%s", md)
 	}
 	st := runCLI(t, converge, "status", "-o", "json", "--repo", remote.URL)
-	ex := runCLI(t, converge, "explain", "secret/db", "-n", ns, "--source", filepath.Join(co.Dir, fleetDir))
+	ex := runCLI(t, converge, "explain", "secret/db", filepath.Join(co.Dir, fleetDir), "-n", ns)
 	if ex.code != 0 || !strings.Contains(ex.stdout, m2.Name) {
 		t.Errorf("explain: %s", ex)
 	}

@@ -10,34 +10,40 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
-	"github.com/propagit/propagit/internal/diff"
 	"github.com/propagit/propagit/internal/load"
-	"github.com/propagit/propagit/internal/status"
+	"github.com/propagit/propagit/internal/source"
 )
 
-// outputFormats are the -o values of each command, for completion.
-var outputFormats = map[string][]string{
-	"render": renderFormats, "diff": diff.Formats, "explain": explainFormats, "status": status.Formats,
-	"install": {"yaml", "json"}, "version": {"text", "json"}, "lint": lintFormats,
-}
-
-// registerCompletions adds dynamic completion to the command tree: -o
-// values, --cluster names from the source's Cluster objects (render,
+// registerCompletions adds dynamic completion to the command tree (-o
+// values complete where the flag is bound, bindFormat): SOURCE as a
+// folder, --cluster names from the source's Cluster objects (render,
 // diff) and explain's KIND/NAME and -n from its templates.
 func registerCompletions(root *cobra.Command) {
 	for _, cmd := range root.Commands() {
-		if formats, ok := outputFormats[cmd.Name()]; ok {
-			_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
-		}
 		switch cmd.Name() {
 		case "render":
-			_ = cmd.RegisterFlagCompletionFunc("cluster", completeClusters(func(c *cobra.Command) string { return flagValue(c, "source") }))
+			cmd.ValidArgsFunction = completeSourceFolder(0)
+			_ = cmd.RegisterFlagCompletionFunc("cluster", completeClusters(func(c *cobra.Command, args []string) string { return sourceOf(c, args, 0) }))
 		case "diff":
+			cmd.ValidArgsFunction = completeSourceFolder(0)
 			_ = cmd.RegisterFlagCompletionFunc("cluster", completeClusters(diffFolder))
+		case "lint", "dashboard", "wait":
+			cmd.ValidArgsFunction = completeSourceFolder(0)
 		case "explain":
 			cmd.ValidArgsFunction = completeTemplates
 			_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces)
 		}
+	}
+}
+
+// completeSourceFolder completes the positional SOURCE, args[i], with
+// folders.
+func completeSourceFolder(i int) cobra.CompletionFunc {
+	return func(_ *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) != i {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return nil, cobra.ShellCompDirectiveFilterDirs
 	}
 }
 
@@ -48,18 +54,29 @@ func flagValue(cmd *cobra.Command, name string) string {
 	return ""
 }
 
-// diffFolder is the folder on disk whose clusters diff completes: --head-dir,
-// else --path in the working copy at --repo.
-func diffFolder(cmd *cobra.Command) string {
+// diffFolder is the folder on disk whose clusters diff completes:
+// --head-dir, else SOURCE's folder when its repository is on disk (else
+// the deprecated --path in the working copy at --repo).
+func diffFolder(cmd *cobra.Command, args []string) string {
 	if dir := flagValue(cmd, "head-dir"); dir != "" {
 		return dir
 	}
-	return filepath.Join(flagValue(cmd, "repo"), filepath.FromSlash(flagValue(cmd, "path")))
+	if repo := flagValue(cmd, "repo"); repo != "" || flagValue(cmd, "path") != "" {
+		return filepath.Join(repo, filepath.FromSlash(flagValue(cmd, "path")))
+	}
+	repo, dir := splitSource(sourceOf(cmd, args, 0))
+	if source.IsURL(repo) {
+		return "" // nothing on disk to read
+	}
+	return filepath.Join(repo, filepath.FromSlash(dir))
 }
 
 // loadForCompletion loads dir with the default limits; nil when it does not
 // load (completion then offers nothing rather than an error).
 func loadForCompletion(dir string) *load.Set {
+	if dir == "" {
+		return nil
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil
@@ -75,10 +92,10 @@ func loadForCompletion(dir string) *load.Set {
 }
 
 // completeClusters completes --cluster with the Cluster names declared in
-// the folder folder(cmd) names, those already given left out.
-func completeClusters(folder func(*cobra.Command) string) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		set := loadForCompletion(folder(cmd))
+// the folder folder(cmd, args) names, those already given left out.
+func completeClusters(folder func(*cobra.Command, []string) string) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		set := loadForCompletion(folder(cmd, args))
 		if set == nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
@@ -101,10 +118,10 @@ func completeClusters(folder func(*cobra.Command) string) cobra.CompletionFunc {
 
 // completeTemplates completes explain's KIND/NAME with the templates of
 // --source in the namespace of -n (and the cluster-scoped ones), written
-// kind.group/name as explain reads them.
+// kind.group/name as explain reads them, and then SOURCE with folders.
 func completeTemplates(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	if len(args) > 0 {
-		return nil, cobra.ShellCompDirectiveNoFileComp
+		return completeSourceFolder(1)(cmd, args, toComplete)
 	}
 	set := loadForCompletion(flagValue(cmd, "source"))
 	if set == nil {
@@ -129,8 +146,8 @@ func completeTemplates(cmd *cobra.Command, args []string, toComplete string) ([]
 
 // completeNamespaces completes explain's -n with the namespaces of the
 // templates of --source.
-func completeNamespaces(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	set := loadForCompletion(flagValue(cmd, "source"))
+func completeNamespaces(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	set := loadForCompletion(sourceOf(cmd, args, 1))
 	if set == nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

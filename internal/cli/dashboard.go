@@ -24,6 +24,9 @@ import (
 const dashboardTokenEnv = "PROPAGIT_DASHBOARD_TOKEN"
 
 type dashboardOptions struct {
+	// source is SOURCE (or --source); it sets repo.url and path, which
+	// the deprecated --repo and --path set before it.
+	source     string
 	repo       gitOptions
 	branch     string
 	path       string
@@ -39,14 +42,18 @@ type dashboardOptions struct {
 func newDashboardCommand() *cobra.Command {
 	o := &dashboardOptions{}
 	cmd := &cobra.Command{
-		Use:   "dashboard --repo URL | --works-store cr --hub-kubeconfig FILE",
+		Use:   "dashboard [SOURCE] | --works-store cr --hub-kubeconfig FILE [SOURCE]",
 		Short: "Serve a read-only web view of the fleet from the recorded status",
 		Long: `dashboard serves web pages of the fleet — members, revisions and their
 rollout, templates with their explain trace and rendered manifests, and
 events — read from the same records as propagit status: the work branch and
 status refs of the git store, or the Work custom resources of the cr store.
-It never talks to members and changes nothing. With --repo it also reads the
-source branch for commit times, member labels and explain traces.
+It never talks to members and changes nothing. SOURCE (or --source) is the
+fleet: URL//PATH (PATH the fleet's folder in the repository, the root when
+left out) or a folder inside a Git checkout; the dashboard reads its
+--branch for commit times, member labels and explain traces, and the git
+store's records from the same repository unless --works-repo names
+another.
 
 It binds to 127.0.0.1 unless told otherwise, and then answers only requests
 addressed to localhost, 127.0.0.1 or [::1] (a page on another name that
@@ -54,16 +61,27 @@ resolves to this host is refused). On any other address it requires a
 bearer token (--token-file or $` + dashboardTokenEnv + `). Behind an
 authenticating proxy on the same host that sends Host: localhost,
 --user-header X-Forwarded-User refuses requests the proxy did not mark.`,
-		Example: `  propagit dashboard --repo https://git.example.com/fleet.git
-  propagit dashboard --works-store cr --hub-kubeconfig hub.kubeconfig --repo https://git.example.com/fleet.git
-  propagit dashboard --repo https://git.example.com/fleet.git --addr :8080 --token-file /etc/propagit/token`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context(), cmd.OutOrStdout()) },
+		Example: `  propagit dashboard https://git.example.com/fleet.git
+  propagit dashboard https://git.example.com/fleet.git//clusters/prod --works-store cr --hub-kubeconfig hub.kubeconfig
+  propagit dashboard https://git.example.com/fleet.git --addr :8080 --token-file /etc/propagit/token`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := sourceArg(cmd, args, 0, &o.source); err != nil {
+				return err
+			}
+			if err := o.locate(cmd); err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
+			return o.run(cmd.Context(), cmd.OutOrStdout())
+		},
 	}
 	f := cmd.Flags()
+	bindSource(cmd, &o.source, "", "the fleet: URL//PATH or a folder inside a Git checkout, whose repository also holds the git store's records; or give it as SOURCE")
 	o.repo.bindFlags(cmd, "repo", "the fleet repository: its work branch (git store) and source branch")
+	deprecateFlag(cmd, "repo", "give the fleet as SOURCE (or --source): URL//PATH, or a folder inside a checkout")
 	f.StringVar(&o.branch, "branch", "main", "source branch the controller follows")
 	f.StringVar(&o.path, "path", "", "folder inside the repository holding the fleet (default: the root)")
+	deprecateFlag(cmd, "path", "give the fleet as SOURCE (or --source): URL//PATH, or a folder inside a checkout")
 	o.store.bindFlags(cmd)
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to serve on")
 	f.StringVar(&o.tokenFile, "token-file", "", "file holding the bearer token every request must carry (or set "+dashboardTokenEnv+")")
@@ -79,7 +97,7 @@ func (o *dashboardOptions) run(parent context.Context, stdout io.Writer) error {
 		return &ExitError{Code: 2, Err: fmt.Errorf("--refresh %s: want at least %s", o.refresh, minWaitInterval)}
 	}
 	if o.repo.url == "" && o.store.kind == "git" {
-		return &ExitError{Code: 2, Err: fmt.Errorf("--repo is required with the git store")}
+		return &ExitError{Code: 2, Err: fmt.Errorf("the git store needs the fleet's repository: give it as SOURCE (or --source)")}
 	}
 	log, err := o.log.New()
 	if err != nil {
@@ -111,6 +129,19 @@ func (o *dashboardOptions) run(parent context.Context, stdout io.Writer) error {
 	if err := runGroup(ctx, refresh, srv); err != nil {
 		return &ExitError{Code: 1, Err: err}
 	}
+	return nil
+}
+
+// locate takes the repository and the fleet folder from SOURCE, refusing
+// it beside the deprecated --repo and --path it replaces.
+func (o *dashboardOptions) locate(cmd *cobra.Command) error {
+	if o.source == "" {
+		return nil
+	}
+	if cmd.Flags().Changed("repo") || cmd.Flags().Changed("path") {
+		return fmt.Errorf("SOURCE (or --source) names the repository and the folder: drop --repo and --path")
+	}
+	o.repo.url, o.path = splitSource(o.source)
 	return nil
 }
 

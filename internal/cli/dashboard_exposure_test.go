@@ -21,7 +21,7 @@ func TestDashboardRefusesToServeBeyondLoopbackWithoutToken(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"dashboard", "--repo", f.url, "--addr", "0.0.0.0:0", "--user-header", "X-Forwarded-User"},
+		{[]string{"dashboard", f.url, "--addr", "0.0.0.0:0", "--user-header", "X-Forwarded-User"},
 			[]string{"--addr 0.0.0.0:0", "--token-file", "$" + dashboardTokenEnv}},
 		{[]string{"controller", "--repo", "file:///nonexistent/fleet.git", "--cache-dir", t.TempDir(), "--health-addr", "", "--http-addr", "",
 			"--dashboard-addr", "0.0.0.0:0"}, []string{"--dashboard-addr 0.0.0.0:0", "$" + dashboardTokenEnv}},

@@ -29,7 +29,7 @@ func TestDashboardCommand(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		err, _ := runCommand(ctx, "dashboard", "--repo", f.url, "--addr", addr, "--token-file", token, "--refresh", "200ms")
+		err, _ := runCommand(ctx, "dashboard", f.url, "--addr", addr, "--token-file", token, "--refresh", "200ms")
 		done <- err
 	}()
 	get := func(bearer string) (int, string) {
@@ -74,9 +74,9 @@ func TestDashboardCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{
-		{"--repo", f.url, "--refresh", "10ms"},
+		{f.url, "--refresh", "10ms"},
 		{"--works-store", "git"},
-		{"--repo", f.url, "--token-file", empty},
+		{f.url, "--token-file", empty},
 	} {
 		err, _ := runCommand(context.Background(), append([]string{"dashboard", "--addr", "127.0.0.1:0"}, args...)...)
 		if exitCode(err) != 2 {

@@ -21,9 +21,11 @@ import (
 )
 
 type diffOptions struct {
-	src      sourceOptions
-	base     string
-	head     string
+	src  sourceOptions
+	base string
+	head string
+	// repo and path are the deprecated --repo and --path, which SOURCE
+	// replaces.
 	repo     string
 	path     string
 	baseDir  string
@@ -36,7 +38,7 @@ type diffOptions struct {
 func newDiffCommand() *cobra.Command {
 	o := &diffOptions{}
 	cmd := &cobra.Command{
-		Use:   "diff [--base REV] [--head REV]",
+		Use:   "diff [SOURCE] [--base REV] [--head REV]",
 		Short: "Show what each cluster receives differently between two Git revisions",
 		Long: `diff reads two revisions straight from Git (no checkout, no git binary),
 renders both with the Cluster objects and status each one declares, and
@@ -46,9 +48,10 @@ objects that move between clusters, and the deletions the change causes.
 
 The head is rendered with the base's placement as its history, the way the
 controller moves from one revision to the next. --head . (the default) is the
-working tree with its uncommitted changes; --base defaults to HEAD. --repo is
-a path inside a working copy, a bare repository or a URL (cloned into
-memory); --path is the folder inside the repository holding the fleet.
+working tree with its uncommitted changes; --base defaults to HEAD. SOURCE
+(or --source) is the fleet: a folder inside a Git checkout (the current
+folder by default), or REPO//PATH, REPO being a URL (cloned into memory), a
+bare repository or a checkout, and PATH the fleet's folder in it.
 
 Secret data and stringData values never appear: they show as
 <redacted: changed> or <redacted: unchanged>.
@@ -64,7 +67,7 @@ its objects, unless its policy says preserveResourcesOnDeletion: true or
 the template propagit.io/prune: disabled (then they are kept, no longer
 managed).
 
-A fleet folder (--path) that exists on one side only is a pull request
+A fleet folder that exists on one side only is a pull request
 adding or removing the fleet: everything is added, or removed. --base-dir
 and --head-dir compare two folders on disk instead, without Git (a CI job
 that checked both sides out, a render of another tool's output).
@@ -73,13 +76,19 @@ that checked both sides out, a render of another tool's output).
 Exit status: 0; with --exit-code, 1 when anything differs; 2 on any error,
 such as a revision that does not load (each problem names the side, the
 file and the line) or a template that fails to render at head.`,
-		Example: `  propagit diff --path fleet
-  propagit diff --base origin/main --head HEAD --path fleet -o markdown
-  propagit diff --repo https://git.example.com/fleet.git --base v1.4.0 --head main --exit-code
+		Example: `  propagit diff fleet
+  propagit diff fleet --base origin/main --head HEAD -o markdown
+  propagit diff https://git.example.com/fleet.git//clusters/prod --base v1.4.0 --head main --exit-code
   propagit diff --base-dir ./base/fleet --head-dir ./fleet --cluster prod-eu,prod-us`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.checkDirFlags(cmd); err != nil {
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := sourceArg(cmd, args, 0, &o.src.source); err != nil {
+				return err
+			}
+			if err := o.checkDirFlags(cmd, len(args) > 0); err != nil {
+				return err
+			}
+			if err := o.locate(cmd, len(args) > 0); err != nil {
 				return err
 			}
 			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -88,11 +97,14 @@ file and the line) or a template that fails to render at head.`,
 	f := cmd.Flags()
 	f.StringVar(&o.base, "base", "HEAD", "revision to compare from: branch, tag, hash, HEAD~1, …")
 	f.StringVar(&o.head, "head", source.WorkingTree, `revision to compare to; "." is the working tree with uncommitted changes`)
-	f.StringVar(&o.repo, "repo", ".", "repository: a path (working copy, bare or shallow) or a URL (file://, https://, ssh://)")
+	bindSource(cmd, &o.src.source, ".", "the fleet: a folder inside a Git checkout, or REPO//PATH (REPO a URL, a bare repository or a checkout); or give it as SOURCE")
+	f.StringVar(&o.repo, "repo", "", "repository: a path (working copy, bare or shallow) or a URL (file://, https://, ssh://)")
 	f.StringVar(&o.path, "path", "", "folder holding the fleet, relative to the repository root")
+	deprecateFlag(cmd, "repo", "give the fleet as SOURCE (or --source): a folder inside the checkout, or REPO//PATH")
+	deprecateFlag(cmd, "path", "give the fleet as SOURCE (or --source): a folder inside the checkout, or REPO//PATH")
 	f.StringVar(&o.baseDir, "base-dir", "", "folder on disk to compare from, instead of a Git revision (with --head-dir)")
 	f.StringVar(&o.headDir, "head-dir", "", "folder on disk to compare to, instead of a Git revision (with --base-dir)")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: "+strings.Join(diff.Formats, ", "))
+	bindFormat(cmd, &o.output, string(diff.Text), diff.Formats, "output format")
 	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 when anything differs, 0 otherwise")
 	o.clusters.bindFlags(f)
 	o.src.limits.bindFlags(f)
@@ -102,18 +114,39 @@ file and the line) or a template that fails to render at head.`,
 }
 
 // checkDirFlags refuses --base-dir without --head-dir (and the reverse),
-// and either with a flag that reads Git.
-func (o *diffOptions) checkDirFlags(cmd *cobra.Command) error {
+// and either with a source or a flag that reads Git; positional says
+// SOURCE was given.
+func (o *diffOptions) checkDirFlags(cmd *cobra.Command, positional bool) error {
 	if o.baseDir == "" && o.headDir == "" {
 		return nil
 	}
 	if o.baseDir == "" || o.headDir == "" {
 		return errors.New("--base-dir and --head-dir go together")
 	}
-	for _, name := range []string{"base", "head", "repo", "path"} {
+	if positional {
+		return fmt.Errorf("SOURCE %s reads Git; --base-dir and --head-dir compare folders on disk", o.src.source)
+	}
+	for _, name := range []string{"base", "head", "source", "repo", "path"} {
 		if cmd.Flags().Changed(name) {
 			return fmt.Errorf("--%s reads Git; --base-dir and --head-dir compare folders on disk", name)
 		}
+	}
+	return nil
+}
+
+// locate sets the repository and fleet folder to read from SOURCE, or
+// from the deprecated --repo and --path (the repository's root, and the
+// checkout around the current folder, by default), never from both.
+func (o *diffOptions) locate(cmd *cobra.Command, positional bool) error {
+	if !cmd.Flags().Changed("repo") && !cmd.Flags().Changed("path") {
+		o.repo, o.path = splitSource(o.src.source)
+		return nil
+	}
+	if positional || cmd.Flags().Changed("source") {
+		return errors.New("SOURCE (or --source) names the repository and the folder: drop --repo and --path")
+	}
+	if o.repo == "" {
+		o.repo = "."
 	}
 	return nil
 }

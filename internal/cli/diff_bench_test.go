@@ -190,7 +190,7 @@ func memFleet(b *testing.B, files map[string]string) filesys.FileSystem {
 func BenchmarkDiff(b *testing.B) {
 	dir := benchDiffRepo(b)
 	baseFS, headFS := memFleet(b, benchDiffFleet(0)), memFleet(b, benchDiffFleet(1))
-	args := []string{"diff", "--repo", dir, "--path", "fleet", "--base", "bench-base", "--head", "bench-head", "-o", "json", "--exit-code"}
+	args := []string{"diff", dir + "//fleet", "--base", "bench-base", "--head", "bench-head", "-o", "json", "--exit-code"}
 	checkBenchDiff(b, args)
 	renderTwice(b, baseFS, headFS) // warm up
 	// Rendering twice is timed in the same iterations as the diff, so both

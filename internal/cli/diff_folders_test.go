@@ -51,7 +51,7 @@ func TestDiffNewOrRemovedFleetFolder(t *testing.T) {
 		"fleet2/apps/worker.yaml":      fleetWorker,
 		"fleet2/policies/worker.yaml":  sprintf(fleetWorkerPolicy, "member1"),
 	})
-	args := []string{"diff", "--repo", dir, "--path", "fleet2", "-o", "json"}
+	args := []string{"diff", dir + "//fleet2", "-o", "json"}
 	out, stderr := runCLI(t, 0, append(args, "--base", "secret-changed", "--head", "second-fleet")...)
 	want := []string{"member1 added Namespace/demo", "member1 added Deployment/worker"}
 	if got := changes(parseReport(t, out)); !slices.Equal(got, want) {
@@ -76,12 +76,12 @@ func TestDiffNewOrRemovedFleetFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "fleet3/all.yaml"), sprintf(fleetCluster, "member1")+"---\n"+fleetNamespace)
-	out, _ = runCLI(t, 0, "diff", "--repo", dir, "--path", "fleet3", "-o", "json")
+	out, _ = runCLI(t, 0, "diff", dir+"//fleet3", "-o", "json")
 	if got := changes(parseReport(t, out)); !slices.Equal(got, []string{"member1 added Namespace/demo"}) {
 		t.Errorf("new folder in the working tree: changes %v", got)
 	}
 
-	_, stderr = runCLI(t, 2, "diff", "--repo", dir, "--path", "nowhere", "--base", "base", "--head", "second-fleet")
+	_, stderr = runCLI(t, 2, "diff", dir+"//nowhere", "--base", "base", "--head", "second-fleet")
 	if !strings.Contains(stderr, `nothing to compare: base (`) || !strings.Contains(stderr, `) has no folder "nowhere", and head (`) {
 		t.Errorf("folder on neither side: %s", stderr)
 	}
@@ -148,7 +148,7 @@ func TestDiffFolders(t *testing.T) {
 // another is still a move, not a deletion.
 func TestDiffClusterFilterKeepsMoves(t *testing.T) {
 	dir := fleetRepo(t)
-	out, _ := runCLI(t, 0, "diff", "--repo", dir, "--path", "fleet", "--base", "base", "--head", "policy-move", "-o", "json", "--cluster", "member1")
+	out, _ := runCLI(t, 0, "diff", dir+"//fleet", "--base", "base", "--head", "policy-move", "-o", "json", "--cluster", "member1")
 	r := parseReport(t, out)
 	for _, c := range r.Clusters {
 		if c.Name != "member1" {

@@ -282,7 +282,7 @@ func TestDiffGolden(t *testing.T) {
 	for _, sc := range diffScenarios {
 		for format, ext := range diffFormats {
 			t.Run(sc.name+"/"+format, func(t *testing.T) {
-				out, _ := runCLI(t, 0, "diff", "--repo", dir, "--path", "fleet", "--base", sc.base, "--head", sc.head, "-o", format)
+				out, _ := runCLI(t, 0, "diff", filepath.Join(dir, "fleet"), "--base", sc.base, "--head", sc.head, "-o", format)
 				golden(t, "diff/"+sc.name+"."+ext, out)
 				if format == "markdown" && !strings.HasPrefix(out, diff.Marker+"\n") {
 					t.Errorf("markdown does not start with the marker line %q", diff.Marker)
@@ -300,7 +300,7 @@ func TestDiffNeverPrintsSecretValues(t *testing.T) {
 	ranges := [][2]string{{"base", "secret-changed"}, {"template-deleted", "secret-changed"}, {"override", "new-cluster"}}
 	for _, r := range ranges {
 		for format := range diffFormats {
-			stdout, stderr := runCLI(t, 0, "diff", "--repo", dir, "--path", "fleet", "--base", r[0], "--head", r[1], "-o", format)
+			stdout, stderr := runCLI(t, 0, "diff", filepath.Join(dir, "fleet"), "--base", r[0], "--head", r[1], "-o", format)
 			if !strings.Contains(stdout, "Secret") {
 				t.Fatalf("%s..%s -o %s: the Secret is not in the output, the test proves nothing:\n%s", r[0], r[1], format, stdout)
 			}
@@ -316,7 +316,7 @@ func TestDiffNeverPrintsSecretValues(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "fleet/apps/db/secret.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	stdout, _ := runCLI(t, 0, "diff", "--repo", dir, "--path", "fleet")
+	stdout, _ := runCLI(t, 0, "diff", filepath.Join(dir, "fleet"))
 	for _, s := range secrets {
 		if strings.Contains(stdout, s) {
 			t.Errorf("removing the Secret prints its value %q", s)
@@ -338,7 +338,7 @@ func writeFile(t *testing.T, path, content string) {
 // another is a move, not an add and a delete.
 func TestDiffReportsMoves(t *testing.T) {
 	dir := fleetRepo(t)
-	out, _ := runCLI(t, 0, "diff", "--repo", dir, "--path", "fleet", "--base", "base", "--head", "policy-move", "-o", "json")
+	out, _ := runCLI(t, 0, "diff", filepath.Join(dir, "fleet"), "--base", "base", "--head", "policy-move", "-o", "json")
 	var r diff.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
@@ -350,7 +350,7 @@ func TestDiffReportsMoves(t *testing.T) {
 	if len(r.Deletions) != 0 {
 		t.Errorf("a move is not a deletion: %+v", r.Deletions)
 	}
-	text, _ := runCLI(t, 0, "diff", "--repo", dir, "--path", "fleet", "--base", "base", "--head", "policy-move")
+	text, _ := runCLI(t, 0, "diff", filepath.Join(dir, "fleet"), "--base", "base", "--head", "policy-move")
 	for _, s := range []string{"Deployment.apps/demo/worker moved from member1 to member2", "+ Deployment.apps/demo/worker added (moved from member1, identical)", "- Deployment.apps/demo/worker removed (moved to member2)"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("text output lacks %q:\n%s", s, text)
@@ -362,7 +362,7 @@ func TestDiffReportsMoves(t *testing.T) {
 // differs, 0 when nothing does, and 2 on errors.
 func TestDiffExitCode(t *testing.T) {
 	dir := fleetRepo(t)
-	args := []string{"diff", "--repo", dir, "--path", "fleet"}
+	args := []string{"diff", filepath.Join(dir, "fleet")}
 	runCLI(t, 0, append(args, "--base", "base", "--head", "override")...)
 	runCLI(t, 1, append(args, "--base", "base", "--head", "override", "--exit-code")...)
 	out, _ := runCLI(t, 0, append(args, "--base", "override", "--head", "override", "--exit-code")...)
@@ -375,8 +375,8 @@ func TestDiffExitCode(t *testing.T) {
 		t.Errorf("unknown base: stderr = %s", stderr)
 	}
 	runCLI(t, 2, append(args, "-o", "yaml")...)
-	runCLI(t, 2, "diff", "--repo", dir, "--path", "../fleet")
-	runCLI(t, 2, "diff", "--repo", t.TempDir())
+	runCLI(t, 2, "diff", dir+"//../fleet")
+	runCLI(t, 2, "diff", t.TempDir())
 }
 
 // TestDiffRenderErrorNamesSideFileLine breaks a policy on a branch and
@@ -391,7 +391,7 @@ func TestDiffRenderErrorNamesSideFileLine(t *testing.T) {
 	c := &committer{t: t, dir: dir, repo: repo, n: 10}
 	hash := c.commit("broken", map[string]string{"fleet/policies/worker.yaml": broken})
 	short := hash.String()[:7]
-	args := []string{"diff", "--repo", dir, "--path", "fleet"}
+	args := []string{"diff", filepath.Join(dir, "fleet")}
 	_, stderr := runCLI(t, 2, append(args, "--base", "secret-changed", "--head", "broken")...)
 	want := "error: head (" + short + "): fleet/policies/worker.yaml:12: spec.placement.clusterAffinty: "
 	if !strings.HasPrefix(stderr, want) {
@@ -411,27 +411,27 @@ func TestDiffRenderErrorNamesSideFileLine(t *testing.T) {
 func TestDiffWorkingTree(t *testing.T) {
 	dir := fleetRepo(t)
 	writeFile(t, filepath.Join(dir, "fleet/apps/worker/deployment.yaml"), strings.Replace(fleetWorker, "replicas: 2", "replicas: 7", 1))
-	out, _ := runCLI(t, 1, "diff", "--repo", dir, "--path", "fleet", "--exit-code")
+	out, _ := runCLI(t, 1, "diff", filepath.Join(dir, "fleet"), "--exit-code")
 	for _, s := range []string{"propagit diff HEAD (", ") → working tree", "6→11", "-  replicas: 2\n+  replicas: 7\n"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("output lacks %q:\n%s", s, out)
 		}
 	}
-	runCLI(t, 0, "diff", "--repo", dir, "--path", "fleet", "--head", "HEAD", "--exit-code")
+	runCLI(t, 0, "diff", filepath.Join(dir, "fleet"), "--head", "HEAD", "--exit-code")
 }
 
 // TestDiffFileURL clones the history over file:// with no git binary on
 // PATH and expects the same output as reading the folder.
 func TestDiffFileURL(t *testing.T) {
 	dir := fleetRepo(t)
-	args := []string{"diff", "--path", "fleet", "--base", "base", "--head", "policy-move"}
-	want, _ := runCLI(t, 0, append(args, "--repo", dir)...)
+	args := []string{"diff", "--base", "base", "--head", "policy-move"}
+	want, _ := runCLI(t, 0, append(args, filepath.Join(dir, "fleet"))...)
 	t.Setenv("PATH", "")
-	got, _ := runCLI(t, 0, append(args, "--repo", "file://"+filepath.ToSlash(dir))...)
+	got, _ := runCLI(t, 0, append(args, "file://"+filepath.ToSlash(dir)+"//fleet")...)
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("file:// output differs from the path's (-want +got):\n%s", d)
 	}
-	_, stderr := runCLI(t, 2, "diff", "--path", "fleet", "--repo", "file://"+filepath.ToSlash(dir))
+	_, stderr := runCLI(t, 2, "diff", "file://"+filepath.ToSlash(dir)+"//fleet")
 	if !strings.Contains(stderr, "has no working tree") {
 		t.Errorf("working tree of a URL: stderr = %s", stderr)
 	}
@@ -450,7 +450,7 @@ func TestDiffCIExamples(t *testing.T) {
 		if err := yaml.Unmarshal(b, &doc); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
-		for _, s := range []string{"propagit diff --repo . --path", "-o markdown", diff.Marker,
+		for _, s := range []string{`propagit diff "./$FLEET_PATH"`, "-o markdown", diff.Marker,
 			"/releases/download", "SHA256SUMS", "sha256sum -c", "propagit-linux-amd64"} {
 			if !strings.Contains(string(b), s) {
 				t.Errorf("%s does not contain %q", name, s)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/diff"
@@ -18,7 +19,7 @@ import (
 )
 
 // explainFormats are the values of explain's -o.
-var explainFormats = []string{"text", "json"}
+var explainFormats = []string{"text", "json", "yaml"}
 
 type explainOptions struct {
 	sourceOptions
@@ -30,7 +31,7 @@ type explainOptions struct {
 func newExplainCommand() *cobra.Command {
 	o := &explainOptions{}
 	cmd := &cobra.Command{
-		Use:   "explain KIND/NAME [-n NAMESPACE] --source DIR",
+		Use:   "explain KIND/NAME [SOURCE] [-n NAMESPACE]",
 		Short: "Explain where one template goes and why",
 		Long: `explain shows, for one template: every policy that matched and why one
 won; each cluster and whether it was kept or filtered (by which rule); the
@@ -39,24 +40,27 @@ replica arithmetic; and each override that changed it, per cluster.
 KIND is a kind in any case (Deployment, deployment), its plural
 (deployments), kubectl's short name (deploy, svc, cm, sts, ...), each
 optionally followed by the group (deployment.apps, deploy.apps); a kind
-that more than one group defines must be qualified.`,
-		Example: `  propagit explain deployment/nginx -n default --source ./fleet
+that more than one group defines must be qualified. SOURCE (or --source)
+is the fleet folder, the current folder by default.`,
+		Example: `  propagit explain deployment/nginx ./fleet -n default
   propagit explain deploy/nginx --source ./fleet
-  propagit explain clusterrole/reader --source ./fleet -o json`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd.OutOrStdout(), args[0]) },
+  propagit explain clusterrole/reader ./fleet -o json`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := sourceArg(cmd, args, 1, &o.source); err != nil {
+				return err
+			}
+			return o.run(cmd.OutOrStdout(), args[0])
+		},
 	}
 	o.bindFlags(cmd)
-	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "default", "namespace of the template (ignored for cluster-scoped kinds)")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: "+strings.Join(explainFormats, ", "))
+	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "default", "namespace of the object (ignored for cluster-scoped kinds)")
+	bindFormat(cmd, &o.output, "text", explainFormats, "output format")
 	cmd.Flags().StringVar(&o.previous, "previous", "", "folder of an earlier render whose placement is the history (claims, replicas, affinity term, evictions)")
 	return cmd
 }
 
 func (o *explainOptions) run(w io.Writer, ref string) error {
-	if !slices.Contains(explainFormats, o.output) {
-		return fmt.Errorf(`--output must be "text" or "json", not %q`, o.output)
-	}
 	set, err := o.load()
 	if err != nil {
 		return err
@@ -71,12 +75,21 @@ func (o *explainOptions) run(w io.Writer, ref string) error {
 		return err
 	}
 	b = redactSecretChanges(b)
-	if o.output == "json" {
+	e := render.Explain(b, res.Clusters)
+	switch o.output {
+	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(render.Explain(b, res.Clusters))
+		return enc.Encode(e)
+	case "yaml":
+		out, err := yaml.Marshal(e)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(out)
+		return err
 	}
-	render.WriteExplanation(w, render.Explain(b, res.Clusters))
+	render.WriteExplanation(w, e)
 	return nil
 }
 

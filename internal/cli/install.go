@@ -10,6 +10,9 @@ import (
 	"github.com/propagit/propagit/internal/install"
 )
 
+// installFormats are the values of install's -o.
+var installFormats = []string{"yaml", "json"}
+
 type installOptions struct {
 	install.Options
 	credentials install.CredentialFiles
@@ -54,15 +57,15 @@ credentials (namespace karmada-cluster, as in Karmada) are yours to create.`,
 	f.StringVar(&o.Branch, "branch", o.Branch, "branch to follow")
 	f.StringVar(&o.Path, "path", "", "folder inside the repository holding the fleet (default: the root)")
 	f.StringVar(&o.WorksStore, "works-store", o.WorksStore, `where Works are recorded: "git" (the work branch agents read) or "cr" (Work custom resources on this cluster)`)
-	f.StringVar(&o.WebhookSecret, "webhook-secret", "", "name of a Secret in --namespace holding the webhook secret (enables the Git webhook)")
+	f.StringVar(&o.WebhookSecret, "webhook-secret", "", "name of a Secret in --controller-namespace holding the webhook secret (enables the Git webhook)")
 	f.StringVar(&o.WebhookProvider, "webhook-provider", o.WebhookProvider, `webhook kind: "github" (key github-secret), "gitlab" (key gitlab-token) or "generic" (key token)`)
 	f.Int32Var(&o.Replicas, "replicas", o.Replicas, "controller replicas (one leads, the others stand by; with --shard they split the members)")
 	f.BoolVar(&o.Shard, "shard", o.Shard, "run the replicas with --shard: each applies to its share of the push members, through Leases")
 	f.StringVar(&o.Image, "image", defaultInstallImage(), "controller image")
-	f.StringVarP(&o.Namespace, "namespace", "n", o.Namespace, "namespace of the controller")
+	bindControllerNamespace(f, &o.Namespace, o.Namespace, "namespace of the controller")
 	f.BoolVar(&o.ServiceMonitor, "service-monitor", false, "add a ServiceMonitor (needs the Prometheus Operator's CRD)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the manifests, apply nothing")
-	f.StringVarP(&o.output, "output", "o", "yaml", `format of the printed manifests: "yaml" or "json"`)
+	bindFormat(cmd, &o.output, "yaml", installFormats, "format of the printed manifests")
 	o.kube.bindFlags(f, "", "the hub", "the in-cluster config, then ~/.kube/config")
 	return cmd
 }
@@ -79,9 +82,6 @@ func defaultInstallImage() string {
 }
 
 func (o *installOptions) run(cmd *cobra.Command) error {
-	if o.output != "yaml" && o.output != "json" {
-		return fmt.Errorf(`-o must be "yaml" or "json", not %q`, o.output)
-	}
 	cred, err := install.ReadGitCredential(o.Repo, o.credentials)
 	if err != nil {
 		return err

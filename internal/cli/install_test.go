@@ -12,7 +12,7 @@ func TestInstallDryRunGolden(t *testing.T) {
 	stdout, _ := runCLI(t, 0, "install", "--dry-run", "-o", "yaml",
 		"--repo", "https://git.example.com/fleet.git", "--branch", "prod", "--path", "clusters/eu",
 		"--works-store", "cr", "--webhook-secret", "fleet-hook", "--webhook-provider", "gitlab",
-		"--replicas", "3", "--image", "registry.example.com/propagit:v0.3.0", "--namespace", "fleet-ops",
+		"--replicas", "3", "--image", "registry.example.com/propagit:v0.3.0", "--controller-namespace", "fleet-ops",
 		"--service-monitor")
 	golden(t, "install.yaml", stdout)
 	if strings.Contains(stdout, "kind: Secret\n") {
@@ -31,7 +31,7 @@ func TestInstallRefusesBadFlags(t *testing.T) {
 		"no repo":                {},
 		"unknown store":          {"--repo", "https://x/y.git", "--works-store", "s3"},
 		"zero replicas":          {"--repo", "https://x/y.git", "--replicas", "0"},
-		"bad namespace":          {"--repo", "https://x/y.git", "--namespace", "Ops_1"},
+		"bad namespace":          {"--repo", "https://x/y.git", "--controller-namespace", "Ops_1"},
 		"escaping path":          {"--repo", "https://x/y.git", "--path", "../other"},
 		"unknown provider":       {"--repo", "https://x/y.git", "--webhook-secret", "h", "--webhook-provider", "bitbucket"},
 		"unknown format":         {"--repo", "https://x/y.git", "-o", "wide"},

@@ -19,10 +19,10 @@ import (
 
 type joinOptions struct {
 	join.Options
-	kubeconfig    kubeconfigOptions
-	hubKubeconfig string
-	mode          string
-	out           string
+	kubeconfig kubeconfigOptions
+	hub        kubeconfigOptions
+	mode       string
+	out        string
 	// restrictions is the restriction policy file, "" for the default.
 	restrictions string
 	dryRun       bool
@@ -65,7 +65,8 @@ Running join again changes nothing but mints a fresh token.`,
 	fs.StringSliceVar(&o.Zones, "zones", nil, "spec.zones of the Cluster")
 	fs.StringToStringVar(&o.Labels, "labels", nil, "labels of the Cluster, k=v,...")
 	fs.StringSliceVar(&o.Namespaces, "namespaces", nil, "limit propagit to these namespaces (created if missing)")
-	fs.StringVar(&o.hubKubeconfig, "hub-kubeconfig", "", "pull with Works as custom resources: kubeconfig of the hub, with rights to create namespaces and RBAC; the agent gets an identity there limited to its own Work")
+	o.hub.bindFlags(fs, "hub-", "the hub", "none")
+	fs.Lookup("hub-kubeconfig").Usage = "pull with Works as custom resources: kubeconfig of the hub, with rights to create namespaces and RBAC; the agent gets an identity there limited to its own Work"
 	fs.StringVar(&o.WorksRepo, "works-repo", "", "pull with the Git store: the agent's works repository (a URL, or a template with {cluster})")
 	fs.StringVar(&o.out, "out", "", "directory to write the manifests to (default: stdout)")
 	fs.DurationVar(&o.TokenExpiration, "token-expiration", o.TokenExpiration, "requested lifetime of the push token; the controller renews it after two thirds")
@@ -79,12 +80,12 @@ Running join again changes nothing but mints a fresh token.`,
 }
 
 func (o *joinOptions) run(cmd *cobra.Command) error {
-	o.Hub = o.hubKubeconfig != ""
+	o.Hub = o.hub.path != "" || o.hub.context != ""
 	if err := o.Validate(); err != nil {
 		return err
 	}
 	if o.Hub && o.Mode != join.ModePull {
-		return fmt.Errorf("--hub-kubeconfig is for --mode pull: a push member has no agent")
+		return fmt.Errorf("--hub-kubeconfig and --hub-context are for --mode pull: a push member has no agent")
 	}
 	var policy *restrict.Policy
 	if o.restrictions != "" {
@@ -153,9 +154,9 @@ func (o *joinOptions) printPlan(cmd *cobra.Command, cfg *rest.Config) error {
 // joinHub makes the agent's identity on the hub and returns the member
 // Secret holding its kubeconfig.
 func (o *joinOptions) joinHub(cmd *cobra.Command) ([]byte, error) {
-	hubCfg, err := requireConfig(kubeconfigOptions{path: o.hubKubeconfig})
+	hubCfg, err := requireConfig(o.hub)
 	if err != nil {
-		return nil, fmt.Errorf("failed to load the hub kubeconfig %s: %w", o.hubKubeconfig, err)
+		return nil, err
 	}
 	id, err := join.JoinHub(cmd.Context(), hubCfg, o.Options)
 	if err != nil {

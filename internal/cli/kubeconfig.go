@@ -17,12 +17,18 @@ import (
 type kubeconfigOptions struct {
 	path    string
 	context string
+	// prefix is the flags' ("" or "hub-"), for errors to name them.
+	prefix string
 }
 
 // bindFlags binds <prefix>kubeconfig and <prefix>context; what names the
 // cluster and fallback says what is used when neither flag nor
 // $KUBECONFIG is set.
 func (k *kubeconfigOptions) bindFlags(f *pflag.FlagSet, prefix, what, fallback string) {
+	k.prefix = prefix
+	if fallback == "" {
+		fallback = "none"
+	}
 	f.StringVar(&k.path, prefix+"kubeconfig", "", fmt.Sprintf("kubeconfig of %s (default: $KUBECONFIG, else %s)", what, fallback))
 	f.StringVar(&k.context, prefix+"context", "", fmt.Sprintf("kubeconfig context of %s (default: the current context)", what))
 }
@@ -57,24 +63,26 @@ func (k *kubeconfigOptions) restConfig(home bool) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// describe names the file and context asked for, for errors.
+// describe names the file and context asked for, with their flags, for
+// errors.
 func (k *kubeconfigOptions) describe() string {
 	s := ""
 	if k.path != "" {
-		s += " " + k.path
+		s += fmt.Sprintf(" --%skubeconfig %s", k.prefix, k.path)
 	}
 	if k.context != "" {
-		s += fmt.Sprintf(" (context %q)", k.context)
+		s += fmt.Sprintf(" --%scontext %q", k.prefix, k.context)
 	}
 	return s
 }
 
 // requireConfig is restConfig(true) for a cluster the command cannot do
-// without.
+// without; its error names the flags that give it.
 func requireConfig(k kubeconfigOptions) (*rest.Config, error) {
 	cfg, err := k.restConfig(true)
 	if err == nil && cfg == nil {
-		err = errors.New("no kubeconfig found and not running in a cluster: pass --kubeconfig or set $KUBECONFIG")
+		err = fmt.Errorf("no kubeconfig found and not running in a cluster: pass --%[1]skubeconfig (and --%[1]scontext) or set $%[2]s",
+			k.prefix, clientcmd.RecommendedConfigPathEnvVar)
 	}
 	return cfg, err
 }

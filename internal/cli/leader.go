@@ -37,7 +37,7 @@ func (l *leaderOptions) bindFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&l.lease, "leader-elect-lease-duration", l.lease, "lease duration")
 	fs.DurationVar(&l.renew, "leader-elect-renew-deadline", l.renew, "renew deadline")
 	fs.DurationVar(&l.retry, "leader-elect-retry-period", l.retry, "retry period")
-	fs.StringVar(&l.name, "leader-elect-lease-name", l.name, "name of the Lease in --namespace")
+	fs.StringVar(&l.name, "leader-elect-lease-name", l.name, "name of the Lease in --controller-namespace")
 }
 
 // validate checks what client-go's leader election would otherwise panic

@@ -7,8 +7,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -30,9 +28,10 @@ var lintFormats = []string{"text", "json", "sarif"}
 func newLintCommand() *cobra.Command {
 	o := &lintOptions{}
 	cmd := &cobra.Command{
-		Use:   "lint --source DIR",
+		Use:   "lint [SOURCE]",
 		Short: "Warn about what Karmada users trip over",
-		Long: `lint loads and renders the source, then warns about:
+		Long: `lint loads and renders SOURCE (or --source; default: the current
+folder), then warns about:
   - more than one policy selecting one template (only one wins);
   - two override rules writing the same path of one object for one cluster;
   - templates in namespaces that are never propagated (kube-*, karmada-*, …);
@@ -68,8 +67,8 @@ Helm charts yet; commit the output of helm template instead.
 rule, message}; -o sarif writes SARIF 2.1.0, the format GitHub code
 scanning reads: uploaded with github/codeql-action/upload-sarif, each
 finding shows on its line in the pull request's diff, with no comment
-bot and no log to read. Paths are relative to --source (uriBaseId
-SRCROOT), so run lint with --source at the repository's root for GitHub
+bot and no log to read. Paths are relative to SOURCE (uriBaseId
+SRCROOT), so run lint with SOURCE at the repository's root for GitHub
 to place them. Each finding has a stable rule id (selects-nothing,
 unknown-field, unknown-cluster, override-failed, helm-chart, …) to filter
 or suppress by.
@@ -78,16 +77,21 @@ Exit status: 1 when a finding is at least as serious as --fail-on (warning
 by default; error; none never fails; --strict is --fail-on info), else 0,
 whatever the format (in CI, upload the SARIF file even when lint fails);
 2 when the source does not load.`,
-		Example: `  propagit lint --source ./fleet
-  propagit lint --source ./fleet --fail-on warning
-  propagit lint --source . -o sarif > lint.sarif`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.OutOrStdout()) },
+		Example: `  propagit lint ./fleet
+  propagit lint ./fleet --fail-on warning
+  propagit lint -o sarif > lint.sarif`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := sourceArg(cmd, args, 0, &o.source); err != nil {
+				return err
+			}
+			return o.run(cmd.OutOrStdout())
+		},
 	}
 	o.bindFlags(cmd)
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "exit 1 when there is any finding (--fail-on info)")
 	cmd.Flags().StringVar(&o.failOn, "fail-on", string(render.SeverityWarning), "exit 1 on findings of this severity or worse: error, warning, info or none")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "output format: "+strings.Join(lintFormats, ", "))
+	bindFormat(cmd, &o.output, "text", lintFormats, "output format")
 	cmd.Flags().BoolVar(&o.lint.RequireEncryptedSecrets, "require-encrypted-secrets", false, "report every Secret that is not SOPS-encrypted as an error")
 	return cmd
 }
@@ -96,9 +100,6 @@ func (o *lintOptions) run(w io.Writer) error {
 	failOn, err := o.threshold()
 	if err != nil {
 		return err
-	}
-	if !slices.Contains(lintFormats, o.output) {
-		return fmt.Errorf("-o %q: want one of %s", o.output, strings.Join(lintFormats, ", "))
 	}
 	set, err := o.load()
 	if err != nil {

@@ -26,16 +26,21 @@ import (
 	"github.com/propagit/propagit/internal/works/folder"
 )
 
-// sourceOptions are the flags every command that reads a source shares.
+// sourceOptions are the flags every command that reads a source folder
+// shares.
 type sourceOptions struct {
 	source string
 	render render.Options
 	limits limitOptions
 }
 
+// sourceUsage is the help of -s/--source of the commands that read a
+// folder on disk.
+const sourceUsage = "the fleet: a folder holding templates, policies and Cluster objects (or give it as SOURCE)"
+
 func (o *sourceOptions) bindFlags(cmd *cobra.Command) {
 	o.limits.bindFlags(cmd.Flags())
-	cmd.Flags().StringVarP(&o.source, "source", "s", ".", "folder holding templates, policies and Cluster objects")
+	bindSource(cmd, &o.source, ".", sourceUsage)
 	o.render = render.DefaultOptions()
 	bindRenderFlags(cmd.Flags(), &o.render)
 }
@@ -46,7 +51,7 @@ func (o *sourceOptions) load() (*load.Set, error) {
 		return nil, err
 	}
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("--source %s: not a folder", o.source)
+		return nil, fmt.Errorf("source %s: not a folder", o.source)
 	}
 	return load.LoadWith(filesys.MakeFsOnDisk(), abs, o.loadOptions())
 }
@@ -76,8 +81,10 @@ func (o *sourceOptions) input(set *load.Set, previous string) (render.Input, err
 
 type renderOptions struct {
 	sourceOptions
-	out      string
-	output   string
+	out    string
+	output string
+	// outDir is the folder of the deprecated -o DIR.
+	outDir   string
 	previous string
 	summary  bool
 	layout   string
@@ -90,9 +97,9 @@ var renderFormats = []string{"yaml", "json", "name"}
 func newRenderCommand() *cobra.Command {
 	o := &renderOptions{}
 	cmd := &cobra.Command{
-		Use:   "render --source DIR --out OUT",
+		Use:   "render [SOURCE] --out OUT",
 		Short: "Render what each member cluster receives, without any cluster",
-		Long: `render reads every *.yaml/*.yml under --source (folders with a
+		Long: `render reads every *.yaml/*.yml under SOURCE (folders with a
 kustomization.yaml are built with kustomize), applies Karmada's matching,
 scheduling and override rules, and writes, for every cluster that receives
 anything, OUT/<cluster>/<namespace or _cluster>/<kind>.<group>_<name>.yaml,
@@ -115,23 +122,29 @@ after a "# cluster/file" comment), as one JSON document
 CLUSTER/Kind.group/[namespace/]name; with --out DIR, -o name lists what
 was written. --cluster (repeatable, or comma-separated) keeps only the
 named clusters. A folder of an earlier render (it holds a ` + folder.Marker + `
-file) inside --source is not read.
+file) inside SOURCE is not read. SOURCE (or --source) defaults to the
+current folder.
 
 Deprecated: -o DIR as the output folder (its meaning before -o became the
 format) still works for one release, with a warning: use --out DIR.`,
-		Example: `  propagit render --source ./fleet --out ./rendered
-  propagit render --source ./fleet --out ./rendered --previous ./rendered
-  propagit render --source ./fleet --out ./rendered --layout cluster
-  propagit render --source ./fleet --out -
-  propagit render --source ./fleet -o name --cluster member1,member2
+		Example: `  propagit render ./fleet --out ./rendered
+  propagit render ./fleet --out ./rendered --previous ./rendered
+  propagit render ./fleet --out ./rendered --layout cluster
+  propagit render ./fleet --out -
+  propagit render ./fleet -o name --cluster member1,member2
   propagit render --source ./fleet --summary`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.OutOrStdout(), cmd.ErrOrStderr()) },
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := sourceArg(cmd, args, 0, &o.source); err != nil {
+				return err
+			}
+			return o.run(cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
 	}
 	o.bindFlags(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.out, "out", "", `output folder, or "-" for a stream on stdout`)
-	f.StringVarP(&o.output, "output", "o", "yaml", "format of the stream, or of the listing of --out DIR: "+strings.Join(renderFormats, ", "))
+	bindFormat(cmd, &o.output, "yaml", renderFormats, "format of the stream, or of the listing of --out DIR").other = func(dir string) { o.outDir = dir }
 	f.StringVar(&o.previous, "previous", "", "folder of an earlier render whose placement is the history")
 	f.BoolVar(&o.summary, "summary", false, "write nothing: print per cluster the object count and the digest of its Work, "+
 		"encoded as the controller encodes it, and one digest of the whole render (for fleets too big to write out)")
@@ -147,13 +160,13 @@ format) still works for one release, with a warning: use --out DIR.`,
 // resolveOutput turns a deprecated -o DIR into --out DIR, and defaults
 // --out to the stream when only -o is given.
 func (o *renderOptions) resolveOutput(stderr io.Writer) error {
-	if !slices.Contains(renderFormats, o.output) {
+	if o.outDir != "" {
 		if o.out != "" {
-			return fmt.Errorf("-o %q: want one of %s", o.output, strings.Join(renderFormats, ", "))
+			return fmt.Errorf("-o %q: want one of %s", o.outDir, strings.Join(renderFormats, ", "))
 		}
 		fmt.Fprintf(stderr, "warning: -o %[1]s as the output folder is deprecated and will be removed in the next release: use --out %[1]s"+
-			" (-o is now the output format: %[2]s)\n", o.output, strings.Join(renderFormats, ", "))
-		o.out, o.output = o.output, "yaml"
+			" (-o is now the output format: %[2]s)\n", o.outDir, strings.Join(renderFormats, ", "))
+		o.out = o.outDir
 	}
 	if o.out == "" && !o.summary {
 		o.out = "-"
@@ -318,7 +331,7 @@ func writeJSON(w io.Writer, works []render.Work) error {
 type clusterFilter []string
 
 func (f *clusterFilter) bindFlags(fs *pflag.FlagSet) {
-	fs.StringSliceVar((*[]string)(f), "cluster", nil, "show only this cluster (repeatable, or comma-separated)")
+	bindClusters(fs, (*[]string)(f), "show only this cluster")
 }
 
 func (f clusterFilter) keep(name string) bool { return len(f) == 0 || slices.Contains(f, name) }

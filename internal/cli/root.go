@@ -58,6 +58,12 @@ gets, and applies it.`,
 		newUninstallCommand(),
 	)
 	registerCompletions(root)
+	for _, cmd := range root.Commands() {
+		// pflag writes a deprecated flag's warning to the flag set's
+		// output, which cobra copies to stdout: stderr keeps -o json
+		// parseable.
+		cmd.Flags().SetOutput(stderr)
+	}
 	return root
 }
 

@@ -80,7 +80,7 @@ func TestDiffCommitSafetyGolden(t *testing.T) {
 		}
 		for format, ext := range diffFormats {
 			t.Run(sc.name+"/"+format, func(t *testing.T) {
-				out, _ := runCLI(t, code, "diff", "--repo", dir, "--path", "fleet", "--base", sc.base, "--head", sc.head, "-o", format)
+				out, _ := runCLI(t, code, "diff", filepath.Join(dir, "fleet"), "--base", sc.base, "--head", sc.head, "-o", format)
 				golden(t, "diff/"+sc.name+"."+ext, out)
 			})
 		}
@@ -91,7 +91,7 @@ func TestDiffCommitSafetyGolden(t *testing.T) {
 // reported as a render error, keeps member2's Deployment and exits 2.
 func TestDiffOverrideTypoIsNoDeletion(t *testing.T) {
 	dir := safetyRepo(t)
-	out, stderr := runCLI(t, 2, "diff", "--repo", dir, "--path", "fleet", "--base", "secret-changed", "--head", "override-typo", "-o", "json")
+	out, stderr := runCLI(t, 2, "diff", filepath.Join(dir, "fleet"), "--base", "secret-changed", "--head", "override-typo", "-o", "json")
 	var r diff.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestDiffOverrideTypoIsNoDeletion(t *testing.T) {
 	if !strings.Contains(stderr, "head: 1 render error: a template fails to render for a cluster") {
 		t.Errorf("stderr does not say what failed: %s", stderr)
 	}
-	text, _ := runCLI(t, 2, "diff", "--repo", dir, "--path", "fleet", "--base", "secret-changed", "--head", "override-typo")
+	text, _ := runCLI(t, 2, "diff", filepath.Join(dir, "fleet"), "--base", "secret-changed", "--head", "override-typo")
 	if !strings.Contains(text, "Deployment.apps/demo/web on member2: "+diff.RenderErrorText+": OverridePolicy demo/web-typo rule 0 ") ||
 		strings.Contains(text, "deletes") {
 		t.Errorf("text output:\n%s", text)
@@ -151,14 +151,14 @@ func TestRenderAndLintFailOnOverrideTypo(t *testing.T) {
 	}
 	runCLI(t, 0, "lint", "--source", fleet, "--fail-on", "none")
 	runCLI(t, 2, "lint", "--source", fleet, "--fail-on", "fatal")
-	runCLI(t, 2, "diff", "--repo", dir, "--path", "fleet")
+	runCLI(t, 2, "diff", filepath.Join(dir, "fleet"))
 }
 
 // TestDiffDeletedPolicyLeavesTemplatesUnclaimed deletes the only policy of
 // demo/web: no deletion, the templates are unclaimed, exit 0.
 func TestDiffDeletedPolicyLeavesTemplatesUnclaimed(t *testing.T) {
 	dir := safetyRepo(t)
-	out, _ := runCLI(t, 0, "diff", "--repo", dir, "--path", "fleet", "--base", "secret-changed", "--head", "policy-deleted", "--exit-code")
+	out, _ := runCLI(t, 0, "diff", filepath.Join(dir, "fleet"), "--base", "secret-changed", "--head", "policy-deleted", "--exit-code")
 	if !strings.Contains(out, "Deployment.apps/demo/web: unclaimed: no policy selects it; it keeps running where it was (member1, member2)") ||
 		strings.Contains(out, "deletes") {
 		t.Errorf("output:\n%s", out)
@@ -169,11 +169,11 @@ func TestDiffDeletedPolicyLeavesTemplatesUnclaimed(t *testing.T) {
 // its policy preserves them; then they are kept, no longer managed.
 func TestDiffTemplateDeletion(t *testing.T) {
 	dir := safetyRepo(t)
-	out, _ := runCLI(t, 0, "diff", "--repo", dir, "--path", "fleet", "--base", "new-cluster", "--head", "template-deleted")
+	out, _ := runCLI(t, 0, "diff", filepath.Join(dir, "fleet"), "--base", "new-cluster", "--head", "template-deleted")
 	if !strings.Contains(out, "This change deletes Service/demo/web from 2 clusters") {
 		t.Errorf("deleting a template: want a deletion:\n%s", out)
 	}
-	out, _ = runCLI(t, 1, "diff", "--repo", dir, "--path", "fleet", "--base", "preserve", "--head", "preserved-template-deleted", "--exit-code")
+	out, _ = runCLI(t, 1, "diff", filepath.Join(dir, "fleet"), "--base", "preserve", "--head", "preserved-template-deleted", "--exit-code")
 	if strings.Contains(out, "deletes") || !strings.Contains(out, "Deployment.apps/demo/web stays on member1, member2 (preserveResourcesOnDeletion)") {
 		t.Errorf("deleting a preserved template:\n%s", out)
 	}

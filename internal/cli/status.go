@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -44,18 +43,15 @@ whole message; -o name prints cluster/<name> per member.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context(), cmd.OutOrStdout()) },
 	}
-	o.storeReadOptions.bindFlags(cmd, "show only this member (repeatable)", 5*time.Second, "how often --watch reads the store (at least 100ms)")
+	o.storeReadOptions.bindFlags(cmd, "show only this member", 5*time.Second, "how often --watch reads the store (at least 100ms)")
 	f := cmd.Flags()
-	f.StringVarP(&o.output, "output", "o", "text", "output format: "+strings.Join(status.Formats, ", "))
+	bindFormat(cmd, &o.output, "text", status.Formats, "output format")
 	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 unless every member shown runs the newest revision applied and healthy")
 	f.BoolVarP(&o.watch, "watch", "w", false, "print the report again whenever it changes, until interrupted")
 	return cmd
 }
 
 func (o *statusOptions) validate() error {
-	if !slices.Contains(status.Formats, o.output) {
-		return fmt.Errorf("--output must be one of %s, not %q", strings.Join(status.Formats, ", "), o.output)
-	}
 	if err := o.storeReadOptions.validate(); err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ func (s *storeOptions) bindFlags(cmd *cobra.Command) {
 	f.StringVar(&s.branch, "works-branch", "propagit/works", "work branch of the git store")
 	f.StringVar(&s.worksRepo, "works-repo", "", "repository of the git store (default: the source repository); {cluster} in its path gives each member its own (isolated) repository")
 	s.hubKubeconfig.bindFlags(f, "hub-", "the hub", "the in-cluster config when running in a cluster")
-	f.StringVarP(&s.namespace, "namespace", "n", "propagit-system", "hub namespace of the controller (leader election); Work records live in propagit-member-<cluster>, and those earlier versions kept here are moved there")
+	bindControllerNamespace(f, &s.namespace, "propagit-system", "hub namespace of the controller (leader election); Work records live in propagit-member-<cluster>, and those earlier versions kept here are moved there")
 }
 
 // stores are the built Work and status stores, and a hub reader when a hub
@@ -77,7 +77,7 @@ func (s *storeOptions) buildStores(repo gitOptions, auth transport.AuthMethod, c
 		return s.buildGit(repo, auth, cacheDir, hub)
 	case "cr":
 		if hub == nil {
-			return nil, fmt.Errorf("--works-store cr needs a hub: pass --hub-kubeconfig or run in a cluster")
+			return nil, fmt.Errorf("--works-store cr needs a hub: pass --hub-kubeconfig (and --hub-context), set $KUBECONFIG, or run in a cluster")
 		}
 		return newCRStores(hub, s.namespace, s.heartbeat)
 	}

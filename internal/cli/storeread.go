@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -33,19 +32,14 @@ func (o *storeReadOptions) bindFlags(cmd *cobra.Command, clusterHelp string, int
 	o.repo.bindFlags(cmd, "repo", "the repository holding the work branch (git store)")
 	o.store.bindFlags(cmd)
 	f := cmd.Flags()
-	f.StringArrayVar(&o.clusters, "cluster", nil, clusterHelp)
+	bindClusters(f, &o.clusters, clusterHelp)
 	f.DurationVar(&o.interval, "interval", interval, intervalHelp)
 }
 
-// validate checks --interval and --cluster.
+// validate checks --interval (--cluster is checked when parsed).
 func (o *storeReadOptions) validate() error {
 	if o.interval < minWaitInterval {
 		return fmt.Errorf("--interval %s: want at least %s", o.interval, minWaitInterval)
-	}
-	for _, c := range o.clusters {
-		if c == "" {
-			return errors.New("--cluster: empty name")
-		}
 	}
 	return nil
 }

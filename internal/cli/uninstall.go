@@ -20,7 +20,7 @@ func newUninstallCommand() *cobra.Command {
 		Use:   "uninstall",
 		Short: "Delete what install created on the hub (the objects labelled propagit.io/install=NAMESPACE)",
 		Long: `uninstall deletes, from the cluster of the current kubeconfig context, the
-objects install applied for the installation in --namespace: those of the
+objects install applied for the installation in --controller-namespace: those of the
 kinds install creates that carry the label propagit.io/install=NAMESPACE,
 the controller first. Nothing else is touched: not the Works recorded in Git,
 not what the members run, not a Secret you created.
@@ -31,12 +31,12 @@ there: the Namespaces (the member credentials in karmada-cluster live in one;
 (deleting it deletes every Work custom resource on the cluster, of every
 installation; --delete-crds). --dry-run lists what would be deleted.`,
 		Example: `  propagit uninstall --dry-run
-  propagit uninstall -n fleet-ops --delete-namespaces`,
+  propagit uninstall --controller-namespace fleet-ops --delete-namespaces`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.Namespace, "namespace", "n", o.Namespace, "namespace of the controller, as given to install")
+	bindControllerNamespace(f, &o.Namespace, o.Namespace, "namespace of the controller, as given to install")
 	f.BoolVar(&o.DeleteNamespaces, "delete-namespaces", false, "also delete the Namespaces install created, with everything in them")
 	f.BoolVar(&o.DeleteCRDs, "delete-crds", false, "also delete the Work CRD, and with it every Work custom resource on the cluster")
 	f.BoolVar(&o.DryRun, "dry-run", false, "list what would be deleted, delete nothing")

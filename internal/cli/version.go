@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
 )
 
 // Set at link time: -X github.com/propagit/propagit/internal/cli.version=…
@@ -68,9 +69,12 @@ ldflags; a binary from go install or go build reports what Go recorded.`,
 			return writeVersion(cmd.OutOrStdout(), v, output)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	bindFormat(cmd, &output, "text", versionFormats, "output format")
 	return cmd
 }
+
+// versionFormats are the values of version's -o.
+var versionFormats = []string{"text", "json", "yaml"}
 
 func writeVersion(w io.Writer, v VersionInfo, output string) error {
 	switch output {
@@ -81,8 +85,15 @@ func writeVersion(w io.Writer, v VersionInfo, output string) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
+	case "yaml":
+		out, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(out)
+		return err
 	}
-	return fmt.Errorf(`-o must be "text" or "json", not %q`, output)
+	return fmt.Errorf("-o %q: want one of %s", output, strings.Join(versionFormats, ", "))
 }
 
 // resolveVersion prefers the link-time values and falls back, field by

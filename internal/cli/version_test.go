@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -68,15 +69,15 @@ func TestVersionOutputGolden(t *testing.T) {
 		Version: "v1.5.0", Revision: "0123456789abcdef0123456789abcdef01234567", Dirty: true,
 		CommitTime: "2026-11-30T10:00:00Z", KubernetesClient: "v0.37.2", Go: "go1.26.8", Platform: "linux/amd64",
 	}
-	for _, format := range []string{"text", "json"} {
+	for _, format := range versionFormats {
 		var out bytes.Buffer
 		if err := writeVersion(&out, v, format); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, "version."+format, out.String())
 	}
-	if err := writeVersion(&bytes.Buffer{}, v, "yaml"); err == nil {
-		t.Error("-o yaml: want an error naming the allowed formats")
+	if err := writeVersion(&bytes.Buffer{}, v, "xml"); err == nil || !strings.Contains(err.Error(), "text, json, yaml") {
+		t.Errorf("-o xml: %v, want an error naming the allowed formats", err)
 	}
 }
 

@@ -38,7 +38,7 @@ type waitOptions struct {
 func newWaitCommand() *cobra.Command {
 	o := &waitOptions{}
 	cmd := &cobra.Command{
-		Use:   "wait --revision REV",
+		Use:   "wait [SOURCE] --revision REV",
 		Short: "Wait until every member runs a revision, applied or healthy",
 		Long: `wait polls the same Work store propagit status reads until every member
 (or every --cluster) runs the source revision REV: its Work is the one the
@@ -46,32 +46,38 @@ controller recorded for REV (or a later revision that did not change it) and
 the member applied exactly that content; --for healthy (the default) also
 needs the Work's Ready condition True. REV is a commit hash (or a prefix of
 at least 7 characters), or a branch, tag, HEAD or HEAD~1, resolved as git
-rev-parse would in the repository --source names (the checkout the
-pipeline runs in, by default; a URL is cloned).
+rev-parse would in the repository SOURCE (or --source) names: a folder
+inside a checkout (the current folder, by default: the checkout the
+pipeline runs in), a bare repository, or a URL (cloned), each optionally
+followed by //PATH, the fleet's folder, as diff takes it.
 
 A line goes to stderr each time a member's state changes. wait exits 0 when
 every targeted member reached REV; 1 when --timeout ran out (with a table of
 each member, its applied revision, Ready and why it has not reached REV);
-2 on invalid flags, a hash that a --source you name holds no commit of, or
+2 on invalid flags, a hash that a SOURCE you name holds no commit of, or
 a store that cannot be read at all; and at once, without waiting out
 --timeout, 3 when REV is superseded (a newer revision, after REV in
---source's history, already changed what a targeted member runs, so it
-will never run REV; checked when REV is a ref or --source is given) and 4
+SOURCE's history, already changed what a targeted member runs, so it
+will never run REV; checked when REV is a ref or SOURCE is given) and 4
 when the store has held no Work for 30 s (no controller records into it).`,
 		Example: `  # in a deploy pipeline, after the merge
   propagit wait --repo https://git.example.com/fleet.git --revision HEAD --timeout 10m
   propagit wait --works-store cr --hub-kubeconfig hub.kubeconfig --revision 3f2a9c1 --for applied --cluster prod-eu --cluster prod-us`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.sourceGiven = cmd.Flags().Changed("source")
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := sourceArg(cmd, args, 0, &o.source); err != nil {
+				return err
+			}
+			o.sourceGiven = cmd.Flags().Changed("source") || len(args) > 0
+			o.source, _ = splitSource(o.source) // the history is the repository's
 			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	o.storeReadOptions.bindFlags(cmd, "wait only for this member (repeatable; default: every member with a Work)",
+	o.storeReadOptions.bindFlags(cmd, "wait only for these members, not every member with a Work",
 		2*time.Second, "how often to read the store (at least 100ms)")
 	f := cmd.Flags()
 	f.StringVar(&o.revision, "revision", "", "source revision to wait for: a commit hash (or a prefix of at least 7 characters), a branch, a tag or HEAD (required)")
-	f.StringVar(&o.source, "source", ".", "the Git checkout, repository or URL where a --revision that is not a hash is resolved")
+	bindSource(cmd, &o.source, ".", "the fleet: a folder inside a Git checkout, or REPO//PATH (REPO a URL or a bare repository), where a --revision that is not a hash is resolved; or give it as SOURCE")
 	f.StringVar(&o.forState, "for", "healthy", `what each member must reach: "applied" (the revision's content applied) or "healthy" (applied and Ready)`)
 	f.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long to wait before exiting 1 (at most 24h)")
 	return cmd
@@ -103,14 +109,14 @@ func (o *waitOptions) resolveRevision(ctx context.Context, sourceGiven bool) (hi
 		h := openHistory(ctx, o.source)
 		if h == nil {
 			_, err := source.Open(ctx, o.source)
-			return nil, fmt.Errorf("--source: %w", err)
+			return nil, fmt.Errorf("source: %w", err)
 		}
 		return h, checkKnown(h, o.revision, o.source)
 	}
 	h := openHistory(ctx, o.source)
 	if h == nil {
 		_, err := source.Open(ctx, o.source)
-		return nil, fmt.Errorf("--revision %q is not a commit hash (at least %d hex characters), and --source %s cannot resolve it: %w",
+		return nil, fmt.Errorf("--revision %q is not a commit hash (at least %d hex characters), and source %s cannot resolve it: %w",
 			o.revision, status.MinRevisionPrefix, o.source, err)
 	}
 	hash, err := h.Resolve(o.revision)

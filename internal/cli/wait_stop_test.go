@@ -84,8 +84,8 @@ func TestWaitRefusesAHashTheSourceDoesNotHold(t *testing.T) {
 	f := newWorkFleet(t)
 	var out, errOut syncBuffer
 	err := runWait(context.Background(), &out, &errOut, "--repo", f.url, "--revision", "deadbeefdeadbeef", "--source", dir, "--timeout", "2m")
-	if code := exitCode(err); code != 2 || !strings.Contains(err.Error(), "not a commit of --source") {
-		t.Fatalf("exit %d (%v), want 2 naming --source", code, err)
+	if code := exitCode(err); code != 2 || !strings.Contains(err.Error(), "not a commit of SOURCE "+dir) {
+		t.Fatalf("exit %d (%v), want 2 naming SOURCE", code, err)
 	}
 }
 

@@ -45,7 +45,7 @@ func checkKnown(h history, rev, location string) error {
 		return nil
 	}
 	if _, err := h.Resolve(rev); err != nil {
-		return fmt.Errorf("--revision %s is not a commit of --source %s (fetch it, or pass --source with the repository's URL)", rev, location)
+		return fmt.Errorf("--revision %s is not a commit of SOURCE %s (fetch it, or give the repository's URL as SOURCE)", rev, location)
 	}
 	return nil
 }

@@ -56,7 +56,7 @@ func setController(u *unstructured.Unstructured, o Options) error {
 	args = setArg(args, "--branch", o.Branch)
 	args = setArg(args, "--path", o.Path)
 	args = setArg(args, "--works-store", o.WorksStore)
-	args = setArg(args, "--namespace", o.Namespace)
+	args = setArg(args, "--controller-namespace", o.Namespace)
 	if o.Shard {
 		args = setArg(args, "--leader-elect", "")
 		args = setArg(args, "--shard", "true")

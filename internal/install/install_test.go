@@ -59,7 +59,7 @@ func TestBuildDefaults(t *testing.T) {
 	}
 	args := controllerArgs(t, objs)
 	want := []string{"controller", "--repo=https://git.example.com/fleet.git", "--branch=main", "--works-store=git",
-		"--namespace=propagit-system", "--cache-dir=/cache", "--health-addr=:8081", "--http-addr=:8080", "--leader-elect"}
+		"--controller-namespace=propagit-system", "--cache-dir=/cache", "--health-addr=:8081", "--http-addr=:8080", "--leader-elect"}
 	if diff := cmp.Diff(want, args); diff != "" {
 		t.Errorf("controller args (-want +got):\n%s", diff)
 	}
@@ -121,7 +121,7 @@ func TestBuildShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"controller", "--repo=https://git.example.com/fleet.git", "--branch=main", "--works-store=git",
-		"--namespace=propagit-system", "--cache-dir=/cache", "--health-addr=:8081", "--http-addr=:8080", "--shard=true"}
+		"--controller-namespace=propagit-system", "--cache-dir=/cache", "--health-addr=:8081", "--http-addr=:8080", "--shard=true"}
 	if diff := cmp.Diff(want, controllerArgs(t, objs)); diff != "" {
 		t.Errorf("controller args (-want +got):\n%s", diff)
 	}

@@ -16,7 +16,7 @@ import (
 // UninstallOptions say what uninstall may remove besides the controller,
 // its RBAC and its Secret.
 type UninstallOptions struct {
-	// Namespace is the installation's (install's --namespace).
+	// Namespace is the installation's (install's --controller-namespace).
 	Namespace string
 	// DeleteNamespaces also deletes the Namespaces install created, with
 	// everything in them: the member credentials in karmada-cluster and

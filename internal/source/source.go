@@ -86,7 +86,7 @@ type Repository struct {
 // ref, so branch and tag names resolve as they do on the remote; no working
 // tree). URLs carry no credentials other than their own userinfo.
 func Open(ctx context.Context, location string) (*Repository, error) {
-	if isURL(location) {
+	if IsURL(location) {
 		return clone(ctx, location)
 	}
 	abs, err := filepath.Abs(location)
@@ -154,8 +154,8 @@ func cleanSubdir(subdir string) (string, error) {
 	return s, nil
 }
 
-// isURL tells a URL ("scheme://…" or scp-like "user@host:path") from a path.
-func isURL(location string) bool {
+// IsURL tells a URL ("scheme://…" or scp-like "user@host:path") from a path.
+func IsURL(location string) bool {
 	if strings.Contains(location, "://") {
 		return true
 	}
