@@ -66,7 +66,7 @@ func TestOpsInstallOverSSHThenUninstall(t *testing.T) {
 	}
 	ns := e2etest.RandomName("propagit-ssh")
 	propagitOK(t, bin, "install", "--kubeconfig", hub.KubeconfigPath, "--repo", srv.URL("fleet.git"), "--path", fleetDir,
-		"--git-ssh-key", keyFile, "--known-hosts", knownHosts, "--namespace", ns, "--replicas", "1",
+		"--git-ssh-key", keyFile, "--known-hosts", knownHosts, "--controller-namespace", ns, "--replicas", "1",
 		"--image", "registry.example.com/propagit:v0.0.1-e2e")
 
 	// The member is the hub itself, joined as the README says.
@@ -84,13 +84,13 @@ func TestOpsInstallOverSSHThenUninstall(t *testing.T) {
 	waitValue(t, hub, app, "settings", "over-ssh")
 	stop()
 
-	out := propagitOK(t, bin, "uninstall", "--kubeconfig", hub.KubeconfigPath, "-n", ns)
+	out := propagitOK(t, bin, "uninstall", "--kubeconfig", hub.KubeconfigPath, "--controller-namespace", ns)
 	for _, kept := range []string{"Namespace/" + ns + " kept", "Namespace/karmada-cluster kept", "CustomResourceDefinition/works.propagit.io kept"} {
 		if !strings.Contains(out, kept) {
 			t.Errorf("uninstall without flags: no %q in\n%s", kept, out)
 		}
 	}
-	propagitOK(t, bin, "uninstall", "--kubeconfig", hub.KubeconfigPath, "-n", ns, "--delete-namespaces", "--delete-crds")
+	propagitOK(t, bin, "uninstall", "--kubeconfig", hub.KubeconfigPath, "--controller-namespace", ns, "--delete-namespaces", "--delete-crds")
 	eventually(t, converge, func() (bool, string) {
 		left := labelled(t, hub, "propagit.io/install="+ns)
 		return len(left) == 0, fmt.Sprintf("still labelled: %v", left)

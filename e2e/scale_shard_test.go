@@ -83,7 +83,7 @@ func TestScaleShardedControllers(t *testing.T) {
 		r.cmd = exec.Command(bin, "controller", "--repo", remote.URL, "--branch", branch, "--path", fleetDir,
 			"--kubeconfig-dir", kubeconfigs, "--cache-dir", t.TempDir(), "--interval", "1s", "--probe-interval", "1s",
 			"--health-addr", "", "--http-addr", "", "--works-store", "git",
-			"--hub-kubeconfig", hub.KubeconfigPath, "--namespace", "propagit-system",
+			"--hub-kubeconfig", hub.KubeconfigPath, "--controller-namespace", "propagit-system",
 			"--shard", "--shard-identity", id, "--leader-elect-lease-duration", shardLease.String(),
 			"--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "500ms")
 		r.cmd.Env = os.Environ()

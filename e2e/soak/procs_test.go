@@ -133,7 +133,7 @@ func replicaArgs(mode, id, repoURL, kcDir, hubKubeconfig, dir, metrics, hookToke
 		"--kubeconfig-dir", kcDir, "--cache-dir", filepath.Join(dir, "cache"),
 		"--interval", "1s", "--probe-interval", "1s",
 		"--http-addr", metrics, "--health-addr", "", "--log-format", "json",
-		"--hub-kubeconfig", hubKubeconfig, "--namespace", hubNamespace,
+		"--hub-kubeconfig", hubKubeconfig, "--controller-namespace", hubNamespace,
 		"--webhook-token-file", hookToken,
 		"--leader-elect-lease-duration", leaseDuration.String(),
 		"--leader-elect-renew-deadline", renewDeadline.String(),
@@ -156,7 +156,7 @@ func agentArgs(mode, cluster, repoURL, kubeconfig, hubKubeconfig, dir, metrics s
 		"--metrics-addr", metrics, "--log-format", "json",
 	}
 	if mode == modeLeader {
-		return append(args, "--works-store", "cr", "--hub-kubeconfig", hubKubeconfig, "--namespace", hubNamespace)
+		return append(args, "--works-store", "cr", "--hub-kubeconfig", hubKubeconfig, "--controller-namespace", hubNamespace)
 	}
 	return append(args, "--repo", repoURL)
 }

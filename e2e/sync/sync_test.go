@@ -145,7 +145,7 @@ func TestSyncLeaderElection(t *testing.T) {
 	co.configMapFleet(ns, "v0", member.Name)
 	co.CommitPush("fleet")
 	kc := e2etest.KubeconfigDir(t, member)
-	flags := []string{"--works-store", "cr", "--hub-kubeconfig", hub.KubeconfigPath, "--namespace", hubNS,
+	flags := []string{"--works-store", "cr", "--hub-kubeconfig", hub.KubeconfigPath, "--controller-namespace", hubNS,
 		"--leader-elect", "--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline", "3s",
 		"--leader-elect-retry-period", "1s"}
 	a := startController(t, co.url, kc, flags...)
