@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/propagit/propagit/internal/status"
+	"github.com/propagit/propagit/internal/works"
 )
 
 type statusOptions struct {
@@ -19,6 +20,9 @@ type statusOptions struct {
 	output   string
 	exitCode bool
 	watch    bool
+	// staleAfter is the age from which the recorder heartbeat says the
+	// controller stopped recording.
+	staleAfter time.Duration
 }
 
 func newStatusCommand() *cobra.Command {
@@ -32,7 +36,12 @@ custom resources on the hub) and prints the cluster table, the template table
 and, for the newest revision, how many clusters run it applied and healthy.
 
 --exit-code exits 1 unless every member (every --cluster) runs the newest
-revision applied and healthy. --watch prints the report again each time it
+revision applied and healthy, when nothing is recorded at all, and when the
+controller stopped recording: the recording controller writes a heartbeat
+to the store after each pass that read its source (a ref in the Git store,
+a Lease in the cr store), and one older than --stale-after means it has
+not read its source since (stopped, or its source is unreachable); a
+warning on stderr says so with or without --exit-code. --watch prints the report again each time it
 changes, every --interval, until interrupted. -o wide adds the Kubernetes
 version and allocatable CPU and memory that pull agents report, and the
 whole message; -o name prints cluster/<name> per member.`,
@@ -41,13 +50,16 @@ whole message; -o name prints cluster/<name> per member.`,
   propagit status --works-store cr --hub-kubeconfig hub.kubeconfig -o json
   propagit status --repo https://git.example.com/fleet.git --watch`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context(), cmd.OutOrStdout()) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
 	}
 	o.storeReadOptions.bindFlags(cmd, "show only this member", 5*time.Second, "how often --watch reads the store (at least 100ms)")
 	f := cmd.Flags()
 	bindFormat(cmd, &o.output, "text", status.Formats, "output format")
 	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 unless every member shown runs the newest revision applied and healthy")
 	f.BoolVarP(&o.watch, "watch", "w", false, "print the report again whenever it changes, until interrupted")
+	f.DurationVar(&o.staleAfter, "stale-after", 5*time.Minute, "a controller heartbeat older than this means it stopped recording (keep it above the controller's --interval)")
 	return cmd
 }
 
@@ -55,13 +67,16 @@ func (o *statusOptions) validate() error {
 	if err := o.storeReadOptions.validate(); err != nil {
 		return err
 	}
+	if o.staleAfter <= 0 {
+		return fmt.Errorf("--stale-after %s: must be positive", o.staleAfter)
+	}
 	if o.watch && o.exitCode {
 		return fmt.Errorf("--watch and --exit-code do not go together: --watch never ends on its own")
 	}
 	return nil
 }
 
-func (o *statusOptions) run(parent context.Context, w io.Writer) error {
+func (o *statusOptions) run(parent context.Context, w, stderr io.Writer) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -75,15 +90,35 @@ func (o *statusOptions) run(parent context.Context, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := status.Write(w, rep, o.output, time.Now()); err != nil {
+		now := time.Now()
+		if err := status.Write(w, rep, o.output, now); err != nil {
 			return err
 		}
-		if o.exitCode && !rep.AllRunning() {
+		stopped := o.recorderStopped(rep, now)
+		switch {
+		case len(rep.Clusters) == 0:
+			fmt.Fprintln(stderr, "nothing recorded: the store holds no Work (no controller records into it yet, or --repo/--works-store name another store)")
+		case stopped != "":
+			fmt.Fprintln(stderr, "warning: "+stopped)
+		}
+		if o.exitCode && (!rep.AllRunning() || stopped != "") {
 			return &ExitError{Code: 1}
 		}
 		return nil
 	}
 	return o.watchReports(ctx, st, w)
+}
+
+// recorderStopped says why the controller looks stopped: its heartbeat
+// is older than --stale-after; "" when it is recent or there is none (a
+// store kept by a controller that writes none, or by none at all).
+func (o *statusOptions) recorderStopped(rep *status.Report, now time.Time) string {
+	hb := rep.RecorderHeartbeat
+	if hb == nil || now.Sub(*hb) < o.staleAfter {
+		return ""
+	}
+	return fmt.Sprintf("the controller last read its source and recorded %s ago (its heartbeat in the store, older than --stale-after %s): it is stopped or cannot read its source; what members run may be behind",
+		now.Sub(*hb).Round(time.Second), o.staleAfter)
 }
 
 // watchReports prints the report whenever its data changes (not its
@@ -130,5 +165,18 @@ func (o *statusOptions) report(ctx context.Context, st *stores) (*status.Report,
 			return nil, fmt.Errorf("--cluster %s: no Work recorded for this cluster", c)
 		}
 	}
-	return status.Build(inputs, newest)
+	rep, err := status.Build(inputs, newest)
+	if err != nil {
+		return nil, err
+	}
+	if hb, ok := st.works.(works.RecorderHeartbeats); ok {
+		at, err := hb.RecorderHeartbeat(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !at.IsZero() {
+			rep.RecorderHeartbeat = &at
+		}
+	}
+	return rep, nil
 }

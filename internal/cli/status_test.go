@@ -106,3 +106,53 @@ func TestStatusWatchReprintsOnChange(t *testing.T) {
 		t.Errorf("printed %d reports, want 2 (one per change):\n%s", got, out.String())
 	}
 }
+
+// TestStatusExitCodeWhenNothingOrNobodyRecords: --exit-code fails, and
+// stderr says why, when the store holds no Work, and when the recording
+// controller's heartbeat is older than --stale-after though every member
+// runs the newest revision; a recent heartbeat passes.
+func TestStatusExitCodeWhenNothingOrNobodyRecords(t *testing.T) {
+	ctx := context.Background()
+	run := func(args ...string) (int, string) {
+		t.Helper()
+		var out syncBuffer
+		var errOut bytes.Buffer
+		cmd := NewRootCommand(&out, &errOut)
+		cmd.SetArgs(append([]string{"status"}, args...))
+		err := cmd.ExecuteContext(ctx)
+		if err == nil {
+			return 0, errOut.String()
+		}
+		if code := exitCode(err); code > 1 {
+			t.Errorf("status %v: %v", args, err)
+		}
+		return exitCode(err), errOut.String()
+	}
+	empty := newWorkFleet(t)
+	if code, stderr := run("--repo", empty.url, "--exit-code"); code != 1 || !strings.Contains(stderr, "nothing recorded") {
+		t.Errorf("an empty store: exit %d, stderr %q; want 1 and \"nothing recorded\"", code, stderr)
+	}
+
+	f := newWorkFleet(t)
+	f.put(waitRev1, map[string]string{"m1": "a"})
+	f.report("m1", true, "True", "ok")
+	if code, stderr := run("--repo", f.url, "--exit-code"); code != 0 || stderr != "" {
+		t.Errorf("no heartbeat kept (an older controller): exit %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+	if err := f.store.PutRecorderHeartbeat(ctx, time.Now().Add(-10*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr := run("--repo", f.url, "--exit-code")
+	if code != 1 || !strings.Contains(stderr, "stopped or cannot read its source") {
+		t.Errorf("a 10-minute-old heartbeat: exit %d, stderr %q; want 1 and why", code, stderr)
+	}
+	if code, _ := run("--repo", f.url, "--exit-code", "--stale-after", "15m"); code != 0 {
+		t.Errorf("a 10-minute-old heartbeat with --stale-after 15m: exit %d, want 0", code)
+	}
+	if err := f.store.PutRecorderHeartbeat(ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if code, stderr := run("--repo", f.url, "--exit-code"); code != 0 || stderr != "" {
+		t.Errorf("a fresh heartbeat: exit %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+}

@@ -47,6 +47,10 @@ type Report struct {
 	// ScheduleErrors are the templates the scheduler could not place, each
 	// "Template: reason (placed nowhere | keeps its previous placement)".
 	ScheduleErrors []string `json:"scheduleErrors,omitempty"`
+	// RecorderHeartbeat is when the recording controller last read its
+	// source and recorded (works.RecorderHeartbeats); nil when the store
+	// keeps none.
+	RecorderHeartbeat *time.Time `json:"recorderHeartbeat,omitempty"`
 }
 
 // RenderErrorRow is one template that failed to render for one cluster.
