@@ -58,8 +58,11 @@ each member, its applied revision, Ready and why it has not reached REV);
 a store that cannot be read at all; and at once, without waiting out
 --timeout, 3 when REV is superseded (a newer revision, after REV in
 SOURCE's history, already changed what a targeted member runs, so it
-will never run REV; checked when REV is a ref or SOURCE is given) and 4
-when the store has held no Work for 30 s (no controller records into it).`,
+will never run REV; checked when REV is a ref or SOURCE is given), 4
+when the store has held no Work for 30 s (no controller records into it),
+and 5 when a targeted member has had no usable credential on the hub for
+30 s (Ready reason NoCredentials or CredentialMismatch: nothing is applied
+to it until someone adds one).`,
 		Example: `  # in a deploy pipeline, after the merge
   propagit wait --repo https://git.example.com/fleet.git --revision HEAD --timeout 10m
   propagit wait --works-store cr --hub-kubeconfig hub.kubeconfig --revision 3f2a9c1 --for applied --cluster prod-eu --cluster prod-us`,
@@ -226,8 +229,9 @@ var nothingGrace = 30 * time.Second
 
 // hopeless returns the error to stop with when what the last poll read
 // cannot turn into the target by waiting: a newer revision already
-// changed a targeted member (see superseded), or the store has held no
-// Work for nothingGrace.
+// changed a targeted member (see superseded), the store has held no Work
+// for nothingGrace, or a targeted member has had no usable credential on
+// the hub for that long (someone must add one first).
 func (w *waiter) hopeless(h history, waited time.Duration) error {
 	if len(w.inputs) == 0 && w.newest == "" && waited >= nothingGrace {
 		return &ExitError{Code: exitNothingRecorded, Err: fmt.Errorf("no Work recorded in the store after %s: is a controller recording into it?", waited.Round(time.Second))}
@@ -235,6 +239,10 @@ func (w *waiter) hopeless(h history, waited time.Duration) error {
 	if s := superseded(h, w.opts.revision, w.newest, w.inputs, w.last); len(s) > 0 {
 		return stopError(exitSuperseded, fmt.Sprintf("superseded: revision %s, newer than %s, changed what these members run, so they will never run %s",
 			workv1alpha1.DisplayRevision(w.newest), workv1alpha1.DisplayRevision(w.opts.revision), workv1alpha1.DisplayRevision(w.opts.revision)), s)
+	}
+	if s := withoutCredentials(w.inputs, w.last); len(s) > 0 && waited >= nothingGrace {
+		return stopError(exitNoCredentials, fmt.Sprintf("no credentials: the hub holds no usable credential for these members after %s, so nothing is applied to them until one is added (see propagit status)",
+			waited.Round(time.Second)), s)
 	}
 	return nil
 }

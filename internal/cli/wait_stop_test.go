@@ -8,6 +8,9 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // sourceRepo is a fleet checkout with n commits, oldest first.
@@ -100,5 +103,42 @@ func TestWaitStopsWhenNothingIsRecorded(t *testing.T) {
 	err := runWait(context.Background(), &out, &errOut, "--repo", f.url, "--revision", waitRev1, "--timeout", "2m", "--interval", "100ms")
 	if code := exitCode(err); code != exitNothingRecorded || time.Since(began) > 30*time.Second {
 		t.Fatalf("exit %d after %s (%v), want %d after the grace", code, time.Since(began), err, exitNothingRecorded)
+	}
+}
+
+// TestWaitStopsOnAMemberWithoutCredentials: a targeted member whose Ready
+// reason says the hub holds no usable credential for it ends the wait
+// after the grace period with exit 5, naming it; a member that is only
+// unreachable is waited for until --timeout.
+func TestWaitStopsOnAMemberWithoutCredentials(t *testing.T) {
+	defer func(g time.Duration) { nothingGrace = g }(nothingGrace)
+	nothingGrace = 300 * time.Millisecond
+	f := newWorkFleet(t)
+	f.put(waitRev1, map[string]string{"m1": "a", "m2": "a"})
+	f.report("m1", true, "True", "ok")
+	setReason := func(reason string) {
+		t.Helper()
+		ctx := context.Background()
+		st, err := f.store.GetStatus(ctx, "m2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Conditions = []metav1.Condition{{Type: workv1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: reason,
+			Message: "member not reachable: " + reason + ": ...; applying waits", LastTransitionTime: metav1.Now()}}
+		if err := f.store.PutStatus(ctx, "m2", st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setReason(workv1alpha1.ReasonMemberNotReady)
+	var out, errOut syncBuffer
+	err := runWait(context.Background(), &out, &errOut, "--repo", f.url, "--revision", waitRev1, "--timeout", "1s", "--interval", "100ms")
+	if code := exitCode(err); code != 1 {
+		t.Fatalf("an unreachable member: exit %d (%v), want 1 at --timeout", code, err)
+	}
+	setReason(workv1alpha1.ReasonNoCredentials)
+	began := time.Now()
+	err = runWait(context.Background(), &out, &errOut, "--repo", f.url, "--revision", waitRev1, "--timeout", "2m", "--interval", "100ms")
+	if code := exitCode(err); code != exitNoCredentials || time.Since(began) > 30*time.Second || !strings.Contains(err.Error(), "m2") || strings.Contains(err.Error(), "m1") {
+		t.Fatalf("exit %d after %s (%v), want %d after the grace, naming m2 only", code, time.Since(began), err, exitNoCredentials)
 	}
 }

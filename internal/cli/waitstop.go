@@ -6,6 +6,11 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+
 	"github.com/propagit/propagit/internal/source"
 	"github.com/propagit/propagit/internal/status"
 )
@@ -20,6 +25,9 @@ const (
 	// exitNothingRecorded: the store holds no Work at all, so no
 	// controller records into it.
 	exitNothingRecorded = 4
+	// exitNoCredentials: the hub holds no usable credential for a targeted
+	// member, so nothing is applied to it until someone adds one.
+	exitNoCredentials = 5
 )
 
 // history answers wait's questions about the source's commits; nil when
@@ -92,4 +100,26 @@ func stopError(code int, what string, ps []status.Progress) error {
 		what += ": " + strings.Join(names, ", ")
 	}
 	return &ExitError{Code: code, Err: errors.New(what)}
+}
+
+// withoutCredentials returns the targeted members that have not reached
+// the target and whose Ready condition says the hub holds no usable
+// credential for them (NoCredentials, CredentialMismatch).
+func withoutCredentials(inputs []status.Input, ps []status.Progress) []status.Progress {
+	reason := map[string]string{}
+	for _, in := range inputs {
+		if in.Status == nil {
+			continue
+		}
+		if c := meta.FindStatusCondition(in.Status.Conditions, workv1alpha1.ConditionReady); c != nil && c.Status != metav1.ConditionTrue {
+			reason[in.Work.Spec.Cluster] = c.Reason
+		}
+	}
+	var out []status.Progress
+	for _, p := range ps {
+		if r := reason[p.Cluster]; !p.Reached && (r == workv1alpha1.ReasonNoCredentials || r == workv1alpha1.ReasonCredentialMismatch) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
