@@ -55,7 +55,7 @@ func (r cliRun) String() string {
 // apiserver stopped, the next revision reaches member1 only: wait exits 1
 // with member2 in its reason table, the status row names the probe's real
 // cause, and `status --exit-code` exits 1. A member without credentials
-// shows NoCredentials in its row.
+// shows NoCredentials in its row, as its message and as its Ready reason.
 func TestOpsWaitForARevision(t *testing.T) {
 	t.Parallel()
 	env := testenv.Start(t, testenv.Options{Members: 2})
@@ -137,9 +137,9 @@ func TestOpsWaitForARevision(t *testing.T) {
 		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil || len(rep.Clusters) != 1 {
 			return false, r.String()
 		}
-		msg := rep.Clusters[0].Message
-		return strings.HasPrefix(msg, "member not reachable: NoCredentials: ") && strings.Contains(msg, ghost),
-			fmt.Sprintf("%s's message = %q, want NoCredentials naming it", ghost, msg)
+		msg, reason := rep.Clusters[0].Message, rep.Clusters[0].Reason
+		return strings.HasPrefix(msg, "member not reachable: NoCredentials: ") && strings.Contains(msg, ghost) && reason == "NoCredentials",
+			fmt.Sprintf("%s's message = %q, reason %q; want NoCredentials naming it (wait stops on that reason)", ghost, msg, reason)
 	})
 }
 
