@@ -51,8 +51,10 @@ func (r cliRun) String() string {
 
 // TestOpsWaitForARevision is what a deploy pipeline does after a merge:
 // `propagit wait` for the pushed revision exits 0 once both real members
-// run it (and they do), and `status --exit-code` agrees. With member2's
-// apiserver stopped, the next revision reaches member1 only: wait exits 1
+// run it (and they do), `status --exit-code` agrees, and `wait --revision
+// main` resolves the branch in the checkout. With member2's apiserver
+// stopped, the next revision reaches member1 only: waiting for the first
+// revision then exits 3 at once (superseded on member1), and wait exits 1
 // with member2 in its reason table, the status row names the probe's real
 // cause, and `status --exit-code` exits 1. A member without credentials
 // shows NoCredentials in its row, as its message and as its Ready reason.
@@ -83,6 +85,10 @@ func TestOpsWaitForARevision(t *testing.T) {
 	if r := runCLI(t, converge, append([]string{"status", "--exit-code"}, store...)...); r.code != 0 {
 		t.Errorf("status --exit-code with both members on %s: %s", e2etest.Short(rev1), r)
 	}
+	// A branch name is resolved in the checkout the pipeline runs in.
+	if r := runCLI(t, 2*converge, append([]string{"wait", co.Dir, "--revision", "main", "--timeout", converge.String(), "--interval", "200ms"}, store...)...); r.code != 0 {
+		t.Errorf("wait --revision main: %s, want exit 0 (main is %s)", r, e2etest.Short(rev1))
+	}
 
 	if err := m2.StopAPIServer(); err != nil {
 		t.Fatalf("failed to stop member2's apiserver: %v", err)
@@ -94,6 +100,14 @@ func TestOpsWaitForARevision(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("wait for %s on member1 alone: %s", e2etest.Short(rev2), r)
 	}
+	// rev2 changed what member1 runs: waiting for rev1 now can never end,
+	// and wait says so at once, with its own exit code.
+	began := time.Now()
+	r = runCLI(t, 2*converge, append([]string{"wait", co.Dir, "--revision", rev1, "--timeout", "5m", "--interval", "200ms"}, store...)...)
+	if r.code != 3 || time.Since(began) > converge || !strings.Contains(r.err.Error(), m1.Name) {
+		t.Errorf("wait for the superseded %s: %s after %s, want exit 3 at once naming %s", e2etest.Short(rev1), r, time.Since(began).Round(time.Second), m1.Name)
+	}
+
 	// The status row names the probe's cause, not a fixed sentence.
 	eventually(t, converge, func() (bool, string) {
 		r := runCLI(t, converge, append([]string{"status", "-o", "json", "--cluster", m2.Name}, store...)...)
