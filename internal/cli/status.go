@@ -109,11 +109,21 @@ func (o *statusOptions) run(parent context.Context, w, stderr io.Writer) error {
 	return o.watchReports(ctx, st, w)
 }
 
+// maxHeartbeatSkew is how far ahead of this machine's clock a heartbeat
+// may be and still count: clocks differ by seconds, not minutes.
+const maxHeartbeatSkew = time.Minute
+
 // recorderStopped says why the controller looks stopped: its heartbeat
 // is older than --stale-after; "" when it is recent or there is none (a
 // store kept by a controller that writes none, or by none at all).
 func (o *statusOptions) recorderStopped(rep *status.Report, now time.Time) string {
 	hb := rep.RecorderHeartbeat
+	if hb != nil && hb.Sub(now) > maxHeartbeatSkew {
+		// Written by a clock far ahead, or by someone else than the
+		// controller: it proves nothing about the controller now.
+		return fmt.Sprintf("the controller's heartbeat in the store is %s in the future (a clock far off, or not written by the controller): it cannot tell whether the controller still records",
+			hb.Sub(now).Round(time.Second))
+	}
 	if hb == nil || now.Sub(*hb) < o.staleAfter {
 		return ""
 	}

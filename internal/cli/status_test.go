@@ -109,8 +109,9 @@ func TestStatusWatchReprintsOnChange(t *testing.T) {
 
 // TestStatusExitCodeWhenNothingOrNobodyRecords: --exit-code fails, and
 // stderr says why, when the store holds no Work, and when the recording
-// controller's heartbeat is older than --stale-after though every member
-// runs the newest revision; a recent heartbeat passes.
+// controller's heartbeat is older than --stale-after (or far in the
+// future) though every member runs the newest revision; a recent
+// heartbeat passes.
 func TestStatusExitCodeWhenNothingOrNobodyRecords(t *testing.T) {
 	ctx := context.Background()
 	run := func(args ...string) (int, string) {
@@ -148,6 +149,14 @@ func TestStatusExitCodeWhenNothingOrNobodyRecords(t *testing.T) {
 	}
 	if code, _ := run("--repo", f.url, "--exit-code", "--stale-after", "15m"); code != 0 {
 		t.Errorf("a 10-minute-old heartbeat with --stale-after 15m: exit %d, want 0", code)
+	}
+	// A heartbeat from the future (a forged one, or a clock far off) does
+	// not pass for a live controller.
+	if err := f.store.PutRecorderHeartbeat(ctx, time.Now().Add(24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if code, stderr := run("--repo", f.url, "--exit-code"); code != 1 || !strings.Contains(stderr, "in the future") {
+		t.Errorf("a heartbeat a day ahead: exit %d, stderr %q; want 1 and why", code, stderr)
 	}
 	if err := f.store.PutRecorderHeartbeat(ctx, time.Now()); err != nil {
 		t.Fatal(err)
