@@ -9,12 +9,23 @@ import (
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/propagit/propagit/internal/childproc"
 )
 
 // workerEnv is set in a worker process's environment; the worker's code
 // runs from init, before main or TestMain, in any binary that links this
 // package.
 const workerEnv = "PROPAGIT_INTERPRET_WORKER"
+
+// addressSpaceHeadroom is how much address space a worker may map beyond
+// what it has when it starts: three times the default allocation budget,
+// room for the budget, the collector's slack and the runtime's
+// reservations. The watchdog samples allocation every millisecond, so a
+// script that grows a string threefold per instruction can pass its
+// budget by one step before it is stopped; the next step, or one Go call
+// asking for gigabytes at once, fails with "out of memory" in the worker.
+const addressSpaceHeadroom = 768 << 20
 
 // Worker process exit codes the parent tells apart.
 const (
@@ -34,7 +45,7 @@ func init() {
 // ends the process after its answer: its goroutine may still be running,
 // and only the end of the process really stops it.
 func serve(in io.Reader, out io.Writer) int {
-	limitAddressSpace()
+	childproc.LimitAddressSpace(addressSpaceHeadroom)
 	compiled := map[string]*Script{}
 	for {
 		data, err := readFrame(in, 1<<30)

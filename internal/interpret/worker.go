@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/propagit/propagit/internal/childproc"
 )
 
 // maxResponse bounds what a worker may send back for one call: results
@@ -141,7 +143,7 @@ func startWorker() (*worker, error) {
 	w.cmd.Env = []string{workerEnv + "=1", "GOMAXPROCS=2", "GOTRACEBACK=none"}
 	w.cmd.ExtraFiles = []*os.File{reqR, respW}
 	w.cmd.Stderr = errW
-	w.cmd.SysProcAttr = workerAttr()
+	w.cmd.SysProcAttr = childproc.Attr()
 	err = w.cmd.Start()
 	closeAll(reqR, respW, errW)
 	if err != nil {
