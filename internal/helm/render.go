@@ -232,8 +232,12 @@ func sandboxFuncs() template.FuncMap {
 	return template.FuncMap{
 		"lookup":        func(string, string, string, string) (map[string]any, error) { return map[string]any{}, nil },
 		"getHostByName": func(string) string { return "" },
-		"env":           func(string) (string, error) { return "", errors.New("env is not available in propagit's Helm renderer") },
-		"expandenv":     func(string) (string, error) { return "", errors.New("expandenv is not available in propagit's Helm renderer") },
+		"env": func(string) (string, error) {
+			return "", errors.New("env is not available in propagit's Helm renderer")
+		},
+		"expandenv": func(string) (string, error) {
+			return "", errors.New("expandenv is not available in propagit's Helm renderer")
+		},
 	}
 }
 
