@@ -28,8 +28,8 @@ func TestHelmChartIsOneFinding(t *testing.T) {
 		got = append(got, f.String())
 	}
 	want := []string{
-		"chart/Chart.yaml:1: this folder is a Helm chart; " + HelmNotRendered + ": commit the output of `helm template` instead; nothing in this folder is read",
-		"loose/svc.yaml:6: this file holds Helm template placeholders ({{- include \"web.labels\" . | nindent 4 }}); " + HelmNotRendered + ": commit the output of `helm template` instead; the file is not read",
+		"chart/Chart.yaml:1: this folder is a Helm chart that no HelmChart names, so nothing of it is deployed; " + HelmFindingMark + " (spec.chart: the folder, relative to the HelmChart's file)",
+		"loose/svc.yaml:6: this file holds Helm template placeholders ({{- include \"web.labels\" . | nindent 4 }}) outside a chart folder (one with Chart.yaml), so it is not read; move it into a chart's templates/ and " + HelmFindingMark,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("findings (-want +got):\n%s", diff)
@@ -38,8 +38,56 @@ func TestHelmChartIsOneFinding(t *testing.T) {
 		t.Errorf("templates %v, want only the alerts ConfigMap", names)
 	}
 	for _, f := range set.Findings {
-		if !IsHelmFinding(f) || !strings.Contains(f.Message, "Helm chart") {
+		if !IsHelmFinding(f) || !strings.Contains(f.Message, "Helm") {
 			t.Errorf("%s: not recognised as a Helm finding", f)
+		}
+	}
+}
+
+// TestHelmChartReadsItsChart: a HelmChart naming a chart folder (relative
+// to its own file) has the folder's files, and its values files, read;
+// the chart no longer counts as unused. A HelmChart naming a folder
+// outside the repository, a folder without Chart.yaml, or a values file
+// outside the repository is a problem at the HelmChart, and nothing is
+// read from there.
+func TestHelmChartReadsItsChart(t *testing.T) {
+	chart := map[string]string{
+		"charts/web/Chart.yaml":                 "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+		"charts/web/templates/cm.yaml":          "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
+		"charts/web/charts/db/Chart.yaml":       "apiVersion: v2\nname: db\nversion: 0.1.0\n",
+		"charts/web/charts/db/templates/x.yaml": "{{ .Values.x }}\n",
+		"apps/web/values-prod.yaml":             "replicaCount: 3\n",
+	}
+	files := map[string]string{"apps/web/release.yaml": "apiVersion: propagit.io/v1alpha1\nkind: HelmChart\nmetadata: {name: web, namespace: demo}\n" +
+		"spec:\n  chart: ../../charts/web\n  valuesFiles: [values-prod.yaml]\n  values: {image: {tag: '1.0'}}\n"}
+	for k, v := range chart {
+		files[k] = v
+	}
+	set := mustLoad(t, files)
+	if len(set.Findings) != 0 {
+		t.Errorf("findings: %v", set.Findings)
+	}
+	got := set.Charts["charts/web"]
+	if len(got) != 4 || string(got["charts/db/templates/x.yaml"]) != "{{ .Values.x }}\n" {
+		t.Errorf("chart files: %v", got)
+	}
+	if string(set.ValuesFiles["apps/web/values-prod.yaml"]) != "replicaCount: 3\n" {
+		t.Errorf("values files: %v", set.ValuesFiles)
+	}
+	for name, spec := range map[string]string{
+		"outside":   "spec: {chart: ../../../etc}\n",
+		"notchart":  "spec: {chart: ../../apps}\n",
+		"values":    "spec: {chart: ../../charts/web, valuesFiles: [../../../../etc/passwd]}\n",
+		"typo":      "spec: {chart: ../../charts/web, valuesFile: [x.yaml]}\n",
+		"remotebad": "spec: {chart: web, repoURL: https://charts.example.com, version: '^1.0'}\n",
+	} {
+		bad := map[string]string{"apps/web/release.yaml": "apiVersion: propagit.io/v1alpha1\nkind: HelmChart\nmetadata: {name: web, namespace: demo}\n" + spec}
+		for k, v := range chart {
+			bad[k] = v
+		}
+		_, err := loadFiles(t, bad)
+		if err == nil || !strings.Contains(err.Error(), "apps/web/release.yaml:1") || !strings.Contains(err.Error(), "HelmChart \"web\"") {
+			t.Errorf("%s: err = %v, want a problem at the HelmChart", name, err)
 		}
 	}
 }

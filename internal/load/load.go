@@ -45,7 +45,7 @@ func load(fsys filesys.FileSystem, root string, cache *Cache, opts Options) (*Se
 	}
 	b := newBudget(opts)
 	cfs.budget, cfs.vetted = b, map[string]bool{}
-	l := &loader{fs: cfs, visited: map[string]bool{}}
+	l := &loader{fs: cfs, visited: map[string]bool{}, chartDirs: map[string]string{}}
 	l.ignore, l.problems = readIgnore(cfs)
 	l.scan(cfs.root, "")
 	slices.SortFunc(l.units, func(a, b unit) int { return cmp.Compare(a.rel, b.rel) })
@@ -82,6 +82,7 @@ func load(fsys filesys.FileSystem, root string, cache *Cache, opts Options) (*Se
 	if cache != nil {
 		cache.forget(seen)
 	}
+	l.helmCharts(c)
 	c.problems = append(c.problems, l.problems...)
 	c.set.Findings = append(c.set.Findings, l.findings...)
 	set, err := c.finish(cache)
@@ -105,6 +106,9 @@ type loader struct {
 	visited  map[string]bool
 	problems []Problem
 	findings []Finding
+	// chartDirs are the Helm chart folders found, relative path to path
+	// in the filesystem.
+	chartDirs map[string]string
 	// ignore matches what the root's IgnoreFile leaves out; nil without one.
 	ignore gitignore.Matcher
 	// secrets are the secretGenerator literals of every kustomization,
@@ -134,8 +138,8 @@ func (l *loader) scan(dir, rel string) {
 		l.units = append(l.units, unit{rel: path.Join(rel, k), abs: dir, kust: true})
 		return
 	}
-	if f, ok := helmChartFinding(rel, names); ok {
-		l.findings = append(l.findings, f)
+	if isChartFolder(names) {
+		l.chartDirs[rel] = dir // read only if a HelmChart names it (helmCharts)
 		return
 	}
 	for _, name := range names {

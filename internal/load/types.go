@@ -91,4 +91,10 @@ type Set struct {
 	// TaintPolicies are the ClusterTaintPolicies, in the order loaded.
 	TaintPolicies []TaintPolicy
 	Findings      []Finding
+	// Charts are the files of the chart folders HelmCharts name, by the
+	// folder's path (relative to the loaded folder), each by its path in
+	// the chart folder. ValuesFiles are the HelmCharts' values files, by
+	// path.
+	Charts      map[string]map[string][]byte
+	ValuesFiles map[string][]byte
 }
