@@ -1,10 +1,14 @@
 package helm
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"path"
 	"slices"
 	"strings"
@@ -89,6 +93,9 @@ func FromArchive(data []byte, lim Limits) (*Chart, error) {
 	if int64(len(data)) > lim.MaxBytes {
 		return nil, fmt.Errorf("chart archive is %d bytes, over the limit of %d", len(data), lim.MaxBytes)
 	}
+	if err := archiveWithin(data, lim); err != nil {
+		return nil, err
+	}
 	files, err := archive.LoadArchiveFiles(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the chart archive: %v", err)
@@ -101,6 +108,40 @@ func FromArchive(data []byte, lim Limits) (*Chart, error) {
 		}
 	}
 	return newChart(m, lim)
+}
+
+// archiveWithin reads an archive through, keeping nothing, and fails as
+// soon as it holds more files or bytes than lim: Helm's loader expands
+// an archive whole (up to 100 MiB of data and any number of entries)
+// before newChart could count, in the controller's memory.
+func archiveWithin(data []byte, lim Limits) error {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("cannot read the chart archive: %v", err)
+	}
+	tr := tar.NewReader(zr)
+	var entries, files int
+	var size int64
+	for {
+		hd, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("cannot read the chart archive: %v", err)
+		}
+		entries++
+		if !hd.FileInfo().IsDir() {
+			files++
+			size += max(hd.Size, 0)
+		}
+		switch {
+		case files > lim.MaxFiles || entries > 2*lim.MaxFiles:
+			return fmt.Errorf("chart has more than %d files", lim.MaxFiles)
+		case size > lim.MaxBytes:
+			return fmt.Errorf("chart files are over the limit of %d bytes", lim.MaxBytes)
+		}
+	}
 }
 
 func newChart(files map[string][]byte, lim Limits) (*Chart, error) {
