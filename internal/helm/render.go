@@ -159,6 +159,12 @@ func Render(ctx context.Context, c *Chart, rel Release, lim Limits) (*Output, er
 	}
 	hooks, manifests, err := releaseutil.SortManifests(files, caps.APIVersions, releaseutil.InstallOrder)
 	if err != nil {
+		// Helm names the file: "YAML parse error on web/templates/x.yaml: why".
+		if rest, ok := strings.CutPrefix(err.Error(), "YAML parse error on "); ok {
+			if name, why, ok := strings.Cut(rest, ": "); ok {
+				return nil, &Error{Chart: hc.Name(), Template: name, Message: "rendered YAML is invalid: " + why}
+			}
+		}
 		return fail("%v", err)
 	}
 	out := &Output{}
@@ -267,6 +273,20 @@ func templateError(chart string, err error) *Error {
 	default:
 		lines := strings.Split(msg, "\n")
 		e.Message = strings.TrimSpace(lines[len(lines)-1])
+		// A template function's own error comes as text/template wrote
+		// it, once per include: `template: web/templates/x.yaml:6:11:
+		// executing "web/templates/x.yaml" at <env "HOME">: error calling
+		// env: message`.
+		for strings.HasPrefix(e.Message, "template: ") {
+			_, rest, ok := strings.Cut(e.Message, ": error calling ")
+			if !ok {
+				break
+			}
+			if _, rest, ok = strings.Cut(rest, ": "); !ok {
+				break
+			}
+			e.Message = rest
+		}
 	}
 	return e
 }
