@@ -173,8 +173,8 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "warning: head (%s): %s: %s\n", head.label, path.Join(root, f.Source.String()), f.Message)
 	}
 	opts := o.src.render
-	baseRes := render.Render(render.Input{Set: base.set, Options: opts})
-	headRes := render.Render(render.Input{Set: head.set, Options: opts, Previous: render.PreviousFromWorks(baseRes.Works)})
+	baseRes := render.Render(render.Input{Set: base.set, Options: opts, Charts: chartsFor(base.set)})
+	headRes := render.Render(render.Input{Set: head.set, Options: opts, Previous: render.PreviousFromWorks(baseRes.Works), Charts: chartsFor(head.set)})
 	report := diff.Compare(diff.Input{
 		Base: baseRes, Head: headRes,
 		BaseRevision: base.revision, HeadRevision: head.revision,

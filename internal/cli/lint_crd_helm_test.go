@@ -18,8 +18,8 @@ func TestLintHelmChart(t *testing.T) {
 			"spec:\n  replicas: {{ .Values.replicas }}\n",
 		"chart/templates/service.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ include \"web.fullname\" . }}\n",
 	}
-	const want = "chart/Chart.yaml:1: error: this folder is a Helm chart; propagit does not render Helm charts yet (issue #29): " +
-		"commit the output of `helm template` instead; nothing in this folder is read\n"
+	const want = "chart/Chart.yaml:1: error: this folder is a Helm chart that no HelmChart names, so nothing of it is deployed; " +
+		"declare a HelmChart (apiVersion propagit.io/v1alpha1) to have it rendered (spec.chart: the folder, relative to the HelmChart's file)\n"
 	for name, files := range map[string]map[string]string{"beside a fleet": maps.Clone(newcomerFleet), "alone": {}} {
 		t.Run(name, func(t *testing.T) {
 			maps.Copy(files, chart)
@@ -37,7 +37,7 @@ func TestLintHelmChart(t *testing.T) {
 	dir := t.TempDir()
 	writeFleet(t, dir, files)
 	stdout, _ := runCLI(t, 1, "lint", "--source", dir)
-	const loose = `svc.yaml:7: error: this file holds Helm template placeholders ({{- include "web.labels" . | nindent 4 }}); propagit does not render Helm charts yet (issue #29)`
+	const loose = `svc.yaml:7: error: this file holds Helm template placeholders ({{- include "web.labels" . | nindent 4 }}) outside a chart folder (one with Chart.yaml), so it is not read`
 	if !strings.HasPrefix(stdout, loose) || strings.Count(stdout, "\n") != 2 {
 		t.Errorf("got:\n%s\nwant one finding starting with:\n%s", stdout, loose)
 	}

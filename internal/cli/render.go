@@ -68,7 +68,7 @@ func (o *sourceOptions) loadOptions() load.Options {
 // previous (the folder of an earlier render, if not empty) being its
 // history.
 func (o *sourceOptions) input(set *load.Set, previous string) (render.Input, error) {
-	in := render.Input{Set: set, Options: o.render}
+	in := render.Input{Set: set, Options: o.render, Charts: chartsFor(set)}
 	if previous != "" {
 		prev, err := folder.Read(previous)
 		if err != nil {

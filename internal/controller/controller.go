@@ -12,8 +12,10 @@ import (
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/charts"
 	"github.com/propagit/propagit/internal/cluster"
 	"github.com/propagit/propagit/internal/guard"
+	"github.com/propagit/propagit/internal/helm"
 	"github.com/propagit/propagit/internal/interpret"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/logging"
@@ -44,6 +46,8 @@ type Controller struct {
 	// memo keeps each template's rendering: a commit renders only the
 	// templates whose inputs changed.
 	memo *incremental.Memo
+	// charts renders the HelmCharts (remembering renders between revisions).
+	charts *charts.Charts
 	// encoder keeps the JSON of the objects the last passes rendered, which
 	// the memo shares with the next: a commit encodes only what changed.
 	encoder *workv1alpha1.Encoder
@@ -115,7 +119,7 @@ func New(opts Options, src Fetcher, ws works.Store, ss works.StatusStore, creds 
 		FailureThreshold: opts.ClusterFailureThreshold, SuccessThreshold: opts.ClusterSuccessThreshold,
 		PullHeartbeatTimeout: opts.PullHeartbeatTimeout}, observe.CredentialProber{Credentials: creds, Clock: clk}, ss, log)
 	return &Controller{opts: opts, source: src, works: ws, status: ss, creds: creds, log: log,
-		clock: clk, trigger: make(chan struct{}, 1), files: load.NewCache(), memo: incremental.NewMemo(), encoder: workv1alpha1.NewEncoder(), members: map[string]*member{},
+		clock: clk, trigger: make(chan struct{}, 1), files: load.NewCache(), memo: incremental.NewMemo(), charts: charts.New(helm.DefaultLimits(), nil), encoder: workv1alpha1.NewEncoder(), members: map[string]*member{},
 		observer: observer}
 }
 

@@ -35,7 +35,7 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 	now := c.clock.Now()
 	health, unhealthy, reflected := c.health(ctx, rec, cur.set, now)
 	res := c.memo.Render(render.Input{Set: cur.set, Status: status, Previous: rec.previous, Options: c.opts.Render, Now: now,
-		Health: health, Unhealthy: unhealthy, Reflected: reflected})
+		Health: health, Unhealthy: unhealthy, Reflected: reflected, Charts: c.charts.For(cur.set)})
 	c.recordRender(res)
 	c.recordFailovers(res, now)
 	byCluster := map[string]render.Work{}

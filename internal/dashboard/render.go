@@ -9,6 +9,8 @@ import (
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/charts"
+	"github.com/propagit/propagit/internal/helm"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
 	"github.com/propagit/propagit/internal/status"
@@ -70,7 +72,7 @@ func (s *Server) renderAt(ctx context.Context, rev string, inputs []status.Input
 	if err != nil {
 		return nil, fmt.Errorf("failed to load revision %s: %w", workv1alpha1.DisplayRevision(rev), err)
 	}
-	in := render.Input{Set: set, Options: s.opts.Render, Status: map[string]*clusterv1alpha1.ClusterStatus{}}
+	in := render.Input{Set: set, Options: s.opts.Render, Status: map[string]*clusterv1alpha1.ClusterStatus{}, Charts: dashboardCharts().For(set)}
 	var prev []render.Work
 	for _, i := range inputs {
 		objs, err := workv1alpha1.Objects(i.Work)
@@ -127,3 +129,8 @@ func (c *decodeCache) objects(inputs []status.Input) map[string][]*unstructured.
 	c.by = next
 	return out
 }
+
+// dashboardCharts renders the HelmCharts of the revisions the dashboard
+// explains (remote charts are not fetched: the controller's own render
+// recorded what runs).
+var dashboardCharts = sync.OnceValue(func() *charts.Charts { return charts.New(helm.DefaultLimits(), nil) })

@@ -8,6 +8,7 @@ import (
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/configv1alpha1"
 	"github.com/propagit/propagit/internal/api/policyv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/interpret"
 )
 
@@ -36,6 +37,26 @@ type Template struct {
 	// only by a Cache (zero otherwise). Renders use it to tell an unchanged
 	// template without encoding it.
 	Digest [32]byte
+	// Chart is set on an object a HelmChart's chart rendered (render
+	// makes these templates): it differs per cluster.
+	Chart *ChartOrigin
+}
+
+// ChartOrigin is where a template rendered from a Helm chart comes from,
+// and what each cluster gets of it.
+type ChartOrigin struct {
+	// Chart is the HelmChart, Template the chart file that rendered the
+	// object ("web/templates/deployment.yaml").
+	Chart    workv1alpha1.ObjectKey
+	Template string
+	// Claim is the policy that claims the HelmChart, and Reason why.
+	Claim  *Propagation
+	Reason string
+	// Objects is the object each cluster gets, rendered for it; Failed
+	// says, per cluster, why the chart did not render there (the cluster
+	// keeps what it runs). A cluster in neither gets nothing.
+	Objects map[string]*unstructured.Unstructured
+	Failed  map[string]string
 }
 
 // Propagation is a PropagationPolicy (ClusterScoped false) or a

@@ -66,7 +66,11 @@ func (pl *Placer) Place(t *load.Template, key workv1alpha1.ObjectKey) *Binding {
 		return b
 	}
 	prev := pl.in.Previous.lookup(key)
-	b.Choice = match.Policies(t.Object, t.Object.GetNamespace() != "", pl.in.Set.Propagations, prev.claim())
+	if t.Chart != nil {
+		b.Choice = ChartChoice(t)
+	} else {
+		b.Choice = match.Policies(t.Object, t.Object.GetNamespace() != "", pl.in.Set.Propagations, prev.claim())
+	}
 	if p := pl.Claim(b); p != nil {
 		pl.Schedule(b, p, prev)
 	}
@@ -102,6 +106,9 @@ func (pl *Placer) Claim(b *Binding) *load.Propagation {
 func (pl *Placer) Schedule(b *Binding, p *load.Propagation, prev *PreviousTemplate) {
 	in := pl.in
 	schedulePolicy(b, p.Policy, prev, pl.clusters, in.Unhealthy.Of(b.Key), in.Reflected.of(b.Key), in.Now, pl.ip)
+	if b.Template.Chart != nil {
+		chartTargets(b)
+	}
 }
 
 // End adds namespace auto-propagation to the binding of a Namespace; false

@@ -43,6 +43,12 @@ type Input struct {
 	// Reflected is what the clusters last reported of each template's
 	// status; failover's statePreservation reads it. nil reads nothing.
 	Reflected Reflected
+	// Charts renders the HelmCharts' charts (charts.go); nil fails each
+	// HelmChart on every cluster it is placed on.
+	Charts ChartRenderer
+	// chartPass is set on the chart pass's input: HelmCharts are plain
+	// templates there.
+	chartPass bool
 }
 
 // Unhealthy maps cluster → template → since when the template's copy on that
@@ -100,6 +106,8 @@ type Result struct {
 	// Unclaimed are the templates in Git that no policy claims any more
 	// and that keep, in Works, their last recorded objects, by template.
 	Unclaimed []Unclaimed
+	// Charts is what the Helm chart expansion found; nil without HelmCharts.
+	Charts *ChartReport
 	// Orphans are the objects of templates removed from Git that stay on
 	// their members, no longer managed (preserveResourcesOnDeletion or
 	// propagit.io/prune: disabled), by cluster then object. They are not
@@ -198,6 +206,7 @@ type Target struct {
 // objects into Works. internal/render/incremental runs the same stages,
 // skipping those whose inputs did not change since its last Render.
 func Render(in Input) *Result {
+	in, charts := ExpandCharts(in)
 	clusters := EffectiveClusters(in.Set, in.Status)
 	order, keys := SortTemplates(templateKeys(in.Set.Templates))
 	ip := in.Set.Interpreter()
@@ -213,6 +222,7 @@ func Render(in Input) *Result {
 	RestrictTargets(r.Bindings, in.Options.Restrictions.Check, nil)
 	EndEvictions(r.Bindings, in, clusters, byKey)
 	KeepRecorded(r, in.Previous, byKey, nil)
+	FinishCharts(r, charts)
 	r.Works = Group(r.Bindings, clusters)
 	return r
 }

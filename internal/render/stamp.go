@@ -16,6 +16,10 @@ func stamp(obj *unstructured.Unstructured, b *Binding, replicas *int32) {
 	conflict := conflictResolution(obj, b)
 	ann := metaMap(obj, "annotations")
 	ann[workv1alpha1.AnnotationTemplate] = b.Key.String()
+	if o := b.Template.Chart; o != nil {
+		ann[workv1alpha1.AnnotationHelmChart] = o.Chart.Namespace + "/" + o.Chart.Name
+		ann[workv1alpha1.AnnotationHelmTemplate] = o.Template
+	}
 	if b.Policy != nil {
 		if b.Policy.ClusterScoped {
 			ann[workv1alpha1.AnnotationCPPName] = b.Policy.Name

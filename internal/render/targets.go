@@ -2,6 +2,7 @@ package render
 
 import (
 	"encoding/binary"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -82,6 +83,9 @@ func (r *renderer) renderTargets(b *Binding) {
 		n, split := completions[t.Cluster]
 		p := pendingTarget{target: t, cluster: ci, completions: n, split: split}
 		key := r.variantKey(columns, ci, workload && t.Scheduled, t.Replicas, n, split)
+		if b.Template.Chart != nil {
+			key = fmt.Appendf(key, "\x00%p", baseObject(b, t)) // the chart's object for the cluster
+		}
 		if k, ok := index[string(key)]; ok {
 			variants[k].targets = append(variants[k].targets, p)
 			continue
@@ -189,7 +193,7 @@ func (c ruleColumn) targets(cluster int) bool {
 // renderTarget renders b for one cluster c into t.
 func renderTarget(b *Binding, t *Target, c *clusterv1alpha1.Cluster, overrides []load.Override, ip *interpret.Interpreter,
 	workload bool, completions int32, split bool) {
-	obj := b.Template.Object.DeepCopy()
+	obj := baseObject(b, t).DeepCopy()
 	var scheduled *int32
 	if workload && t.Scheduled {
 		revised, err := reviseReplicasOf(obj, t.Replicas, ip)

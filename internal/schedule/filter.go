@@ -10,6 +10,8 @@ import (
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/policyv1alpha1"
 	"github.com/propagit/propagit/internal/match"
+
+	"github.com/propagit/propagit/internal/api/chartv1alpha1"
 )
 
 // filter runs Karmada's filter plugins in order (ClusterAffinity,
@@ -98,9 +100,10 @@ func tolerated(tolerations []corev1.Toleration, taint *corev1.Taint) bool {
 // apiFilter requires status.apiEnablements to list the template's
 // groupVersion with a resource of its kind. Skipped for clusters of the
 // previous placement. Deviation decided by the project: a cluster with a nil
-// Status has every API enabled.
+// Status has every API enabled. A HelmChart never reaches a member (its
+// chart's objects do, each filtered on its own), so any cluster may take one.
 func (r *run) apiFilter(c *clusterv1alpha1.Cluster) string {
-	if _, ok := r.prev[c.Name]; ok || c.Status == nil {
+	if _, ok := r.prev[c.Name]; ok || c.Status == nil || chartv1alpha1.IsHelmChart(r.apiVersion, r.kind) {
 		return ""
 	}
 	for _, e := range c.Status.APIEnablements {

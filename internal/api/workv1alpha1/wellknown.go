@@ -37,6 +37,12 @@ const (
 	// AnnotationTemplate names the source template of an object
 	// (ObjectKey.String()).
 	AnnotationTemplate = "propagit.io/template"
+
+	// AnnotationHelmChart names the HelmChart ("namespace/name") whose
+	// chart rendered an object; AnnotationHelmTemplate the chart file
+	// that did ("web/templates/deployment.yaml").
+	AnnotationHelmChart    = "propagit.io/helm-chart"
+	AnnotationHelmTemplate = "propagit.io/helm-template"
 	// AnnotationScheduledReplicas records the replicas the scheduler gave a
 	// cluster before overrides; it is the "previous placement" of the next
 	// render.

@@ -65,6 +65,7 @@ func NewMemo() *Memo {
 // Render is render.Render through the memo: the same stages in the same
 // order, each skipping what its memo says did not change.
 func (m *Memo) Render(in render.Input) *render.Result {
+	in, charts := render.ExpandCharts(in)
 	clusters := m.effectiveClusters(in)
 	m.policyDigests.next()
 	ip := in.Set.Interpreter()
@@ -85,6 +86,7 @@ func (m *Memo) Render(in render.Input) *render.Result {
 	render.RestrictTargets(r.Bindings, check, st.admitted(r.Bindings, restrictions, restrictionsOK))
 	render.EndEvictions(r.Bindings, in, clusters, byKey)
 	render.KeepRecorded(r, in.Previous, byKey, st.stillShared(r.Bindings))
+	render.FinishCharts(r, charts)
 	r.Works = m.groupAll(st, r.Bindings, keys, clusters)
 	m.settle(st, r.Bindings, keys, restrictions, restrictionsOK)
 	return r

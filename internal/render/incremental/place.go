@@ -51,7 +51,11 @@ func (r *placeRun) place(i int, pl *render.Placer, t *load.Template, key workv1a
 	if prev != nil {
 		claim = prev.Claim
 	}
-	b.Choice = r.choose(i, &st, t, in.Set.Propagations, claim)
+	if t.Chart != nil {
+		b.Choice = render.ChartChoice(t)
+	} else {
+		b.Choice = r.choose(i, &st, t, in.Set.Propagations, claim)
+	}
 	if p := pl.Claim(b); p != nil {
 		r.schedule(i, &st, b, p, prev, pl, in, ip)
 	}
