@@ -25,10 +25,10 @@ func fleet(extra map[string]string) map[string]string {
 	}
 	pdb := "  - groupVersion: policy/v1\n    resources: [{name: poddisruptionbudgets, kind: PodDisruptionBudget}]\n"
 	files := map[string]string{
-		"clusters/dev.yaml":     cluster("dev", "v1.29.4", ""),
-		"clusters/staging.yaml": cluster("staging", "v1.33.1", ""),
-		"clusters/prod.yaml":    cluster("prod", "v1.33.1", pdb),
-		"charts/web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+		"clusters/dev.yaml":      cluster("dev", "v1.29.4", ""),
+		"clusters/staging.yaml":  cluster("staging", "v1.33.1", ""),
+		"clusters/prod.yaml":     cluster("prod", "v1.33.1", pdb),
+		"charts/web/Chart.yaml":  "apiVersion: v2\nname: web\nversion: 1.0.0\n",
 		"charts/web/values.yaml": "replicaCount: 1\nimage: {repository: docker.io/library/nginx, tag: '1.27'}\n",
 		"charts/web/templates/deployment.yaml": `apiVersion: apps/v1
 kind: Deployment
@@ -217,4 +217,3 @@ func TestHelmChartObjectClashes(t *testing.T) {
 		t.Fatalf("errors: %+v", r.Errors)
 	}
 }
-
