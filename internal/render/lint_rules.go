@@ -12,6 +12,7 @@ const (
 	RuleLoad              = "load"
 	RuleUnknownField      = "unknown-field"
 	RuleHelmChart         = "helm-chart"
+	RuleHelmHook          = "helm-hook"
 	RuleUnsupportedKind   = "unsupported-kind"
 	RuleSkippedNamespace  = "skipped-namespace"
 	RuleManyPolicies      = "selected-by-many"
@@ -38,7 +39,8 @@ const (
 var RuleDescriptions = map[string]string{
 	RuleLoad:              "A document was not loaded (not a Kubernetes object, an excerpt, an earlier render).",
 	RuleUnknownField:      "A field the kind does not have (its Go type, or its CRD's schema): the API server drops it.",
-	RuleHelmChart:         "A Helm chart or template: propagit does not render Helm charts yet.",
+	RuleHelmChart:         "A Helm chart no HelmChart names, or Helm placeholders outside a chart: nothing of it is deployed.",
+	RuleHelmHook:          "A Helm hook of a chart: propagit does not run Helm hooks, so it is not applied.",
 	RuleUnsupportedKind:   "A Karmada kind propagit does not implement.",
 	RuleSkippedNamespace:  "A template in a namespace that is never propagated.",
 	RuleManyPolicies:      "A template selected by more than one policy: only one applies.",

@@ -2,10 +2,12 @@ package render
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/propagit/propagit/internal/api/policyv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
 )
 
@@ -23,6 +25,9 @@ func lintSilent(set *load.Set, res *Result, root string, loc *locator, helm bool
 	selected := map[string]bool{}
 	objects := 0
 	for _, b := range res.Bindings {
+		if b.Template.Chart != nil {
+			selected[propagationName(b.Template.Chart.Claim)] = true
+		}
 		for _, c := range b.Choice.Candidates {
 			selected[propagationName(c.Policy)] = true
 		}
@@ -33,6 +38,25 @@ func lintSilent(set *load.Set, res *Result, root string, loc *locator, helm bool
 		}
 		if b.Policy == nil && b.Skipped == "" && !b.Unclaimed && len(b.Targets) == 0 && len(b.DependencyOf) == 0 && !autoPropagated(b.Template) {
 			add(b.Template.Source, SeverityWarning, RuleUnselected, "%s is selected by no PropagationPolicy or ClusterPropagationPolicy: it is sent to no cluster", b.Key.Display())
+		}
+	}
+	if res.Charts != nil {
+		for _, b := range res.Charts.Charts {
+			for _, c := range b.Choice.Candidates {
+				selected[propagationName(c.Policy)] = true
+			}
+			if b.Policy == nil && b.Skipped == "" {
+				add(b.Template.Source, SeverityWarning, RuleUnselected, "%s is selected by no PropagationPolicy or ClusterPropagationPolicy: its chart is rendered for no cluster", b.Key.Display())
+			}
+		}
+		for _, f := range res.Charts.Failed {
+			add(f.Source, SeverityError, RuleRenderFailed, "%s on cluster %s: %s (the cluster keeps its current objects)", f.Template.Display(), f.Cluster, f.Message)
+		}
+		for _, key := range slices.SortedFunc(maps.Keys(res.Charts.Hooks), workv1alpha1.ObjectKey.Compare) {
+			src := chartSource(res.Charts, key)
+			for _, h := range res.Charts.Hooks[key] {
+				add(src, SeverityWarning, RuleHelmHook, "%s: Helm hook %s is not applied: propagit does not run Helm hooks (render it as an ordinary object, or run it another way)", key.Display(), h)
+			}
 		}
 	}
 	for i := range set.Propagations {
@@ -78,7 +102,11 @@ func autoPropagated(t *load.Template) bool {
 func lintUnusedOverrides(set *load.Set, res *Result, loc *locator) []Finding {
 	used := map[string]bool{}
 	usedName := map[string]bool{}
-	for _, b := range res.Bindings {
+	bindings := res.Bindings
+	if res.Charts != nil {
+		bindings = slices.Concat(bindings, res.Charts.Charts)
+	}
+	for _, b := range bindings {
 		for _, t := range b.Targets {
 			if t.Failure != nil && t.Failure.Policy != "" {
 				used[t.Failure.Policy] = true
@@ -202,4 +230,14 @@ func lintUndeclaredNamespaces(res *Result, loc *locator) []Finding {
 			"namespace %s is declared by no Namespace in the fleet: apply creates it on each member unmanaged (never updated or pruned); add a Namespace to manage it", ns)}})
 	}
 	return out
+}
+
+// chartSource is where the HelmChart of key is declared.
+func chartSource(rep *ChartReport, key workv1alpha1.ObjectKey) load.Source {
+	for _, b := range rep.Charts {
+		if b.Key == key {
+			return b.Template.Source
+		}
+	}
+	return load.Source{}
 }
