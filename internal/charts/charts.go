@@ -46,6 +46,7 @@ type outputKey struct {
 	namespace string
 	chartDir  string
 	chartName string
+	version   string
 }
 
 // New returns Charts rendering with lim; remote, when nil, fails remote charts.
@@ -87,7 +88,7 @@ func (f *forSet) RenderChart(obj *unstructured.Unstructured, source load.Source,
 		}
 		return nil, fmt.Errorf("chart %s: %v", chart.Name, err)
 	}
-	return f.c.convert(outputKey{out: out, namespace: rel.Namespace, chartDir: chartDir, chartName: chart.Name})
+	return f.c.convert(outputKey{out: out, namespace: rel.Namespace, chartDir: chartDir, chartName: chart.Name, version: chart.Version})
 }
 
 // repoPath names a chart file where the committer finds it: in the repo
@@ -210,7 +211,7 @@ func (c *Charts) convert(k outputKey) (*render.ChartRender, error) {
 	if r, ok := c.outputs[k]; ok {
 		return r, nil
 	}
-	r := &render.ChartRender{}
+	r := &render.ChartRender{Chart: k.chartName + " " + k.version}
 	var crds []*unstructured.Unstructured
 	for _, o := range k.out.CRDs {
 		u, err := asObject(o)

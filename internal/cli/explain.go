@@ -70,7 +70,11 @@ func (o *explainOptions) run(w io.Writer, ref string) error {
 		return err
 	}
 	res := render.Render(in)
-	b, err := findBinding(res.Bindings, ref, o.namespace)
+	bindings := res.Bindings
+	if res.Charts != nil {
+		bindings = append(slices.Clone(bindings), res.Charts.Charts...) // the HelmCharts themselves
+	}
+	b, err := findBinding(bindings, ref, o.namespace)
 	if err != nil {
 		return err
 	}

@@ -76,3 +76,26 @@ func TestHelmLint(t *testing.T) {
 		}
 	}
 }
+
+// TestHelmExplain: explain names, for an object a chart rendered, the
+// HelmChart, the chart file and version, and what each cluster's
+// overrides changed in the HelmChart's values; the HelmChart itself can
+// be explained too.
+func TestHelmExplain(t *testing.T) {
+	dir := t.TempDir()
+	writeFleet(t, dir, helmFleet("{replicaCount: 3}", false))
+	stdout, _ := runCLI(t, 0, "explain", "deployment/web", dir, "-n", "demo")
+	for _, w := range []string{
+		"rendered by HelmChart.propagit.io/demo/web from web/templates/deployment.yaml (chart web 1.0.0)",
+		`member2 values: OverridePolicy demo/web rule 0 plaintext /spec/values: {} -> {"replicaCount":3}`,
+		"member2  replicas 3",
+	} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("explain lacks %q:\n%s", w, stdout)
+		}
+	}
+	stdout, _ = runCLI(t, 0, "explain", "helmchart/web", dir, "-n", "demo")
+	if !strings.HasPrefix(stdout, "HelmChart.propagit.io/demo/web  (release.yaml:1)") {
+		t.Errorf("explain helmchart/web:\n%s", stdout)
+	}
+}

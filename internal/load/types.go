@@ -57,6 +57,10 @@ type ChartOrigin struct {
 	// keeps what it runs). A cluster in neither gets nothing.
 	Objects map[string]*unstructured.Unstructured
 	Failed  map[string]string
+	// Release is the chart and version rendered ("web 1.0.0"); Values
+	// lists, per cluster, what its overrides changed in the HelmChart.
+	Release string
+	Values  map[string][]string
 }
 
 // Propagation is a PropagationPolicy (ClusterScoped false) or a

@@ -49,6 +49,8 @@ type ChartRender struct {
 	// Objects are the CRDs of crds/ (annotated to be never pruned), then
 	// the objects of templates/, each with its chart file.
 	Objects []ChartObject
+	// Chart is the chart's name and version ("web 1.0.0").
+	Chart string
 	// Hooks are the chart's Helm hooks, which propagit does not run:
 	// "Job demo/migrate (post-install) from web/templates/job.yaml".
 	Hooks []string
@@ -113,6 +115,16 @@ func ExpandCharts(in Input) (Input, *ChartReport) {
 			continue
 		}
 		chartKey := b.Key
+		// values lists what each cluster's overrides changed in the
+		// HelmChart, for explain.
+		values := map[string][]string{}
+		for _, t := range b.Targets {
+			if t.Overrides != nil {
+				for _, c := range t.Overrides.Changes {
+					values[t.Cluster] = append(values[t.Cluster], c.String())
+				}
+			}
+		}
 		fail := func(cluster, msg string) {
 			rep.Failed = append(rep.Failed, RenderError{Template: chartKey, Source: b.Template.Source, Cluster: cluster, Rule: -1, Message: msg})
 		}
@@ -120,8 +132,8 @@ func ExpandCharts(in Input) (Input, *ChartReport) {
 			t := derived[key]
 			if t == nil {
 				t = &load.Template{Source: b.Template.Source, Chart: &load.ChartOrigin{Chart: chartKey, Template: tmpl, Claim: b.Choice.Winner.Policy,
-					Reason:  fmt.Sprintf("rendered by the chart of %s, which %s", chartKey.Display(), b.Choice.Reason),
-					Objects: map[string]*unstructured.Unstructured{}, Failed: map[string]string{}}}
+					Reason:  fmt.Sprintf("it is rendered by the chart of %s, which %s claims (%s)", chartKey.Display(), policyName(b.Policy), b.Choice.Reason),
+					Objects: map[string]*unstructured.Unstructured{}, Failed: map[string]string{}, Values: values}}
 				derived[key] = t
 				order = append(order, key)
 				rep.derived[key] = chartKey
@@ -129,6 +141,7 @@ func ExpandCharts(in Input) (Input, *ChartReport) {
 			return t
 		}
 		var failedOn []string
+		release := ""
 		for _, t := range b.Targets {
 			c := byName[t.Cluster]
 			if c == nil || t.Suspended {
@@ -155,6 +168,7 @@ func ExpandCharts(in Input) (Input, *ChartReport) {
 			if len(out.Hooks) > 0 && len(rep.Hooks[chartKey]) == 0 {
 				rep.Hooks[chartKey] = out.Hooks
 			}
+			release = out.Chart
 			for _, o := range out.Objects {
 				key := workv1alpha1.KeyOf(o.Object)
 				if src, clash := inGit[key]; clash {
@@ -177,6 +191,11 @@ func ExpandCharts(in Input) (Input, *ChartReport) {
 				if d.Chart.Objects[cluster] == nil {
 					d.Chart.Failed[cluster] = "the chart of " + chartKey.Display() + " did not render"
 				}
+			}
+		}
+		for key, chart := range rep.derived {
+			if chart == chartKey {
+				derived[key].Chart.Release = release
 			}
 		}
 	}
@@ -262,7 +281,7 @@ func originDigest(key workv1alpha1.ObjectKey, o *load.ChartOrigin) [32]byte {
 // ChartChoice is the claim of a chart-rendered template: its HelmChart's.
 func ChartChoice(t *load.Template) match.Choice {
 	c := match.Candidate{Policy: t.Chart.Claim}
-	return match.Choice{Winner: &c, Candidates: []match.Candidate{c}, Reason: t.Chart.Reason}
+	return match.Choice{Winner: &c, Reason: t.Chart.Reason}
 }
 
 // chartTargets keeps the targets of a chart-rendered template's binding

@@ -28,6 +28,19 @@ type Explanation struct {
 	Steps         []string            `json:"replicaSteps,omitempty"`
 	Evictions     []string            `json:"evictions,omitempty"`
 	Targets       []TargetExplanation `json:"targets"`
+	// Chart is set for an object a Helm chart rendered.
+	Chart *ChartExplanation `json:"chart,omitempty"`
+}
+
+// ChartExplanation says which HelmChart rendered an object: the chart
+// and version, the chart file, and per cluster what its overrides
+// changed in the HelmChart (its values) or why the chart failed there.
+type ChartExplanation struct {
+	HelmChart string              `json:"helmChart"`
+	Release   string              `json:"release,omitempty"`
+	Template  string              `json:"template"`
+	Values    map[string][]string `json:"values,omitempty"`
+	Failed    map[string]string   `json:"failed,omitempty"`
 }
 
 // CandidateVerdict is one matching policy.
@@ -82,6 +95,12 @@ func Explain(b *Binding, clusters []*clusterv1alpha1.Cluster) Explanation {
 	}
 	if b.Unclaimed {
 		e.Unclaimed = UnclaimedMessage
+	}
+	if o := b.Template.Chart; o != nil {
+		e.Chart = &ChartExplanation{HelmChart: o.Chart.String(), Release: o.Release, Template: o.Template, Values: o.Values}
+		if len(o.Failed) > 0 {
+			e.Chart.Failed = o.Failed
+		}
 	}
 	for _, c := range b.Choice.Candidates {
 		ref := &PolicyRef{ClusterScoped: c.Policy.ClusterScoped, Namespace: c.Policy.Policy.Namespace, Name: c.Policy.Policy.Name}

@@ -3,6 +3,8 @@ package render
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
@@ -20,6 +22,17 @@ func WriteExplanation(w io.Writer, e Explanation) {
 	if e.Skipped != "" {
 		fmt.Fprintf(w, "Not propagated: %s\n", e.Skipped)
 		return
+	}
+	if c := e.Chart; c != nil {
+		fmt.Fprintln(w, "Helm chart:")
+		fmt.Fprintf(w, "  rendered by %s from %s (chart %s)\n", workv1alpha1.DisplayKey(c.HelmChart), c.Template, c.Release)
+		for _, cluster := range slices.Sorted(maps.Keys(c.Values)) {
+			fmt.Fprintf(w, "  %s values: %s\n", cluster, strings.Join(c.Values[cluster], "; "))
+		}
+		for _, cluster := range slices.Sorted(maps.Keys(c.Failed)) {
+			fmt.Fprintf(w, "  %s: %s; it keeps what it runs\n", cluster, c.Failed[cluster])
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w, "Policy:")
 	if e.Policy == "" {
