@@ -262,5 +262,8 @@ func asObject(o helm.Object) (*unstructured.Unstructured, error) {
 	if err := u.UnmarshalJSON(data); err != nil {
 		return nil, fmt.Errorf("%s: %v", o.Template, err)
 	}
+	if err := load.CheckRendered(u); err != nil {
+		return nil, fmt.Errorf("%s: %s %q: %v", o.Template, u.GetKind(), u.GetName(), err)
+	}
 	return u, nil
 }

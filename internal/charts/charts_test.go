@@ -217,3 +217,34 @@ func TestHelmChartObjectClashes(t *testing.T) {
 		t.Fatalf("errors: %+v", r.Errors)
 	}
 }
+
+// TestHelmChartCannotForgeWhatGitCannot: a chart is held to what a
+// template in Git is held to. One that stamps propagit's own annotations
+// (the SOPS document that makes a member decrypt, the template that
+// claims ownership) or names an object like a path fails to render, on
+// every cluster, and nothing of it is sent.
+func TestHelmChartCannotForgeWhatGitCannot(t *testing.T) {
+	for name, tmpl := range map[string]string{
+		"sops document": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: stolen\n  annotations: {propagit.io/sops-document: x}\n",
+		"ownership":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations: {propagit.io/template: ConfigMap/other/x}\n",
+		"managed label": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  labels: {propagit.io/managed: 'true'}\n",
+		"path name":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ../../x\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := renderFleet(t, fleet(map[string]string{"charts/web/templates/evil.yaml": tmpl}), nil)
+			if len(r.Errors) != 3 {
+				t.Fatalf("errors: %+v, want one per cluster", r.Errors)
+			}
+			for _, e := range r.Errors {
+				if !strings.Contains(e.Message, "web/templates/evil.yaml") {
+					t.Errorf("error does not name the template: %s", e.Message)
+				}
+			}
+			for _, w := range r.Works {
+				if len(w.Objects) > 0 {
+					t.Errorf("%s got %d objects of a chart that failed", w.Cluster, len(w.Objects))
+				}
+			}
+		})
+	}
+}

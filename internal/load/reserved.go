@@ -1,6 +1,7 @@
 package load
 
 import (
+	"errors"
 	"slices"
 	"strings"
 
@@ -40,4 +41,24 @@ func reservedIssues(obj *unstructured.Unstructured) []issue {
 		}
 	}
 	return out
+}
+
+// CheckRendered holds an object rendered outside Git's files (a Helm
+// chart's) to what a template in Git is held to: a valid apiVersion,
+// kind, name and namespace (they become paths), and none of propagit's
+// own labels and annotations (they decide decryption, ownership and
+// pruning).
+func CheckRendered(obj *unstructured.Unstructured) error {
+	gvk := obj.GroupVersionKind()
+	var msgs []string
+	if obj.GetName() == "" {
+		msgs = append(msgs, "metadata.name: required")
+	}
+	for _, i := range append(identityIssues(gvk, obj.GetName(), obj.GetNamespace()), reservedIssues(obj)...) {
+		msgs = append(msgs, i.field+": "+i.msg)
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
