@@ -119,7 +119,7 @@ func New(opts Options, src Fetcher, ws works.Store, ss works.StatusStore, creds 
 		FailureThreshold: opts.ClusterFailureThreshold, SuccessThreshold: opts.ClusterSuccessThreshold,
 		PullHeartbeatTimeout: opts.PullHeartbeatTimeout}, observe.CredentialProber{Credentials: creds, Clock: clk}, ss, log)
 	return &Controller{opts: opts, source: src, works: ws, status: ss, creds: creds, log: log,
-		clock: clk, trigger: make(chan struct{}, 1), files: load.NewCache(), memo: incremental.NewMemo(), charts: charts.New(helm.DefaultLimits(), nil), encoder: workv1alpha1.NewEncoder(), members: map[string]*member{},
+		clock: clk, trigger: make(chan struct{}, 1), files: load.NewCache(), memo: incremental.NewMemo(), charts: charts.New(helm.DefaultLimits(), opts.ChartRemote), encoder: workv1alpha1.NewEncoder(), members: map[string]*member{},
 		observer: observer}
 }
 

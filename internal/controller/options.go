@@ -15,6 +15,8 @@ import (
 	"github.com/propagit/propagit/internal/notify"
 	"github.com/propagit/propagit/internal/render"
 	"github.com/propagit/propagit/internal/secrets/keys"
+
+	"github.com/propagit/propagit/internal/charts"
 )
 
 // Snapshot is one revision of the source tree.
@@ -47,6 +49,9 @@ type Options struct {
 	// records the Works only while it holds shard.RecorderKey. nil does
 	// everything.
 	Sharding Sharding
+	// ChartRemote fetches the remote charts HelmCharts name (repoURL);
+	// nil fails them.
+	ChartRemote charts.Remote
 	// ProbeTimeout bounds one member probe.
 	ProbeTimeout time.Duration
 	// ProbeInterval is how long a member's probe result is reused: a pass
