@@ -19,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
 )
@@ -738,5 +739,54 @@ func TestParseChallenge(t *testing.T) {
 	s, p = parseChallenge(`Basic realm=x`)
 	if s != "Basic" || p["realm"] != "x" {
 		t.Fatalf("%s %v", s, p)
+	}
+}
+
+func TestOCIHostileManifests(t *testing.T) {
+	tgz := chartTgz(t, "web", "1.2.3")
+	layer := ociDescriptor{MediaType: helmChartLayer, Digest: sha256Digest(tgz), Size: int64(len(tgz))}
+	cfg := ociDescriptor{MediaType: helmConfigType, Digest: sha256Digest([]byte("{}")), Size: 2}
+	cases := map[string]ociManifest{
+		"image index":     {SchemaVersion: 2, MediaType: ociIndexType},
+		"no chart layer":  {SchemaVersion: 2, Config: cfg, Layers: []ociDescriptor{{MediaType: "application/vnd.oci.image.layer.v1.tar+gzip", Digest: layer.Digest}}},
+		"two chart layer": {SchemaVersion: 2, Config: cfg, Layers: []ociDescriptor{layer, layer}},
+		"bad digest":      {SchemaVersion: 2, Config: cfg, Layers: []ociDescriptor{{MediaType: helmChartLayer, Digest: "sha256:../../x"}}},
+		"image config":    {SchemaVersion: 2, Config: ociDescriptor{MediaType: "application/vnd.oci.image.config.v1+json"}, Layers: []ociDescriptor{layer}},
+		"schema 1":        {SchemaVersion: 1, Config: cfg, Layers: []ociDescriptor{layer}},
+	}
+	for name, m := range cases {
+		body, _ := json.Marshal(m)
+		var blobHits atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.Contains(r.URL.Path, "/manifests/") {
+				w.Header().Set("Content-Type", ociManifestType)
+				w.Write(body)
+				return
+			}
+			blobHits.Add(1)
+			w.Write(tgz)
+		}))
+		f := &Fetcher{PlainHTTP: true, CacheDir: t.TempDir()}
+		_, _, err := f.Fetch(context.Background(), Ref{RepoURL: "oci://" + srv.Listener.Addr().String(), Chart: "web", Version: "1.2.3"})
+		srv.Close()
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+		if blobHits.Load() != 0 {
+			t.Errorf("%s: downloaded a blob", name)
+		}
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // never answers
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, _, err := (&Fetcher{}).Fetch(ctx, Ref{RepoURL: srv.URL, Chart: "web", Version: "1.2.3"})
+	if err == nil || !strings.Contains(err.Error(), "timeout") {
+		t.Fatalf("want timeout, got %v", err)
 	}
 }
