@@ -20,9 +20,11 @@ import (
 	"golang.org/x/sync/errgroup"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/propagit/propagit/internal/charts"
 	"github.com/propagit/propagit/internal/cluster"
 	"github.com/propagit/propagit/internal/controller"
 	"github.com/propagit/propagit/internal/events"
+	"github.com/propagit/propagit/internal/helm/fetch"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/metrics"
@@ -49,6 +51,8 @@ type controllerOptions struct {
 	notify        notifyOptions
 	keys          keyOptions
 	dashboardAddr string
+	// chartCredentials is a .dockerconfigjson of the chart registries.
+	chartCredentials string
 }
 
 func newControllerCommand() *cobra.Command {
@@ -80,7 +84,8 @@ it), and a Cluster in Git cannot point it elsewhere. Outside a cluster
 	f.StringVar(&o.healthAddr, "health-addr", ":8081", "address of /healthz and /readyz (empty to disable)")
 	f.StringVar(&o.httpAddr, "http-addr", ":8080", "address of /metrics and the Git webhook "+webhook.Path+" (empty to disable)")
 	o.hooks.bindFlags(cmd)
-	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-cache"), "folder for the Git clones")
+	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-cache"), "folder for the Git clones and the remote Helm charts (under charts/)")
+	f.StringVar(&o.chartCredentials, "chart-credentials", "", "a .dockerconfigjson file (a mounted Secret) with the credentials of the Helm chart repositories and OCI registries, each sent only to its own host")
 	o.controller.BindFlags(f)
 	bindRenderFlags(f, &o.controller.Render)
 	o.leader.bindFlags(f)
@@ -126,6 +131,11 @@ func (o *controllerOptions) run(parent context.Context) error {
 	}
 	opts := o.controller
 	opts.Deliver.Version = version
+	chartCreds, err := charts.Credentials(o.chartCredentials)
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	opts.ChartRemote = charts.FetchWith(&fetch.Fetcher{CacheDir: filepath.Join(o.cacheDir, "charts"), Credentials: chartCreds})
 	// No script reads, and no apiserver message is kept about, a kind that may be decrypted.
 	opts.Apply.DecryptKinds = append(append([]string{}, o.limits.DecryptKinds...), o.keys.kinds...)
 	creds := &cluster.Credentials{KubeconfigDir: o.kubeconfigDir, Hub: stores.hub, Writer: stores.hub, Namespace: cluster.DefaultNamespace,

@@ -110,6 +110,7 @@ file and the line) or a template that fails to render at head.`,
 	o.src.limits.bindFlags(f)
 	o.src.render = render.DefaultOptions()
 	bindRenderFlags(f, &o.src.render)
+	bindChartFlags(f, &o.src.chartCache)
 	return cmd
 }
 
@@ -173,8 +174,8 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "warning: head (%s): %s: %s\n", head.label, path.Join(root, f.Source.String()), f.Message)
 	}
 	opts := o.src.render
-	baseRes := render.Render(render.Input{Set: base.set, Options: opts, Charts: chartsFor(base.set)})
-	headRes := render.Render(render.Input{Set: head.set, Options: opts, Previous: render.PreviousFromWorks(baseRes.Works), Charts: chartsFor(head.set)})
+	baseRes := render.Render(render.Input{Set: base.set, Options: opts, Charts: o.src.charts(base.set)})
+	headRes := render.Render(render.Input{Set: head.set, Options: opts, Previous: render.PreviousFromWorks(baseRes.Works), Charts: o.src.charts(head.set)})
 	report := diff.Compare(diff.Input{
 		Base: baseRes, Head: headRes,
 		BaseRevision: base.revision, HeadRevision: head.revision,

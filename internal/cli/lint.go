@@ -106,7 +106,7 @@ func (o *lintOptions) run(w io.Writer) error {
 		return err
 	}
 	opts := o.render
-	res := render.Render(render.Input{Set: set, Options: opts, Charts: chartsFor(set)})
+	res := render.Render(render.Input{Set: set, Options: opts, Charts: o.charts(set)})
 	o.lint.Root = o.source
 	o.lint.ReadFile = o.readSourceFile
 	findings := render.LintWith(set, res, o.lint)

@@ -32,6 +32,8 @@ type sourceOptions struct {
 	source string
 	render render.Options
 	limits limitOptions
+	// chartCache is the folder remote Helm charts are read from, offline.
+	chartCache string
 }
 
 // sourceUsage is the help of -s/--source of the commands that read a
@@ -43,6 +45,7 @@ func (o *sourceOptions) bindFlags(cmd *cobra.Command) {
 	bindSource(cmd, &o.source, ".", sourceUsage)
 	o.render = render.DefaultOptions()
 	bindRenderFlags(cmd.Flags(), &o.render)
+	bindChartFlags(cmd.Flags(), &o.chartCache)
 }
 
 func (o *sourceOptions) load() (*load.Set, error) {
@@ -68,7 +71,7 @@ func (o *sourceOptions) loadOptions() load.Options {
 // previous (the folder of an earlier render, if not empty) being its
 // history.
 func (o *sourceOptions) input(set *load.Set, previous string) (render.Input, error) {
-	in := render.Input{Set: set, Options: o.render, Charts: chartsFor(set)}
+	in := render.Input{Set: set, Options: o.render, Charts: o.charts(set)}
 	if previous != "" {
 		prev, err := folder.Read(previous)
 		if err != nil {
