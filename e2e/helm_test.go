@@ -40,6 +40,18 @@ spec:
       - name: web
         image: "{{ .Values.image.repository }}:{{ required "image.tag is required" .Values.image.tag }}"
 `,
+		"charts/web/templates/migrate.yaml": `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ .Release.Name }}-migrate
+  annotations:
+    helm.sh/hook: post-install
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: migrate, image: busybox}]
+`,
 		"charts/web/templates/configmap.yaml": `apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -119,7 +131,21 @@ spec:
 		func() (bool, string) { return imageIs(m3, ns, "web", "docker.io/library/nginx:1.27") },
 	))
 	reader.waitApplied(rev1, m1.Name, m2.Name, m3.Name)
+	// The post-install hook is not applied, and the status says so for
+	// each member.
+	hooked := map[string]bool{}
+	for _, h := range reader.report(t).HelmHooks {
+		if strings.Contains(h.Error, "Job web-migrate (post-install) from charts/web/templates/migrate.yaml") {
+			hooked[h.Cluster] = true
+		}
+	}
+	if len(hooked) != 3 {
+		t.Errorf("status reports the unapplied hook on %v, want all three members: %+v", hooked, reader.report(t).HelmHooks)
+	}
 	for _, m := range members {
+		if job, err := getOrNil(m.Client().BatchV1().Jobs(ns).Get, "web-migrate"); err != nil || job != nil {
+			t.Errorf("%s: the hook Job was applied (%v)", m.Name, err)
+		}
 		d, err := getDeployment(m, ns, "web")
 		if err != nil || d == nil {
 			t.Fatalf("%s: %v", m.Name, err)

@@ -85,6 +85,7 @@ func (c *Controller) renderProblems(res *render.Result) map[string]map[string]st
 			unclaimed[cl] = append(unclaimed[cl], u.Template.String())
 		}
 	}
+	hooks := helmHooks(res)
 	out := map[string]map[string]string{}
 	seen := map[string]bool{}
 	scheduling := c.scheduleProblems(res, seen)
@@ -104,6 +105,9 @@ func (c *Controller) renderProblems(res *render.Result) map[string]map[string]st
 				lines = append(lines[:maxRenderErrorLines], fmt.Sprintf("… and %d more", len(lines)-maxRenderErrorLines))
 			}
 			ann[workv1alpha1.AnnotationRenderErrors] = strings.Join(lines, "\n")
+		}
+		if h := hooks[cl.Name]; len(h) > 0 {
+			ann[workv1alpha1.AnnotationHelmHooks] = strings.Join(h, "\n")
 		}
 		if u := unclaimed[cl.Name]; len(u) > 0 {
 			ann[workv1alpha1.AnnotationUnclaimed] = strings.Join(u, ",")
@@ -361,4 +365,22 @@ func (c *Controller) previous(ctx context.Context) (*recording, error) {
 		rw = append(rw, render.Work{Cluster: w.Spec.Cluster, Objects: objs})
 	}
 	return newRecording(stored, rw, &c.history), nil
+}
+
+// helmHooks lists, per cluster, the Helm hooks of the charts placed there:
+// propagit does not apply them, and says so in the status.
+func helmHooks(res *render.Result) map[string][]string {
+	if res.Charts == nil {
+		return nil
+	}
+	out := map[string][]string{}
+	for _, b := range res.Charts.Charts {
+		hooks := res.Charts.Hooks[b.Key]
+		for _, t := range b.Targets {
+			for _, h := range hooks {
+				out[t.Cluster] = append(out[t.Cluster], b.Key.Display()+": "+h)
+			}
+		}
+	}
+	return out
 }

@@ -123,6 +123,15 @@ func writeProblems(w io.Writer, r *Report) {
 		}
 		_ = tw.Flush()
 	}
+	if len(r.HelmHooks) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "HELM HOOK NOT APPLIED (propagit does not run Helm hooks)\tCLUSTER")
+		for _, e := range r.HelmHooks {
+			fmt.Fprintf(tw, "%s\t%s\n", termsafe.String(e.Error), e.Cluster)
+		}
+		_ = tw.Flush()
+	}
 	if len(r.ScheduleErrors) > 0 {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "NOT SCHEDULED")

@@ -41,6 +41,9 @@ type Report struct {
 	// RenderErrors are the templates that failed to render, per cluster;
 	// each keeps what its cluster ran.
 	RenderErrors []RenderErrorRow `json:"renderErrors,omitempty"`
+	// HelmHooks are the Helm hooks of the charts rendered for each
+	// cluster, which propagit does not apply.
+	HelmHooks []RenderErrorRow `json:"helmHooks,omitempty"`
 	// Unclaimed are the templates no policy claims any more, with the
 	// clusters where they keep running.
 	Unclaimed []UnclaimedRow `json:"unclaimed,omitempty"`
@@ -146,6 +149,7 @@ func Build(inputs []Input, newest string) (*Report, error) {
 		r.Clusters = append(r.Clusters, row)
 		r.Drift = append(r.Drift, driftRows(in)...)
 		r.RenderErrors = append(r.RenderErrors, renderErrorRows(in)...)
+		r.HelmHooks = append(r.HelmHooks, annotationRows(in, workv1alpha1.AnnotationHelmHooks)...)
 		addUnclaimed(unclaimed, in)
 		addScheduleErrors(scheduling, in)
 		if err := addTemplates(templates, in); err != nil {
@@ -250,8 +254,13 @@ func driftRows(in Input) []DriftRow {
 // renderErrorRows reads the render errors the controller recorded on a
 // Work.
 func renderErrorRows(in Input) []RenderErrorRow {
+	return annotationRows(in, workv1alpha1.AnnotationRenderErrors)
+}
+
+// annotationRows reads the lines of a Work's annotation, one row each.
+func annotationRows(in Input, annotation string) []RenderErrorRow {
 	var out []RenderErrorRow
-	for _, line := range strings.Split(in.Work.Annotations[workv1alpha1.AnnotationRenderErrors], "\n") {
+	for _, line := range strings.Split(in.Work.Annotations[annotation], "\n") {
 		if line != "" {
 			out = append(out, RenderErrorRow{Cluster: in.Work.Spec.Cluster, Error: line})
 		}

@@ -119,6 +119,10 @@ const (
 	// render for its cluster, one per line ("Template on cluster: policy
 	// rule overrider: path: message"); each keeps what the cluster ran.
 	AnnotationRenderErrors = "propagit.io/render-errors"
+
+	// AnnotationHelmHooks, on a Work, lists the Helm hooks of the charts
+	// rendered for its cluster, which propagit does not apply, one a line.
+	AnnotationHelmHooks = "propagit.io/helm-hooks"
 	// AnnotationUnclaimed, on a Work, lists the templates (ObjectKey
 	// strings, comma-separated) that no policy claims any more and that
 	// keep their last placement and content on the cluster.
