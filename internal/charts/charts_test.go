@@ -21,7 +21,8 @@ func fleet(extra map[string]string) map[string]string {
 	cluster := func(name, version, pdb string) string {
 		return "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: " + name + "}\nspec: {syncMode: Push}\n" +
 			"status:\n  kubernetesVersion: " + version + "\n  conditions: [{type: Ready, status: 'True', reason: ClusterReady, message: ok, lastTransitionTime: '2026-11-01T08:00:00Z'}]\n  apiEnablements:\n  - groupVersion: v1\n    resources: [{name: configmaps, kind: ConfigMap}]\n" +
-			"  - groupVersion: apps/v1\n    resources: [{name: deployments, kind: Deployment}]\n" + pdb
+			"  - groupVersion: apps/v1\n    resources: [{name: deployments, kind: Deployment}]\n" +
+			"  - groupVersion: rbac.authorization.k8s.io/v1\n    resources: [{name: clusterrolebindings, kind: ClusterRoleBinding}]\n" + pdb
 	}
 	pdb := "  - groupVersion: policy/v1\n    resources: [{name: poddisruptionbudgets, kind: PodDisruptionBudget}]\n"
 	files := map[string]string{
@@ -114,7 +115,7 @@ func renderFleet(t *testing.T, files map[string]string, prev *render.Previous) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	return render.Render(render.Input{Set: set, Previous: prev, Charts: New(helm.DefaultLimits(), nil).For(set)})
+	return render.Render(render.Input{Set: set, Previous: prev, Options: render.DefaultOptions(), Charts: New(helm.DefaultLimits(), nil).For(set)})
 }
 
 // objectOf returns the object cluster got of kind/name, nil if none.
@@ -246,5 +247,34 @@ func TestHelmChartCannotForgeWhatGitCannot(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHelmChartObjectsAreRestricted: the restriction policy sees a
+// chart's objects as it sees Git's: a chart that binds cluster-admin or
+// writes into kube-system is refused there, its other objects go out.
+func TestHelmChartObjectsAreRestricted(t *testing.T) {
+	r := renderFleet(t, fleet(map[string]string{
+		"charts/web/templates/admin.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: web-admin}\n" +
+			"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: ServiceAccount, name: web, namespace: demo}]\n",
+		"charts/web/templates/system.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: kube-system}\n",
+	}), nil)
+	refused := map[string]int{}
+	for _, e := range r.Errors {
+		refused[e.Template.Kind]++
+		if e.Source.Path != "apps/web/release.yaml" {
+			t.Errorf("refusal not at the HelmChart's file: %+v", e)
+		}
+	}
+	if refused["ClusterRoleBinding"] != 3 {
+		t.Errorf("refusals %v (errors %+v), want the cluster-admin binding refused on each cluster", refused, r.Errors)
+	}
+	for _, c := range []string{"dev", "staging", "prod"} {
+		if objectOf(r, c, "ClusterRoleBinding", "web-admin") != nil || objectOf(r, c, "Deployment", "web") == nil {
+			t.Errorf("%s: the binding went out, or the Deployment did not", c)
+		}
+		if cm := objectOf(r, c, "ConfigMap", "web"); cm != nil && cm.GetNamespace() == "kube-system" {
+			t.Errorf("%s: a chart wrote into kube-system", c)
+		}
 	}
 }
