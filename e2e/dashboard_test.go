@@ -191,7 +191,7 @@ func TestDashboardCRStore(t *testing.T) {
 		return strings.Contains(r, `data-col="applied">2<`), fmt.Sprintf("revision row %q", r)
 	})
 	body := page("/template?name=" + url.QueryEscape("Deployment.apps/"+qsNamespace+"/"+qsApp))
-	for _, want := range []string{"PropagationPolicy demo/nginx-propagation", "OverridePolicy demo/nginx-override"} {
+	for _, want := range []string{"PropagationPolicy.policy.karmada.io/demo/nginx-propagation", "OverridePolicy.policy.karmada.io/demo/nginx-override"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the template page lacks %q", want)
 		}

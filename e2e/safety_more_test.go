@@ -116,7 +116,7 @@ func TestSafetyOverrideTypoKeepsWhatRuns(t *testing.T) {
 	eventually(t, converge, func() (bool, string) {
 		rep := reader.report(t)
 		for _, e := range rep.RenderErrors {
-			if e.Cluster == m2.Name && strings.Contains(e.Error, "OverridePolicy "+ns+"/tune") && strings.Contains(e.Error, "/data/valeu") {
+			if e.Cluster == m2.Name && strings.Contains(e.Error, "OverridePolicy.policy.karmada.io/"+ns+"/tune") && strings.Contains(e.Error, "/data/valeu") {
 				return true, ""
 			}
 		}

@@ -19,7 +19,7 @@ func TestApplyCreatesThenUnchangedThenConfigured(t *testing.T) {
 
 	res := mustApply(t, m, []*unstructured.Unstructured{cm, dep, svc}, nil)
 	assertActions(t, res, map[string]workv1alpha1.Action{
-		"ConfigMap/" + ns + "/conf": workv1alpha1.ActionCreated, "Deployment/" + ns + "/web": workv1alpha1.ActionCreated, "Service/" + ns + "/web": workv1alpha1.ActionCreated,
+		"ConfigMap/" + ns + "/conf": workv1alpha1.ActionCreated, "Deployment.apps/" + ns + "/web": workv1alpha1.ActionCreated, "Service/" + ns + "/web": workv1alpha1.ActionCreated,
 	})
 	if diff := cmp.Diff(refs(cm, dep, svc), res.Inventory); diff != "" {
 		t.Fatalf("inventory (-want +got):\n%s", diff)
@@ -31,7 +31,7 @@ func TestApplyCreatesThenUnchangedThenConfigured(t *testing.T) {
 
 	res = mustApply(t, m, []*unstructured.Unstructured{cm, dep, svc}, res.Inventory)
 	assertActions(t, res, map[string]workv1alpha1.Action{
-		"ConfigMap/" + ns + "/conf": workv1alpha1.ActionUnchanged, "Deployment/" + ns + "/web": workv1alpha1.ActionUnchanged, "Service/" + ns + "/web": workv1alpha1.ActionUnchanged,
+		"ConfigMap/" + ns + "/conf": workv1alpha1.ActionUnchanged, "Deployment.apps/" + ns + "/web": workv1alpha1.ActionUnchanged, "Service/" + ns + "/web": workv1alpha1.ActionUnchanged,
 	})
 	if got := live(t, c, cm).GetResourceVersion(); got != rv {
 		t.Fatalf("an unchanged re-apply wrote the ConfigMap: resourceVersion %s -> %s", rv, got)
@@ -40,7 +40,7 @@ func TestApplyCreatesThenUnchangedThenConfigured(t *testing.T) {
 	cm2 := configMap(t, ns, "conf", "two")
 	res = mustApply(t, m, []*unstructured.Unstructured{cm2, dep, svc}, res.Inventory)
 	assertActions(t, res, map[string]workv1alpha1.Action{
-		"ConfigMap/" + ns + "/conf": workv1alpha1.ActionConfigured, "Deployment/" + ns + "/web": workv1alpha1.ActionUnchanged, "Service/" + ns + "/web": workv1alpha1.ActionUnchanged,
+		"ConfigMap/" + ns + "/conf": workv1alpha1.ActionConfigured, "Deployment.apps/" + ns + "/web": workv1alpha1.ActionUnchanged, "Service/" + ns + "/web": workv1alpha1.ActionUnchanged,
 	})
 	if got, _, _ := unstructured.NestedString(live(t, c, cm).Object, "data", "key"); got != "two" {
 		t.Fatalf("data.key = %q after the change, want two", got)
@@ -55,7 +55,7 @@ func TestApplyPrunesObjectRemovedFromDesired(t *testing.T) {
 	res := mustApply(t, m, []*unstructured.Unstructured{keep, gone}, nil)
 
 	res = mustApply(t, m, []*unstructured.Unstructured{keep}, res.Inventory)
-	assertActions(t, res, map[string]workv1alpha1.Action{"ConfigMap/" + ns + "/keep": workv1alpha1.ActionUnchanged, "Deployment/" + ns + "/gone": workv1alpha1.ActionPruned})
+	assertActions(t, res, map[string]workv1alpha1.Action{"ConfigMap/" + ns + "/keep": workv1alpha1.ActionUnchanged, "Deployment.apps/" + ns + "/gone": workv1alpha1.ActionPruned})
 	if diff := cmp.Diff(refs(keep), res.Inventory); diff != "" {
 		t.Fatalf("inventory (-want +got):\n%s", diff)
 	}

@@ -38,10 +38,10 @@ func TestApplyAbortRefusesExistingUnmanagedObject(t *testing.T) {
 	other := configMap(t, ns, "other", "1")
 	res := mustApply(t, m, []*unstructured.Unstructured{web, other}, nil)
 
-	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment/" + ns + "/web": workv1alpha1.ActionFailed, "ConfigMap/" + ns + "/other": workv1alpha1.ActionCreated})
-	want := "Deployment/" + ns + "/web already exists on the member and propagit did not create it; " +
+	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment.apps/" + ns + "/web": workv1alpha1.ActionFailed, "ConfigMap/" + ns + "/other": workv1alpha1.ActionCreated})
+	want := "Deployment.apps/" + ns + "/web already exists on the member and propagit did not create it; " +
 		"set conflictResolution: Overwrite in the policy to take it over"
-	if got := messageOf(res, "Deployment/"+ns+"/web"); got != want {
+	if got := messageOf(res, "Deployment.apps/"+ns+"/web"); got != want {
 		t.Fatalf("message:\n got %q\nwant %q", got, want)
 	}
 	after := live(t, c, web)
@@ -61,7 +61,7 @@ func TestApplyOverwriteTakesOverExistingUnmanagedObject(t *testing.T) {
 
 	web := managed(deployment(t, ns, "web", "ours:2"), "overwrite")
 	res := mustApply(t, m, []*unstructured.Unstructured{web}, nil)
-	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment/" + ns + "/web": workv1alpha1.ActionConfigured})
+	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment.apps/" + ns + "/web": workv1alpha1.ActionConfigured})
 	after := live(t, c, web)
 	containers, _, _ := unstructured.NestedSlice(after.Object, "spec", "template", "spec", "containers")
 	if got := containers[0].(map[string]any)["image"]; got != "ours:2" {
@@ -78,7 +78,7 @@ func TestApplyOverwriteTakesOverExistingUnmanagedObject(t *testing.T) {
 	// It is propagit's to update, but propagit did not create it: removing
 	// it from desired releases it instead of deleting it (issue #25).
 	res = mustApply(t, m, nil, res.Inventory)
-	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment/" + ns + "/web": workv1alpha1.ActionReleased})
+	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment.apps/" + ns + "/web": workv1alpha1.ActionReleased})
 	if live(t, c, web) == nil {
 		t.Fatal("the taken-over Deployment was deleted")
 	}

@@ -76,7 +76,7 @@ func TestApplyLeavesFieldsOfOthersAndNormalisedValuesUnchanged(t *testing.T) {
 	// "0.5" is stored as "500m": the fast check sees a difference, the
 	// dry-run shows there is none.
 	res = mustApply(t, m, []*unstructured.Unstructured{dep}, res.Inventory)
-	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment/" + ns + "/web": workv1alpha1.ActionUnchanged})
+	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment.apps/" + ns + "/web": workv1alpha1.ActionUnchanged})
 	after := live(t, c, dep)
 	if after.GetResourceVersion() != rv || after.GetLabels()["team"] != "web" {
 		t.Fatalf("an unchanged re-apply wrote the object or dropped the label of someone else: rv %s -> %s, labels %v",
@@ -156,7 +156,7 @@ func TestCheckWarnReportsWithoutCorrecting(t *testing.T) {
 		t.Fatal(err)
 	}
 	res = mustCheck(t, m, desired, res.Inventory)
-	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment/" + ns + "/web": workv1alpha1.ActionDrifted, "ConfigMap/" + ns + "/conf": workv1alpha1.ActionDrifted})
+	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment.apps/" + ns + "/web": workv1alpha1.ActionDrifted, "ConfigMap/" + ns + "/conf": workv1alpha1.ActionDrifted})
 	if len(res.Drift) != 2 || res.Drift[0].Corrected || res.Drift[1].Corrected || !res.Drift[0].Deleted {
 		t.Fatalf("drift = %+v, want the deleted ConfigMap and the edited Deployment, neither corrected", res.Drift)
 	}

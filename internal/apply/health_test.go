@@ -29,10 +29,10 @@ func TestHealth(t *testing.T) {
 	// The test member runs no controller-manager: nothing ever observes the
 	// Deployment, so kstatus keeps it InProgress.
 	want := map[string]workv1alpha1.Health{
-		"ConfigMap/" + ns + "/conf": workv1alpha1.HealthCurrent,
-		"Deployment/" + ns + "/web": workv1alpha1.HealthInProgress,
-		"Secret/" + ns + "/missing": workv1alpha1.HealthNotFound,
-		"Gone/" + ns + "/x":         workv1alpha1.HealthNotFound,
+		"ConfigMap/" + ns + "/conf":          workv1alpha1.HealthCurrent,
+		"Deployment.apps/" + ns + "/web":     workv1alpha1.HealthInProgress,
+		"Secret/" + ns + "/missing":          workv1alpha1.HealthNotFound,
+		"Gone.gone.propagit.io/" + ns + "/x": workv1alpha1.HealthNotFound,
 	}
 	if diff := cmp.Diff(want, health); diff != "" {
 		t.Fatalf("health (-want +got):\n%s", diff)

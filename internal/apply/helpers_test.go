@@ -132,7 +132,7 @@ func mustApply(t testing.TB, m *Manager, desired []*unstructured.Unstructured, i
 	return res
 }
 
-// actions maps "Kind/namespace/name" to the action of every result.
+// actions maps fmtRef (Kind.group/namespace/name) to the action of every result.
 func actions(res *Result) map[string]workv1alpha1.Action {
 	out := map[string]workv1alpha1.Action{}
 	for _, o := range res.Objects {

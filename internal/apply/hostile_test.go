@@ -137,7 +137,7 @@ func TestHostileScriptsNeverReadSecrets(t *testing.T) {
 		t.Fatalf("Health: %v %+v", err, health)
 	}
 	msg := health[0].Message
-	if strings.Contains(msg, "visible-") || !strings.Contains(msg, `"hostile" healthInterpretation (script at ric.yaml:`) ||
+	if strings.Contains(msg, "visible-") || !strings.Contains(msg, "/hostile healthInterpretation (script at ric.yaml:") ||
 		!strings.Contains(msg, "details withheld") {
 		t.Errorf("health message of a failing script on a plain ConfigMap = %q, want its place and class only", msg)
 	}

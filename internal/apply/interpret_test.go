@@ -109,8 +109,8 @@ func TestRetainKeepsTheMembersField(t *testing.T) {
 		t.Fatal(err)
 	}
 	res = mustApply(t, m, []*unstructured.Unstructured{gadgetCRD(t, g), gadget(t, g, ns, true)}, res.Inventory)
-	if a := actions(res)["Gadget/"+ns+"/gd"]; a != workv1alpha1.ActionUnchanged {
-		t.Errorf("action = %s (%s), want Unchanged: the retained field is not drift", a, messageOf(res, "Gadget/"+ns+"/gd"))
+	if a := actions(res)["Gadget."+g+"/"+ns+"/gd"]; a != workv1alpha1.ActionUnchanged {
+		t.Errorf("action = %s (%s), want Unchanged: the retained field is not drift", a, messageOf(res, "Gadget."+g+"/"+ns+"/gd"))
 	}
 	if p, _, _ := unstructured.NestedBool(live(t, c, desired[1]).Object, "spec", "paused"); !p {
 		t.Error("spec.paused was reset to false: the Retain script was not applied")

@@ -10,13 +10,11 @@ import (
 	"github.com/propagit/propagit/internal/secrets/sealed"
 )
 
-// fmtRef formats r as Kind/namespace/name (Kind/name when cluster-scoped),
-// the prefix of every message about an object.
+// fmtRef names r the one way messages name an object (ObjectKey.Display:
+// Kind.group/namespace/name), the prefix of every message about it; status
+// and wait print these messages as they are.
 func fmtRef(r workv1alpha1.ObjectRef) string {
-	if r.Namespace == "" {
-		return r.Kind + "/" + r.Name
-	}
-	return r.Kind + "/" + r.Namespace + "/" + r.Name
+	return r.Display()
 }
 
 // item is one desired object and what happened to it. Each item is written

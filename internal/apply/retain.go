@@ -30,9 +30,9 @@ func (m *Manager) retainScripted(it *item, ip *interpret.Interpreter) bool {
 		return false
 	}
 	if err := checkRetained(it.obj.Object, it.live.Object, out.Object); err != nil {
-		it.fail("was not applied: ResourceInterpreterCustomization %q Retain (%s) %v; "+
+		it.fail("was not applied: %s Retain (%s) %v; "+
 			"retention may only keep the member's own values of fields, never change what the object is",
-			s.Customization, s.Location(), err)
+			interpret.DisplayCustomization(s.Customization), s.Location(), err)
 		return false
 	}
 	it.obj.Object = out.Object

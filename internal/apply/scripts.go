@@ -54,8 +54,8 @@ func redactedScriptError(s *interpret.Script, err error) string {
 	if ie := (*interpret.Error)(nil); errors.As(err, &ie) && ie.Budget {
 		class = "was stopped by its budget"
 	}
-	return fmt.Sprintf("ResourceInterpreterCustomization %q %s (script at %s) %s (details withheld: the script read a live object)",
-		s.Customization, s.Operation, s.Location(), class)
+	return fmt.Sprintf("%s %s (script at %s) %s (details withheld: the script read a live object)",
+		interpret.DisplayCustomization(s.Customization), s.Operation, s.Location(), class)
 }
 
 // stampDecrypted marks a decrypted item's object AnnotationDecrypted.

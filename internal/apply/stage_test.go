@@ -51,7 +51,7 @@ spec: {size: 3}
 	// The custom resource comes first in desired; staging reorders.
 	res := mustApply(t, m, []*unstructured.Unstructured{cr, crd}, nil)
 	assertActions(t, res, map[string]workv1alpha1.Action{
-		"CustomResourceDefinition/widgets." + g: workv1alpha1.ActionCreated, "Widget/" + ns + "/w": workv1alpha1.ActionCreated,
+		"CustomResourceDefinition.apiextensions.k8s.io/widgets." + g: workv1alpha1.ActionCreated, "Widget." + g + "/" + ns + "/w": workv1alpha1.ActionCreated,
 	})
 	if got, _, _ := unstructured.NestedInt64(live(t, c, cr).Object, "spec", "size"); got != 3 {
 		t.Fatalf("spec.size = %d, want 3", got)
@@ -59,13 +59,13 @@ spec: {size: 3}
 
 	res = mustApply(t, m, []*unstructured.Unstructured{cr, crd}, res.Inventory)
 	assertActions(t, res, map[string]workv1alpha1.Action{
-		"CustomResourceDefinition/widgets." + g: workv1alpha1.ActionUnchanged, "Widget/" + ns + "/w": workv1alpha1.ActionUnchanged,
+		"CustomResourceDefinition.apiextensions.k8s.io/widgets." + g: workv1alpha1.ActionUnchanged, "Widget." + g + "/" + ns + "/w": workv1alpha1.ActionUnchanged,
 	})
 
 	// Pruning both in one call deletes the custom resource, then the CRD.
 	res = mustApply(t, m, nil, res.Inventory)
 	assertActions(t, res, map[string]workv1alpha1.Action{
-		"CustomResourceDefinition/widgets." + g: workv1alpha1.ActionPruned, "Widget/" + ns + "/w": workv1alpha1.ActionPruned,
+		"CustomResourceDefinition.apiextensions.k8s.io/widgets." + g: workv1alpha1.ActionPruned, "Widget." + g + "/" + ns + "/w": workv1alpha1.ActionPruned,
 	})
 	if len(res.Inventory) != 0 {
 		t.Fatalf("inventory = %v, want empty", res.Inventory)
@@ -87,10 +87,10 @@ func TestApplyInvalidObjectFailsAlone(t *testing.T) {
 	if res.Failed != 3 {
 		t.Fatalf("Failed = %d, want 3 (invalid, nameless, duplicate): %+v", res.Failed, res.Objects)
 	}
-	if got := actions(res)["Deployment/"+ns+"/bad"]; got != workv1alpha1.ActionFailed {
+	if got := actions(res)["Deployment.apps/"+ns+"/bad"]; got != workv1alpha1.ActionFailed {
 		t.Fatalf("invalid Deployment: action %q", got)
 	}
-	if msg := messageOf(res, "Deployment/"+ns+"/bad"); !strings.HasPrefix(msg, "Deployment/"+ns+"/bad apply failed (Invalid): ") {
+	if msg := messageOf(res, "Deployment.apps/"+ns+"/bad"); !strings.HasPrefix(msg, "Deployment.apps/"+ns+"/bad apply failed (Invalid): ") {
 		t.Fatalf("invalid Deployment: message %q", msg)
 	}
 	if live(t, c, good) == nil || live(t, c, svc) == nil {
@@ -119,8 +119,8 @@ func TestApplyKeepsFailedOwnedObjectInInventory(t *testing.T) {
 		t.Fatal(err)
 	}
 	res = mustApply(t, m, []*unstructured.Unstructured{changed}, res.Inventory)
-	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment/" + ns + "/web": workv1alpha1.ActionFailed})
-	if msg := messageOf(res, "Deployment/"+ns+"/web"); !strings.Contains(msg, "immutable") {
+	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment.apps/" + ns + "/web": workv1alpha1.ActionFailed})
+	if msg := messageOf(res, "Deployment.apps/"+ns+"/web"); !strings.Contains(msg, "immutable") {
 		t.Fatalf("message = %q, want the immutable-field error", msg)
 	}
 	if diff := cmp.Diff(refs(dep), res.Inventory); diff != "" {
@@ -128,7 +128,7 @@ func TestApplyKeepsFailedOwnedObjectInInventory(t *testing.T) {
 	}
 
 	res = mustApply(t, m, nil, res.Inventory)
-	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment/" + ns + "/web": workv1alpha1.ActionPruned})
+	assertActions(t, res, map[string]workv1alpha1.Action{"Deployment.apps/" + ns + "/web": workv1alpha1.ActionPruned})
 	if got := live(t, c, dep); got != nil && got.GetDeletionTimestamp() == nil {
 		t.Fatalf("the Deployment was not pruned")
 	}

@@ -81,13 +81,13 @@ func TestLintNewcomerMistakes(t *testing.T) {
 			name:  "selector matching nothing",
 			files: map[string]string{"policy.yaml": newcomerPolicy("placement", "ngnix", "member2")},
 			code:  1,
-			want:  `policy.yaml:8: warning: PropagationPolicy demo/nginx selects no template: resourceSelectors[0] (apps/v1 Deployment ngnix): no Deployment is named ngnix; did you mean nginx?`,
+			want:  `policy.yaml:8: warning: PropagationPolicy.policy.karmada.io/demo/nginx selects no template: resourceSelectors[0] (apps/v1 Deployment ngnix): no Deployment is named ngnix; did you mean nginx?`,
 		},
 		{
 			name:  "misspelled cluster",
 			files: map[string]string{"policy.yaml": newcomerPolicy("placement", "nginx", "membr2")},
 			code:  1,
-			want:  `policy.yaml:11: warning: PropagationPolicy demo/nginx: placement.clusterAffinity.clusterNames names cluster "membr2", which no Cluster declares; did you mean "member2"?`,
+			want:  `policy.yaml:11: warning: PropagationPolicy.policy.karmada.io/demo/nginx: placement.clusterAffinity.clusterNames names cluster "membr2", which no Cluster declares; did you mean "member2"?`,
 		},
 		{
 			name: "missing override path",
@@ -106,7 +106,7 @@ spec:
         value: 3
 `},
 			code: 1,
-			want: `override.yaml:11: error: OverridePolicy demo/replicas: overrideRules[0].overriders.plaintext[0].path /spec/replica: Deployment.apps/demo/nginx has no field spec.replica; did you mean spec.replicas? (the override fails on cluster member1, which keeps its current objects)`,
+			want: `override.yaml:11: error: OverridePolicy.policy.karmada.io/demo/replicas: overrideRules[0].overriders.plaintext[0].path /spec/replica: Deployment.apps/demo/nginx has no field spec.replica; did you mean spec.replicas? (the override fails on cluster member1, which keeps its current objects)`,
 		},
 		{
 			name: "invalid YAML",

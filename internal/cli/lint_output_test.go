@@ -35,7 +35,7 @@ spec:
 	dir := t.TempDir()
 	writeFleet(t, dir, files)
 	stdout, _ := runCLI(t, 1, "lint", "--source", dir)
-	want := "override.yaml:11: error: OverridePolicy demo/replicas: overrideRules[0].overriders.plaintext[1].path /spec/template/spec/containers/0/imag: " +
+	want := "override.yaml:11: error: OverridePolicy.policy.karmada.io/demo/replicas: overrideRules[0].overriders.plaintext[1].path /spec/template/spec/containers/0/imag: " +
 		"Deployment.apps/demo/nginx has no field spec.template.spec.containers[0].imag; did you mean spec.template.spec.containers[0].image? " +
 		"(the override fails on clusters member1, member2, which keep their current objects)\n" +
 		"1 finding (1 error, 0 warnings, 0 info)\n"
@@ -71,7 +71,7 @@ func TestLintJSON(t *testing.T) {
 		}
 	}
 	want := map[string]any{"file": "policy.yaml", "line": 11.0, "severity": "warning", "rule": "unknown-cluster",
-		"message": `PropagationPolicy demo/nginx: placement.clusterAffinity.clusterNames names cluster "membr2", which no Cluster declares; did you mean "member2"?`}
+		"message": `PropagationPolicy.policy.karmada.io/demo/nginx: placement.clusterAffinity.clusterNames names cluster "membr2", which no Cluster declares; did you mean "member2"?`}
 	if !slices.ContainsFunc(recs, func(r map[string]any) bool { return maps.Equal(r, want) }) {
 		t.Errorf("no record %v in %v", want, recs)
 	}

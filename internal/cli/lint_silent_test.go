@@ -76,12 +76,12 @@ spec:
 // clusterNames, the selector's name or apiVersion, not the document's first
 // line.
 var silentFindings = []string{
-	`app.yaml:5: warning: Deployment "nginx": spec.replicaz: unknown field (did you mean "replicas"?); the API server drops it`,
+	`app.yaml:5: warning: Deployment.apps/demo/nginx: spec.replicaz: unknown field (did you mean "replicas"?); the API server drops it`,
 	`app.yaml:12: warning: ConfigMap/demo/orphan is selected by no PropagationPolicy or ClusterPropagationPolicy: it is sent to no cluster`,
-	`override.yaml:6: warning: OverridePolicy demo/nothing changes no object on any cluster: resourceSelectors[0] (apps/v1 Deployment web): no Deployment is named web`,
-	`policy.yaml:11: warning: PropagationPolicy demo/nginx: placement.clusterAffinity.clusterNames names cluster "membr2", which no Cluster declares; did you mean "member2"?`,
-	`typo-group.yaml:6: warning: PropagationPolicy demo/typo-group selects no template: resourceSelectors[0] (app/v1 Deployment): no Deployment has apiVersion app/v1; did you mean apps/v1?`,
-	`typo-name.yaml:6: warning: PropagationPolicy demo/typo-name selects no template: resourceSelectors[0] (apps/v1 Deployment ngnix): no Deployment is named ngnix; did you mean nginx?`,
+	`override.yaml:6: warning: OverridePolicy.policy.karmada.io/demo/nothing changes no object on any cluster: resourceSelectors[0] (apps/v1 Deployment web): no Deployment is named web`,
+	`policy.yaml:11: warning: PropagationPolicy.policy.karmada.io/demo/nginx: placement.clusterAffinity.clusterNames names cluster "membr2", which no Cluster declares; did you mean "member2"?`,
+	`typo-group.yaml:6: warning: PropagationPolicy.policy.karmada.io/demo/typo-group selects no template: resourceSelectors[0] (app/v1 Deployment): no Deployment has apiVersion app/v1; did you mean apps/v1?`,
+	`typo-name.yaml:6: warning: PropagationPolicy.policy.karmada.io/demo/typo-name selects no template: resourceSelectors[0] (apps/v1 Deployment ngnix): no Deployment is named ngnix; did you mean nginx?`,
 }
 
 // TestLintSilentMistakes: each mistake that used to pass lint ("no

@@ -89,7 +89,7 @@ func TestExplainNamespacePlacedByPolicy(t *testing.T) {
 	}{
 		{name: "the labelled Namespace is placed by its policy",
 			args:    []string{"explain", "namespace/team-b", "--source", src},
-			want:    []string{"ClusterPropagationPolicy team-b-on-member2 wins", "Placement:\n  member2\n"},
+			want:    []string{"ClusterPropagationPolicy.policy.karmada.io/team-b-on-member2 wins", "Placement:\n  member2\n"},
 			notWant: []string{"Placement:\n  member1", "none:", "Not propagated"}},
 		{name: "with auto-propagation off an unselected Namespace goes nowhere",
 			args: []string{"explain", "namespace/team-c", "--source", src, "--namespace-auto-propagation=false"},

@@ -100,7 +100,7 @@ func TestDiffOverrideTypoIsNoDeletion(t *testing.T) {
 		t.Errorf("an override typo deletes or moves: %+v %+v", r.Deletions, r.Moves)
 	}
 	if len(r.RenderErrors) != 1 || r.RenderErrors[0].Cluster != "member2" || !r.RenderErrors[0].Kept ||
-		r.RenderErrors[0].Policy != "OverridePolicy demo/web-typo" || r.RenderErrors[0].Template != "Deployment.apps/demo/web" {
+		r.RenderErrors[0].Policy != "OverridePolicy.policy.karmada.io/demo/web-typo" || r.RenderErrors[0].Template != "Deployment.apps/demo/web" {
 		t.Errorf("render errors: %+v", r.RenderErrors)
 	}
 	for _, c := range r.Clusters {
@@ -115,7 +115,7 @@ func TestDiffOverrideTypoIsNoDeletion(t *testing.T) {
 		t.Errorf("stderr does not say what failed: %s", stderr)
 	}
 	text, _ := runCLI(t, 2, "diff", filepath.Join(dir, "fleet"), "--base", "secret-changed", "--head", "override-typo")
-	if !strings.Contains(text, "Deployment.apps/demo/web on member2: "+diff.RenderErrorText+": OverridePolicy demo/web-typo rule 0 ") ||
+	if !strings.Contains(text, "Deployment.apps/demo/web on member2: "+diff.RenderErrorText+": OverridePolicy.policy.karmada.io/demo/web-typo rule 0 ") ||
 		strings.Contains(text, "deletes") {
 		t.Errorf("text output:\n%s", text)
 	}
@@ -134,7 +134,7 @@ func TestRenderAndLintFailOnOverrideTypo(t *testing.T) {
 	writeFile(t, filepath.Join(fleet, "policies/web-typo.yaml"), fleetWebTypo)
 	out := filepath.Join(t.TempDir(), "rendered")
 	_, stderr := runCLI(t, 1, "render", "--source", fleet, "--out", out)
-	if !strings.Contains(stderr, "error: apps/web/deployment.yaml:1: Deployment.apps/demo/web on member2: OverridePolicy demo/web-typo rule 0 overrideRules[0].overriders.plaintext: ") {
+	if !strings.Contains(stderr, "error: apps/web/deployment.yaml:1: Deployment.apps/demo/web on member2: OverridePolicy.policy.karmada.io/demo/web-typo rule 0 overrideRules[0].overriders.plaintext: ") {
 		t.Errorf("render stderr does not name the failure:\n%s", stderr)
 	}
 	files := readTree(t, out)
@@ -146,7 +146,7 @@ func TestRenderAndLintFailOnOverrideTypo(t *testing.T) {
 	}
 	runCLI(t, 1, "render", "--source", fleet, "--out", "-")
 	stdout, _ := runCLI(t, 1, "lint", "--source", fleet)
-	if !strings.Contains(stdout, "policies/web-typo.yaml:16: error: OverridePolicy demo/web-typo: overrideRules[0].overriders.plaintext[0].path ") {
+	if !strings.Contains(stdout, "policies/web-typo.yaml:16: error: OverridePolicy.policy.karmada.io/demo/web-typo: overrideRules[0].overriders.plaintext[0].path ") {
 		t.Errorf("lint output:\n%s", stdout)
 	}
 	runCLI(t, 0, "lint", "--source", fleet, "--fail-on", "none")

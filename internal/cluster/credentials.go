@@ -167,7 +167,7 @@ func fromSecret(c *clusterv1alpha1.Cluster, s *corev1.Secret) (*rest.Config, err
 	if err != nil {
 		return nil, err
 	}
-	id := "Secret " + s.Namespace + "/" + s.Name
+	id := workv1alpha1.ObjectKey{Kind: "Secret", Namespace: s.Namespace, Name: s.Name}.Display()
 	if ep := c.Spec.APIEndpoint; ep != "" && !sameEndpoint(ep, cfg.Host) {
 		return nil, fmt.Errorf("%w: spec.apiEndpoint %s is not the server of credential %s", ErrCredentialMismatch, redact(ep), id)
 	}
@@ -197,7 +197,7 @@ func fromSecret(c *clusterv1alpha1.Cluster, s *corev1.Secret) (*rest.Config, err
 // kubeconfig key is taken as it is (its TLS and proxy settings are the
 // credential's own); with a server key, TLS is always verified.
 func secretConfig(s *corev1.Secret) (*rest.Config, error) {
-	id := "Secret " + s.Namespace + "/" + s.Name
+	id := workv1alpha1.ObjectKey{Kind: "Secret", Namespace: s.Namespace, Name: s.Name}.Display()
 	var cfg *rest.Config
 	if kc, ok := s.Data[KeyKubeconfig]; ok {
 		var err error

@@ -135,7 +135,7 @@ func TestCredentialsRefuseRedirection(t *testing.T) {
 		{name: "kubeconfig credential redirected by apiEndpoint",
 			extra: []*corev1.Secret{credSecret("kc", "k", "m1", "", map[string]string{"kubeconfig": testKubeconfig})},
 			ns:    "kc", spec: func(s *clusterv1alpha1.ClusterSpec) { s.APIEndpoint = "https://attacker.example" },
-			want: ErrCredentialMismatch, mention: "spec.apiEndpoint https://attacker.example is not the server of credential Secret kc/k"},
+			want: ErrCredentialMismatch, mention: "spec.apiEndpoint https://attacker.example is not the server of credential Secret/kc/k"},
 		{name: "bound Secret without a server",
 			extra: []*corev1.Secret{credSecret("half", "h", "m1", m1Token, nil)},
 			ns:    "half", spec: func(s *clusterv1alpha1.ClusterSpec) { s.APIEndpoint = "https://attacker.example" },

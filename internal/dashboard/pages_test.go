@@ -138,7 +138,7 @@ func TestDashboardRevisionsAndExplain(t *testing.T) {
 
 	_, body = get(t, ts, "/template?name=Deployment.apps/demo/nginx")
 	trace := between(body, `id="explain-trace"`, "</section>")
-	mustContain(t, trace, "PropagationPolicy demo/nginx-propagation", "member1", "member2", "nginx-override")
+	mustContain(t, trace, "PropagationPolicy.policy.karmada.io/demo/nginx-propagation", "member1", "member2", "nginx-override")
 }
 
 func between(s, from, to string) string {

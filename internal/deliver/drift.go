@@ -90,7 +90,7 @@ func (s *Syncer) recordDrift(st *workv1alpha1.WorkStatus, res *apply.Result) {
 		if rec.Action == workv1alpha1.DriftReported && repeated(st.Drift, rec) {
 			continue
 		}
-		object := d.Kind + "/" + d.Namespace + "/" + d.Name
+		object := d.Display()
 		if d.Corrected {
 			s.log.Info("drift corrected", "object", object, "action", rec.Action, "fields", d.Fields, "manager", d.Manager)
 			s.opts.Metrics.DriftCorrected(s.cluster, d.Kind)

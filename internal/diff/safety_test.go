@@ -50,13 +50,13 @@ func TestRenderErrorsAndUnclaimedAreReported(t *testing.T) {
 	web := workv1alpha1.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "demo", Name: "web"}
 	head := result(map[string][]*unstructured.Unstructured{"a": {deployment("web", 2, "web:1")}})
 	head.Errors = []render.RenderError{{Template: web, Source: load.Source{Path: "apps/web.yaml", Line: 3}, Cluster: "a",
-		Policy: "OverridePolicy demo/typo", Rule: 1, Overrider: "overrideRules[1].overriders.plaintext", Message: "path does not exist", Kept: true}}
+		Policy: "OverridePolicy.policy.karmada.io/demo/typo", Rule: 1, Overrider: "overrideRules[1].overriders.plaintext", Message: "path does not exist", Kept: true}}
 	head.Unclaimed = []render.Unclaimed{{Template: web, Source: load.Source{Path: "apps/web.yaml", Line: 3}, Clusters: []string{"a"}}}
 	r := Compare(Input{Base: head, Head: head, Root: "fleet"})
 	if r.Differs || len(r.Warnings) != 0 || len(r.RenderErrors) != 1 || len(r.Unclaimed) != 1 {
 		t.Fatalf("report: %+v", r)
 	}
-	line := "fleet/apps/web.yaml:3: Deployment.apps/demo/web on a: " + RenderErrorText + ": OverridePolicy demo/typo rule 1 overrideRules[1].overriders.plaintext: path does not exist"
+	line := "fleet/apps/web.yaml:3: Deployment.apps/demo/web on a: " + RenderErrorText + ": OverridePolicy.policy.karmada.io/demo/typo rule 1 overrideRules[1].overriders.plaintext: path does not exist"
 	if text := r.Text(); !strings.Contains(text, line) || !strings.Contains(text, "Deployment.apps/demo/web: "+render.UnclaimedMessage+" (a)") {
 		t.Errorf("text:\n%s", text)
 	}

@@ -76,7 +76,7 @@ func TestScriptBombsStopWithinBounds(t *testing.T) {
 			if !e.Budget && !b.script {
 				t.Errorf("error = %v, want a budget error", err)
 			}
-			if !strings.Contains(e.Error(), `ResourceInterpreterCustomization "thing" replicaResource (ric.yaml:`) {
+			if !strings.Contains(e.Error(), `ResourceInterpreterCustomization.config.karmada.io/thing replicaResource (ric.yaml:`) {
 				t.Errorf("error = %q, want it to name the customization and file", e)
 			}
 			if took > stopBound {

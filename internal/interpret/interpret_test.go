@@ -186,7 +186,7 @@ func TestScriptErrorsNameTheCustomizationFileAndLine(t *testing.T) {
 	for _, tc := range []struct {
 		name, src, want string
 	}{
-		{"runtime error on line 3", "function GetReplicas(obj)\n  local x = nil\n  return x.y\nend", `ResourceInterpreterCustomization "thing" replicaResource (ric.yaml:12): attempt to index a non-table object(nil) with key 'y'`},
+		{"runtime error on line 3", "function GetReplicas(obj)\n  local x = nil\n  return x.y\nend", `ResourceInterpreterCustomization.config.karmada.io/thing replicaResource (ric.yaml:12): attempt to index a non-table object(nil) with key 'y'`},
 		{"error() call", "function GetReplicas(obj)\n  error('no replicas here')\nend", `(ric.yaml:11): no replicas here`},
 		{"function missing", "function Other(obj) return 1 end", `(ric.yaml:10): the script does not define function GetReplicas`},
 		{"wrong result", "function GetReplicas(obj) return 'three' end", `GetReplicas returned replicas three, want a whole number`},
@@ -211,7 +211,7 @@ func TestScriptErrorsNameTheCustomizationFileAndLine(t *testing.T) {
 
 func TestCompileErrorNamesTheFileLine(t *testing.T) {
 	_, err := Compile("thing", ReplicaResource, "function GetReplicas(obj)\n  return obj.spec.replicas +\nend", "ric.yaml", 20)
-	if err == nil || !strings.Contains(err.Error(), `ResourceInterpreterCustomization "thing" replicaResource (ric.yaml:22): syntax error`) {
+	if err == nil || !strings.Contains(err.Error(), `ResourceInterpreterCustomization.config.karmada.io/thing replicaResource (ric.yaml:22): syntax error`) {
 		t.Fatalf("error = %v, want a syntax error at ric.yaml:22", err)
 	}
 }
@@ -233,7 +233,7 @@ func TestRunawayScriptsAreStopped(t *testing.T) {
 			if !ok || !e.Budget {
 				t.Fatalf("error = %v, want a budget *Error", err)
 			}
-			if !strings.Contains(e.Error(), `ResourceInterpreterCustomization "thing" replicaResource (ric.yaml:10): stopped:`) {
+			if !strings.Contains(e.Error(), `ResourceInterpreterCustomization.config.karmada.io/thing replicaResource (ric.yaml:10): stopped:`) {
 				t.Errorf("error = %q, want it to name the customization and where it is", e)
 			}
 			// The hard timeout (2 s) bounds the call whatever the script

@@ -32,7 +32,7 @@ func TestRedactedCarriesNothingTheScriptSaw(t *testing.T) {
 				t.Fatalf("error = %v, want an *Error", err)
 			}
 			got := e.Redacted()
-			want := `ResourceInterpreterCustomization "thing" healthInterpretation (ric.yaml:10): the script ` + string(tc.class)
+			want := `ResourceInterpreterCustomization.config.karmada.io/thing healthInterpretation (ric.yaml:10): the script ` + string(tc.class)
 			if !strings.HasPrefix(got, want) {
 				t.Errorf("Redacted() = %q, want it to start with %q", got, want)
 			}

@@ -9,7 +9,16 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
+
+	"github.com/propagit/propagit/internal/api/configv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
+
+// DisplayCustomization is how messages name the customization called
+// name, as they name every object (ObjectKey.Display).
+func DisplayCustomization(name string) string {
+	return workv1alpha1.ObjectKey{Group: configv1alpha1.Group, Kind: configv1alpha1.KindResourceInterpreterCustomization, Name: name}.Display()
+}
 
 // Operation is one customization rule, named by its field in
 // spec.customizations.
@@ -129,8 +138,8 @@ const (
 )
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("ResourceInterpreterCustomization %q %s (%s:%d): %s",
-		e.Customization, e.Operation, e.File, e.Line, e.Message)
+	return fmt.Sprintf("%s %s (%s:%d): %s",
+		DisplayCustomization(e.Customization), e.Operation, e.File, e.Line, e.Message)
 }
 
 // Redacted is the error without anything the script produced or saw: the
@@ -147,8 +156,8 @@ func (e *Error) Redacted() string {
 	if e.Budget {
 		class = ClassBudget
 	}
-	return fmt.Sprintf("ResourceInterpreterCustomization %q %s (%s:%d): the script %s (details withheld: they may quote the object's values)",
-		e.Customization, e.Operation, e.File, e.ScriptLine, class)
+	return fmt.Sprintf("%s %s (%s:%d): the script %s (details withheld: they may quote the object's values)",
+		DisplayCustomization(e.Customization), e.Operation, e.File, e.ScriptLine, class)
 }
 
 // errorf builds an Error at Lua line luaLine (0: the script's first line).

@@ -17,7 +17,7 @@ import (
 // The API server drops such a field with a warning, so `replicaz: 2`
 // would ship as a Deployment with the default replicas: a finding, not a
 // load error, since the object still applies.
-func builtinFieldFindings(src Source, n *yaml.Node, gvk schema.GroupVersionKind, name string) []Finding {
+func builtinFieldFindings(src Source, n *yaml.Node, gvk schema.GroupVersionKind, namespace, name string) []Finding {
 	obj, err := scheme.Scheme.New(gvk)
 	if err != nil {
 		return nil // a custom resource, or a version client-go does not know
@@ -30,7 +30,7 @@ func builtinFieldFindings(src Source, n *yaml.Node, gvk schema.GroupVersionKind,
 			continue
 		}
 		out = append(out, Finding{Source: Source{Path: src.Path, Line: i.line}, Message: fmt.Sprintf(
-			"%s: %s: %s; the API server drops it", describe(gvk.Kind, name), i.field, i.msg)})
+			"%s: %s: %s; the API server drops it", describe(gvk.Group, gvk.Kind, namespace, name), i.field, i.msg)})
 	}
 	return out
 }

@@ -164,15 +164,18 @@ func isKarmadaGroup(group string) bool {
 // unsupported records a Finding for a Karmada kind propagit does not
 // implement; the object is not loaded.
 func (c *collector) unsupported(src Source, n *yaml.Node, gvk schema.GroupVersionKind) {
-	name := ""
-	if v := lookup(lookup(n, "metadata"), "name"); v != nil && v.Kind == yaml.ScalarNode {
-		name = v.Value
+	meta := func(field string) string {
+		if v := lookup(lookup(n, "metadata"), field); v != nil && v.Kind == yaml.ScalarNode {
+			return v.Value
+		}
+		return ""
 	}
-	msg := fmt.Sprintf("unsupported Karmada kind %s/%s %q: propagit does not implement it; it is not propagated", gvk.Group, gvk.Kind, name)
+	what := describe(gvk.Group, gvk.Kind, meta("namespace"), meta("name"))
+	msg := fmt.Sprintf("unsupported Karmada kind %s: propagit does not implement it; it is not propagated", what)
 	if (gvk.Group == "policy.karmada.io" && (isPropagationKind(gvk.Kind) || isOverrideKind(gvk.Kind))) ||
 		(gvk.Group == "cluster.karmada.io" && gvk.Kind == clusterv1alpha1.KindCluster) {
-		msg = fmt.Sprintf("unsupported Karmada kind %s/%s %q at version %s: propagit reads %s/v1alpha1; it is not propagated",
-			gvk.Group, gvk.Kind, name, gvk.Version, gvk.Group)
+		msg = fmt.Sprintf("unsupported Karmada kind %s at version %s: propagit reads %s/v1alpha1; it is not propagated",
+			what, gvk.Version, gvk.Group)
 	}
 	c.set.Findings = append(c.set.Findings, Finding{Source: src, Message: msg})
 }
@@ -203,7 +206,7 @@ func (c *collector) template(di docInfo, n *yaml.Node, gvk schema.GroupVersionKi
 	}
 	semantic = append(semantic, identityIssues(gvk, obj.GetName(), obj.GetNamespace())...)
 	semantic = append(semantic, reserved...)
-	if !c.apply(d.judge(di.src, semantic, di.excerpt, describe(gvk.Kind, obj.GetName()))) {
+	if !c.apply(d.judge(di.src, semantic, di.excerpt, describe(gvk.Group, gvk.Kind, obj.GetNamespace(), obj.GetName()))) {
 		return
 	}
 	for _, i := range d.strict {
@@ -211,7 +214,7 @@ func (c *collector) template(di docInfo, n *yaml.Node, gvk schema.GroupVersionKi
 			deleteField(obj.Object, i.field)
 		}
 	}
-	c.set.Findings = append(c.set.Findings, builtinFieldFindings(di.src, n, gvk, obj.GetName())...)
+	c.set.Findings = append(c.set.Findings, builtinFieldFindings(di.src, n, gvk, obj.GetNamespace(), obj.GetName())...)
 	c.set.Templates = append(c.set.Templates, Template{Object: obj, Source: di.src})
 }
 

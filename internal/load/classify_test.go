@@ -43,22 +43,22 @@ func TestClassification(t *testing.T) {
 		{
 			"ResourceBinding is unsupported",
 			"apiVersion: work.karmada.io/v1alpha2\nkind: ResourceBinding\nmetadata: {name: rb}\n",
-			`finding: unsupported Karmada kind work.karmada.io/ResourceBinding "rb": propagit does not implement it; it is not propagated`,
+			`finding: unsupported Karmada kind ResourceBinding.work.karmada.io/rb: propagit does not implement it; it is not propagated`,
 		},
 		{
 			"FederatedHPA is unsupported",
 			"apiVersion: autoscaling.karmada.io/v1alpha1\nkind: FederatedHPA\nmetadata: {name: h}\n",
-			`finding: unsupported Karmada kind autoscaling.karmada.io/FederatedHPA "h": propagit does not implement it; it is not propagated`,
+			`finding: unsupported Karmada kind FederatedHPA.autoscaling.karmada.io/h: propagit does not implement it; it is not propagated`,
 		},
 		{
 			"policy kind in the bare karmada.io group is unsupported",
 			"apiVersion: karmada.io/v1alpha1\nkind: OverridePolicy\nmetadata: {name: o}\n",
-			`finding: unsupported Karmada kind karmada.io/OverridePolicy "o": propagit does not implement it; it is not propagated`,
+			`finding: unsupported Karmada kind OverridePolicy.karmada.io/o: propagit does not implement it; it is not propagated`,
 		},
 		{
 			"policy kind at another version is unsupported",
 			"apiVersion: policy.karmada.io/v1beta1\nkind: PropagationPolicy\nmetadata: {name: p}\n",
-			`finding: unsupported Karmada kind policy.karmada.io/PropagationPolicy "p" at version v1beta1: propagit reads policy.karmada.io/v1alpha1; it is not propagated`,
+			`finding: unsupported Karmada kind PropagationPolicy.policy.karmada.io/p at version v1beta1: propagit reads policy.karmada.io/v1alpha1; it is not propagated`,
 		},
 		{
 			"List items are classified one by one",
@@ -69,7 +69,7 @@ func TestClassification(t *testing.T) {
 		{
 			"object without a name is left out with a finding",
 			"apiVersion: pipecd.dev/v1beta1\nkind: Piped\nspec: {}\n",
-			"finding: metadata.name: required: an object without a name cannot be applied; Piped is not loaded",
+			"finding: metadata.name: required: an object without a name cannot be applied; Piped.pipecd.dev is not loaded",
 		},
 	}
 	for _, tt := range tests {

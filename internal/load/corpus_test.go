@@ -141,7 +141,7 @@ func assertUnsupported(t *testing.T, r corpusRow, set *Set, data []byte, err err
 	for _, kind := range kinds {
 		found := false
 		for _, f := range set.Findings {
-			found = found || (strings.Contains(f.Message, "unsupported Karmada kind") && strings.Contains(f.Message, "/"+kind+" "))
+			found = found || (strings.Contains(f.Message, "unsupported Karmada kind") && strings.Contains(f.Message, "kind "+kind+"."))
 		}
 		if !found {
 			t.Errorf("no finding names %s: %v", kind, set.Findings)

@@ -60,7 +60,7 @@ func (c *collector) customization(di docInfo, n *yaml.Node) {
 		ck.warn("spec.customizations.componentResource", "not supported (Karmada's multiple pod templates scheduling, alpha): ignored")
 	}
 	semantic = append(semantic, ck.issues...)
-	if c.apply(d.judge(di.src, semantic, di.excerpt, describe(ric.Kind, ric.Name))) {
+	if c.apply(d.judge(di.src, semantic, di.excerpt, describe(configv1alpha1.Group, ric.Kind, "", ric.Name))) {
 		c.set.Customizations = append(c.set.Customizations, Customization{Customization: ric, Compiled: compiled, Source: di.src})
 	}
 }
@@ -134,7 +134,7 @@ func customizationConflicts(cs []Customization) []Problem {
 			k := slot{c.Compiled.APIVersion + "/" + c.Compiled.Kind, s.Operation}
 			if f, dup := first[k]; dup {
 				out = append(out, problemf(Source{Path: s.File, Line: s.Line}, "spec.customizations."+string(s.Operation),
-					"conflicts with ResourceInterpreterCustomization %q at %s: both script %s for %s", f.Compiled.Name, f.Source, s.Operation, k.target))
+					"conflicts with %s at %s: both script %s for %s", interpret.DisplayCustomization(f.Compiled.Name), f.Source, s.Operation, k.target))
 				continue
 			}
 			first[k] = c

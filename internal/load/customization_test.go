@@ -71,8 +71,8 @@ func TestCustomizationProblems(t *testing.T) {
 		{"two customizations script one operation", map[string]string{
 			"a.yaml": strings.Replace(rolloutRIC, "argo-rollout", "a", 1),
 			"b.yaml": strings.Replace(rolloutRIC, "argo-rollout", "b", 1)},
-			[]string{`b.yaml:12: spec.customizations.replicaResource: conflicts with ResourceInterpreterCustomization "a" at a.yaml:1`,
-				`b.yaml:17: spec.customizations.replicaRevision: conflicts with ResourceInterpreterCustomization "a" at a.yaml:1`}},
+			[]string{`b.yaml:12: spec.customizations.replicaResource: conflicts with ResourceInterpreterCustomization.config.karmada.io/a at a.yaml:1`,
+				`b.yaml:17: spec.customizations.replicaRevision: conflicts with ResourceInterpreterCustomization.config.karmada.io/a at a.yaml:1`}},
 		{"Secrets are refused as a target", map[string]string{"r.yaml": ric("  target: {apiVersion: v1, kind: Secret}\n  customizations:\n" +
 			"    healthInterpretation:\n      luaScript: 'function InterpretHealth(o) return true end'\n")},
 			[]string{"r.yaml:5: spec.target.kind: scripts may not target v1 Secret: they would see its decrypted values"}},

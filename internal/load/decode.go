@@ -57,7 +57,7 @@ type verdict struct {
 // issue on or under a field that already has a structural issue is dropped:
 // it is most likely a consequence of it. If any issue is an error, every
 // issue becomes a problem; otherwise they become findings. what names the
-// object in findings ("PropagationPolicy \"web\"").
+// object in findings ("PropagationPolicy.policy.karmada.io/default/web").
 func (d decoded) judge(src Source, semantic []issue, excerpt bool, what string) verdict {
 	all := slices.Clone(d.strict)
 	for _, i := range semantic {

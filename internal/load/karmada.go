@@ -1,7 +1,6 @@
 package load
 
 import (
-	"fmt"
 	"reflect"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/policyv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 var metaType = reflect.TypeFor[metav1.ObjectMeta]()
@@ -26,12 +26,17 @@ func (c *collector) apply(v verdict) bool {
 	return len(v.problems) == 0 && !v.skip
 }
 
-// describe names an object in a message: Kind "name", or Kind alone.
-func describe(kind, name string) string {
-	if name == "" {
+// describe names an object in a message the one way messages do
+// (ObjectKey.Display), or by its kind alone (Kind.group) when it has no
+// name to name it by.
+func describe(group, kind, namespace, name string) string {
+	if name == "" && group == "" {
 		return kind
 	}
-	return fmt.Sprintf("%s %q", kind, name)
+	if name == "" {
+		return kind + "." + group
+	}
+	return workv1alpha1.ObjectKey{Group: group, Kind: kind, Namespace: namespace, Name: name}.Display()
 }
 
 // propagation decodes a PropagationPolicy or ClusterPropagationPolicy.
@@ -40,7 +45,7 @@ func (c *collector) propagation(di docInfo, n *yaml.Node, clusterScoped bool) {
 	d := decodeStrict(n, p, "")
 	semantic := policyMeta(&p.ObjectMeta, clusterScoped)
 	semantic = append(semantic, validatePropagation(p, clusterScoped)...)
-	if c.apply(d.judge(di.src, semantic, di.excerpt, describe(p.Kind, p.Name))) {
+	if c.apply(d.judge(di.src, semantic, di.excerpt, describe(policyv1alpha1.Group, p.Kind, p.Namespace, p.Name))) {
 		c.set.Propagations = append(c.set.Propagations, Propagation{Policy: p, ClusterScoped: clusterScoped, Source: di.src})
 	}
 }
@@ -51,7 +56,7 @@ func (c *collector) override(di docInfo, n *yaml.Node, clusterScoped bool) {
 	d := decodeStrict(n, p, "")
 	semantic := policyMeta(&p.ObjectMeta, clusterScoped)
 	semantic = append(semantic, validateOverride(p, d.present)...)
-	if c.apply(d.judge(di.src, semantic, di.excerpt, describe(p.Kind, p.Name))) {
+	if c.apply(d.judge(di.src, semantic, di.excerpt, describe(policyv1alpha1.Group, p.Kind, p.Namespace, p.Name))) {
 		c.set.Overrides = append(c.set.Overrides, Override{Policy: p, ClusterScoped: clusterScoped, Source: di.src})
 	}
 }
@@ -67,7 +72,7 @@ func (c *collector) cluster(di docInfo, n *yaml.Node) {
 	ck.required("metadata.name", cl.Name)
 	cl.Namespace = ""
 	semantic := append(ck.issues, validateCluster(cl)...)
-	if c.apply(d.judge(di.src, semantic, di.excerpt, describe(clusterv1alpha1.KindCluster, cl.Name))) {
+	if c.apply(d.judge(di.src, semantic, di.excerpt, describe(clusterv1alpha1.Group, clusterv1alpha1.KindCluster, "", cl.Name))) {
 		c.set.Clusters = append(c.set.Clusters, Cluster{Cluster: cl, Source: di.src})
 	}
 }

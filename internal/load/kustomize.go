@@ -11,6 +11,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -98,7 +100,8 @@ func (l *loader) kustomize(c *collector, u unit) {
 	}
 }
 
-// docIdentity is the first line and the "Kind "name"" of one output document.
+// docIdentity is the first line of one output document and its name in
+// messages (describe).
 type docIdentity struct {
 	line int
 	id   string
@@ -108,14 +111,16 @@ func outputIdentities(data []byte) []docIdentity {
 	docs, _, _ := splitDocuments(data)
 	out := make([]docIdentity, 0, len(docs))
 	for _, d := range docs {
-		kind, name := "", ""
-		if k := lookup(d, "kind"); k != nil {
-			kind = k.Value
+		value := func(n *yaml.Node) string {
+			if n == nil {
+				return ""
+			}
+			return n.Value
 		}
-		if n := lookup(lookup(d, "metadata"), "name"); n != nil {
-			name = n.Value
-		}
-		out = append(out, docIdentity{line: d.Line, id: fmt.Sprintf("%s %q", kind, name)})
+		gv, _ := schema.ParseGroupVersion(value(lookup(d, "apiVersion")))
+		meta := lookup(d, "metadata")
+		id := describe(gv.Group, value(lookup(d, "kind")), value(lookup(meta, "namespace")), value(lookup(meta, "name")))
+		out = append(out, docIdentity{line: d.Line, id: id})
 	}
 	return out
 }

@@ -164,7 +164,7 @@ spec:
     clusterAfinity: {}
 `,
 	})
-	want := []string{`app/kustomization.yaml: spec.placement.clusterAfinity: unknown field (did you mean "clusterAffinity"?) (in PropagationPolicy "web" built by kustomize)`}
+	want := []string{`app/kustomization.yaml: spec.placement.clusterAfinity: unknown field (did you mean "clusterAffinity"?) (in PropagationPolicy.policy.karmada.io/web built by kustomize)`}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}

@@ -22,7 +22,7 @@ func (c *collector) sealed(di docInfo, n *yaml.Node, gvk schema.GroupVersionKind
 	if s := lookup(n, sealed.MetadataKey); s == nil || s.Kind != yaml.MappingNode {
 		return true
 	}
-	what := describe(gvk.Kind, obj.GetName())
+	what := describe(gvk.Group, gvk.Kind, obj.GetNamespace(), obj.GetName())
 	if c.kustomized {
 		c.problems = append(c.problems, problemf(di.src, "sops",
 			"%s is SOPS-encrypted, and kustomize rewrites the documents it builds, which breaks their MAC: keep it in a folder without kustomization.yaml and change its metadata with overrides", what))

@@ -145,14 +145,14 @@ func TestSoftProblemsBecomeFindings(t *testing.T) {
 			name: "an object where a string is expected skips the document",
 			doc:  "apiVersion: policy.karmada.io/v1alpha1\nkind: OverridePolicy\nmetadata:\n  name: {policy-name}\n",
 			wantFinds: []string{
-				"a.yaml:4: metadata.name: expected a string, got an object (pseudo-YAML or a {placeholder}?); OverridePolicy is not loaded",
+				"a.yaml:4: metadata.name: expected a string, got an object (pseudo-YAML or a {placeholder}?); OverridePolicy.policy.karmada.io is not loaded",
 			},
 		},
 		{
 			name: "missing selectors in an excerpt skip the document",
 			doc:  "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata:\n  name: p\nspec:\n  # ...\n  priority: 1\n",
 			wantFinds: []string{
-				`a.yaml:5: spec.resourceSelectors: required: list at least one resource selector (taken as left out of an excerpt marked with "..."); PropagationPolicy "p" is not loaded`,
+				`a.yaml:5: spec.resourceSelectors: required: list at least one resource selector (taken as left out of an excerpt marked with "..."); PropagationPolicy.policy.karmada.io/default/p is not loaded`,
 			},
 		},
 		{

@@ -24,7 +24,7 @@ func (c *collector) taintPolicy(di docInfo, n *yaml.Node) {
 	d := decodeStrict(n, p, "")
 	semantic := policyMeta(&p.ObjectMeta, true)
 	semantic = append(semantic, validateTaintPolicy(p)...)
-	if c.apply(d.judge(di.src, semantic, di.excerpt, describe(p.Kind, p.Name))) {
+	if c.apply(d.judge(di.src, semantic, di.excerpt, describe(policyv1alpha1.Group, p.Kind, "", p.Name))) {
 		c.set.TaintPolicies = append(c.set.TaintPolicies, TaintPolicy{Policy: p, Source: di.src})
 	}
 }

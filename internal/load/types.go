@@ -79,6 +79,28 @@ type Override struct {
 	Source        Source
 }
 
+// Display is how messages name the policy, as they name every object
+// (ObjectKey.Display).
+func (p Propagation) Display() string {
+	return PolicyDisplay(policyv1alpha1.KindPropagationPolicy, p.ClusterScoped, p.Policy.Namespace, p.Policy.Name)
+}
+
+// Display is how messages name the policy, as they name every object
+// (ObjectKey.Display); an override's failure carries it, for render to
+// find the policy again.
+func (o Override) Display() string {
+	return PolicyDisplay(policyv1alpha1.KindOverridePolicy, o.ClusterScoped, o.Policy.Namespace, o.Policy.Name)
+}
+
+// PolicyDisplay is the Display form of a policy of kind (the namespaced
+// kind's name), "Cluster"+kind without a namespace when clusterScoped.
+func PolicyDisplay(kind string, clusterScoped bool, namespace, name string) string {
+	if clusterScoped {
+		kind, namespace = "Cluster"+kind, ""
+	}
+	return workv1alpha1.ObjectKey{Group: policyv1alpha1.Group, Kind: kind, Namespace: namespace, Name: name}.Display()
+}
+
 // Cluster is a member cluster declared in Git.
 type Cluster struct {
 	Cluster *clusterv1alpha1.Cluster

@@ -119,9 +119,9 @@ func TestCommandArgsOverriderRecordsChanges(t *testing.T) {
 		t.Fatalf("Apply: %v", err)
 	}
 	want := []Change{
-		{Policy: "OverridePolicy default/p", Overrider: "commandOverrider", Path: "/spec/template/spec/containers/0/command", After: `["run"]`},
+		{Policy: "OverridePolicy.policy.karmada.io/default/p", Overrider: "commandOverrider", Path: "/spec/template/spec/containers/0/command", After: `["run"]`},
 		{
-			Policy: "OverridePolicy default/p", Overrider: "argsOverrider", Path: "/spec/template/spec/containers/0/args",
+			Policy: "OverridePolicy.policy.karmada.io/default/p", Overrider: "argsOverrider", Path: "/spec/template/spec/containers/0/args",
 			Before: `["--port=80","--verbose"]`, After: `["--port=80"]`,
 		},
 	}

@@ -50,7 +50,7 @@ type step struct {
 // applyRule applies one rule's overriders in Karmada's fixed order: image,
 // command, args, labels, annotations, field, plaintext.
 func (e *editor) applyRule(p load.Override, r rule) error {
-	e.policy, e.source, e.rule = policyName(p), p.Source, r.index
+	e.policy, e.source, e.rule = p.Display(), p.Source, r.index
 	for _, s := range steps(e, r.overriders) {
 		if err := s.run(); err != nil {
 			return &RuleError{

@@ -94,9 +94,9 @@ func ExampleApply() {
 	out, _ := yaml.Marshal(obj.Object)
 	fmt.Print(string(out))
 	// Output:
-	// ClusterOverridePolicy mirror rule 0 imageOverrider /spec/template/spec/containers/0/image: "nginx:1.25" -> "mirror.example:5000/nginx:1.25"
-	// OverridePolicy default/web rule 1 labelsOverrider /metadata/labels/example.com~1region: (absent) -> "eu"
-	// OverridePolicy default/web rule 1 plaintext /spec/replicas: 3 -> 5
+	// ClusterOverridePolicy.policy.karmada.io/mirror rule 0 imageOverrider /spec/template/spec/containers/0/image: "nginx:1.25" -> "mirror.example:5000/nginx:1.25"
+	// OverridePolicy.policy.karmada.io/default/web rule 1 labelsOverrider /metadata/labels/example.com~1region: (absent) -> "eu"
+	// OverridePolicy.policy.karmada.io/default/web rule 1 plaintext /spec/replicas: 3 -> 5
 	// apiVersion: apps/v1
 	// kind: Deployment
 	// metadata:
@@ -148,6 +148,6 @@ data:
 	fmt.Println(res.Changes[0])
 	fmt.Println(err)
 	// Output:
-	// OverridePolicy default/debug rule 0 fieldOverrider /data/app.yaml: "log:\n  level: info\n" -> "log:\n  level: debug\n"
-	// OverridePolicy default/debug: overrideRules[1].overriders.plaintext: failed to apply patch: replace operation does not apply: doc is missing path: /spec/replicas: missing value
+	// OverridePolicy.policy.karmada.io/default/debug rule 0 fieldOverrider /data/app.yaml: "log:\n  level: info\n" -> "log:\n  level: debug\n"
+	// OverridePolicy.policy.karmada.io/default/debug: overrideRules[1].overriders.plaintext: failed to apply patch: replace operation does not apply: doc is missing path: /spec/replicas: missing value
 }

@@ -79,21 +79,21 @@ func TestFieldOverrider(t *testing.T) {
 			item: policyv1alpha1.FieldOverrider{FieldPath: "/data/absent.yaml", YAML: []policyv1alpha1.YAMLPatchOp{
 				yamlOp("remove", "/a", ""),
 			}},
-			wantErr: `OverridePolicy default/p: overrideRules[0].overriders.fieldOverrider[0]: failed to read "/data/absent.yaml": path does not exist`,
+			wantErr: `OverridePolicy.policy.karmada.io/default/p: overrideRules[0].overriders.fieldOverrider[0]: failed to read "/data/absent.yaml": path does not exist`,
 		},
 		{
 			name: "non-string field fails",
 			item: policyv1alpha1.FieldOverrider{FieldPath: "/data", JSON: []policyv1alpha1.JSONPatchOp{
 				jsonOp("remove", "/a", ""),
 			}},
-			wantErr: `OverridePolicy default/p: overrideRules[0].overriders.fieldOverrider[0]: failed to read "/data": value is a object, not a string`,
+			wantErr: `OverridePolicy.policy.karmada.io/default/p: overrideRules[0].overriders.fieldOverrider[0]: failed to read "/data": value is a object, not a string`,
 		},
 		{
 			name: "missing sub path fails",
 			item: policyv1alpha1.FieldOverrider{FieldPath: "/data/config.json", JSON: []policyv1alpha1.JSONPatchOp{
 				jsonOp("remove", "/nothing", ""),
 			}},
-			wantErr: `OverridePolicy default/p: overrideRules[0].overriders.fieldOverrider[0]: failed to apply patch: ` +
+			wantErr: `OverridePolicy.policy.karmada.io/default/p: overrideRules[0].overriders.fieldOverrider[0]: failed to apply patch: ` +
 				`error in remove for path: '/nothing': unable to remove nonexistent key: nothing: missing value`,
 		},
 	}
@@ -137,15 +137,15 @@ func TestFieldOverriderRunsAfterAnnotationsAndBeforePlaintext(t *testing.T) {
 	}
 	want := []Change{
 		{
-			Policy: "OverridePolicy default/p", Overrider: "annotationsOverrider",
+			Policy: "OverridePolicy.policy.karmada.io/default/p", Overrider: "annotationsOverrider",
 			Path: "/metadata/annotations/example.com~1owner", Before: `"team-a"`,
 		},
 		{
-			Policy: "OverridePolicy default/p", Overrider: "fieldOverrider", Path: "/data/config.json",
+			Policy: "OverridePolicy.policy.karmada.io/default/p", Overrider: "fieldOverrider", Path: "/data/config.json",
 			Before: `"{\"key\":{\"key1\":\"value\"},\"z\":1,\"a\":2}"`, After: `"{\"key\":{\"key1\":\"value\"},\"a\":2}"`,
 		},
 		{
-			Policy: "OverridePolicy default/p", Overrider: "plaintext", Path: "/data/config.json",
+			Policy: "OverridePolicy.policy.karmada.io/default/p", Overrider: "plaintext", Path: "/data/config.json",
 			Before: `"{\"key\":{\"key1\":\"value\"},\"a\":2}"`, After: `"{}"`,
 		},
 	}

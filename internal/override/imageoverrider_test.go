@@ -82,7 +82,7 @@ func TestImageOverrider(t *testing.T) {
 				Predicate: &policyv1alpha1.ImagePredicate{Path: "/spec/replicas"},
 				Component: "Tag", Operator: "replace", Value: "x",
 			}},
-			wantErr: `OverridePolicy default/p: overrideRules[0].overriders.imageOverrider[0]: failed to read "/spec/replicas": value is a number, not a string`,
+			wantErr: `OverridePolicy.policy.karmada.io/default/p: overrideRules[0].overriders.imageOverrider[0]: failed to read "/spec/replicas": value is a number, not a string`,
 		},
 		{
 			name: "predicate path that does not exist fails",
@@ -91,7 +91,7 @@ func TestImageOverrider(t *testing.T) {
 				Predicate: &policyv1alpha1.ImagePredicate{Path: "/spec/template/spec/containers/5/image"},
 				Component: "Tag", Operator: "replace", Value: "x",
 			}},
-			wantErr: `OverridePolicy default/p: overrideRules[0].overriders.imageOverrider[0]: failed to read "/spec/template/spec/containers/5/image": path does not exist`,
+			wantErr: `OverridePolicy.policy.karmada.io/default/p: overrideRules[0].overriders.imageOverrider[0]: failed to read "/spec/template/spec/containers/5/image": path does not exist`,
 		},
 		{
 			name: "a failing second item names its index",
@@ -100,7 +100,7 @@ func TestImageOverrider(t *testing.T) {
 				registry("add", ".test"),
 				{Component: "Layer", Operator: "add", Value: "x"},
 			},
-			wantErr: `OverridePolicy default/p: overrideRules[0].overriders.imageOverrider[1]: unsupported image component "Layer"`,
+			wantErr: `OverridePolicy.policy.karmada.io/default/p: overrideRules[0].overriders.imageOverrider[1]: unsupported image component "Layer"`,
 		},
 	}
 	for _, tt := range tests {

@@ -100,7 +100,7 @@ func TestLabelsOverriderPathEscapesSlash(t *testing.T) {
 		t.Fatalf("Apply: %v", err)
 	}
 	want := []Change{{
-		Policy: "OverridePolicy default/p", Overrider: "labelsOverrider",
+		Policy: "OverridePolicy.policy.karmada.io/default/p", Overrider: "labelsOverrider",
 		Path: "/metadata/labels/app.kubernetes.io~1name", After: `"web"`,
 	}}
 	if diff := cmp.Diff(want, res.Changes); diff != "" {
@@ -112,7 +112,7 @@ func TestLabelsOverriderUnknownOperatorFails(t *testing.T) {
 	_, _, err := applyRule(t, "deployment.yaml", policyv1alpha1.Overriders{
 		LabelsOverrider: []policyv1alpha1.LabelAnnotationOverrider{{Operator: "merge", Value: map[string]string{"a": "b"}}},
 	})
-	want := "OverridePolicy default/p: overrideRules[0].overriders.labelsOverrider[0]: " +
+	want := "OverridePolicy.policy.karmada.io/default/p: overrideRules[0].overriders.labelsOverrider[0]: " +
 		`failed to decode patch: invalid operation {"op":"merge","path":"/metadata/labels/a","value":"b"}: unsupported operation`
 	if diff := cmp.Diff(want, errString(err)); diff != "" {
 		t.Errorf("error mismatch (-want +got):\n%s", diff)

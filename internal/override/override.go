@@ -35,7 +35,7 @@ type Applied struct {
 
 // Change is one edit made by one overrider.
 type Change struct {
-	// Policy is "OverridePolicy namespace/name" or "ClusterOverridePolicy name".
+	// Policy names the policy as messages do (load.Override.Display).
 	Policy string `json:"policy"`
 	// Rule is the index in spec.overrideRules; 0 for the deprecated
 	// spec.targetCluster/spec.overriders form.
@@ -67,7 +67,7 @@ func orAbsent(s string) string {
 // RuleError is the error Apply returns when an overrider fails. Karmada then
 // renders nothing for the object on that cluster.
 type RuleError struct {
-	// Policy is "OverridePolicy namespace/name" or "ClusterOverridePolicy name".
+	// Policy names the policy as messages do (load.Override.Display).
 	Policy string
 	// Source is where the policy was declared.
 	Source load.Source
@@ -204,13 +204,4 @@ func rules(spec policyv1alpha1.OverrideSpec) []rule {
 		}
 	}
 	return out
-}
-
-// policyName renders "OverridePolicy namespace/name" or
-// "ClusterOverridePolicy name".
-func policyName(p load.Override) string {
-	if p.ClusterScoped {
-		return policyv1alpha1.KindClusterOverridePolicy + " " + p.Policy.Name
-	}
-	return policyv1alpha1.KindOverridePolicy + " " + p.Policy.Namespace + "/" + p.Policy.Name
 }

@@ -40,7 +40,7 @@ func TestApplyOrder(t *testing.T) {
 				op("a", withRule(nil, replicas("2"))),
 				cop("z", withRule(nil, replicas("1"))),
 			},
-			wantOrder:    []string{"ClusterOverridePolicy z", "OverridePolicy default/a"},
+			wantOrder:    []string{"ClusterOverridePolicy.policy.karmada.io/z", "OverridePolicy.policy.karmada.io/default/a"},
 			wantReplicas: int64(2),
 		},
 		{
@@ -51,7 +51,7 @@ func TestApplyOrder(t *testing.T) {
 				op("m-label", selecting(labelled("app", "web")), withRule(nil, replicas("2"))),
 				op("z-all", withRule(nil, replicas("1"))),
 			},
-			wantOrder:    []string{"OverridePolicy default/z-all", "OverridePolicy default/m-label", "OverridePolicy default/a-name"},
+			wantOrder:    []string{"OverridePolicy.policy.karmada.io/default/z-all", "OverridePolicy.policy.karmada.io/default/m-label", "OverridePolicy.policy.karmada.io/default/a-name"},
 			wantReplicas: int64(3),
 		},
 		{
@@ -61,7 +61,7 @@ func TestApplyOrder(t *testing.T) {
 				op("a", selecting(deployments("web"), deployments("")), withRule(nil, replicas("2"))),
 				op("b", selecting(deployments("")), withRule(nil, replicas("1"))),
 			},
-			wantOrder:    []string{"OverridePolicy default/b", "OverridePolicy default/a"},
+			wantOrder:    []string{"OverridePolicy.policy.karmada.io/default/b", "OverridePolicy.policy.karmada.io/default/a"},
 			wantReplicas: int64(2),
 		},
 		{
@@ -71,7 +71,7 @@ func TestApplyOrder(t *testing.T) {
 				op("b", selecting(deployments("")), withRule(nil, replicas("2"))),
 				op("a", withRule(nil, replicas("1"))),
 			},
-			wantOrder:    []string{"OverridePolicy default/a", "OverridePolicy default/b"},
+			wantOrder:    []string{"OverridePolicy.policy.karmada.io/default/a", "OverridePolicy.policy.karmada.io/default/b"},
 			wantReplicas: int64(2),
 		},
 		{
@@ -81,7 +81,7 @@ func TestApplyOrder(t *testing.T) {
 				cop("a", selecting(deployments("web")), withRule(nil, replicas("2"))),
 				cop("b", withRule(nil, replicas("1"))),
 			},
-			wantOrder:    []string{"ClusterOverridePolicy b", "ClusterOverridePolicy a"},
+			wantOrder:    []string{"ClusterOverridePolicy.policy.karmada.io/b", "ClusterOverridePolicy.policy.karmada.io/a"},
 			wantReplicas: int64(2),
 		},
 		{
@@ -105,7 +105,7 @@ func TestApplyOrder(t *testing.T) {
 				cop("default-only", selecting(policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default"}),
 					withRule(nil, replicas("8"))),
 			},
-			wantOrder:    []string{"ClusterOverridePolicy default-only"},
+			wantOrder:    []string{"ClusterOverridePolicy.policy.karmada.io/default-only"},
 			wantReplicas: int64(8),
 		},
 		{
@@ -115,7 +115,7 @@ func TestApplyOrder(t *testing.T) {
 				op("ns", inNamespace(""), withRule(nil, plain(set("add", "/metadata/labels", `{"a":"b"}`)))),
 				cop("all", withRule(nil, plain(set("add", "/metadata/labels", `{"c":"d"}`)))),
 			},
-			wantOrder:    []string{"ClusterOverridePolicy all"},
+			wantOrder:    []string{"ClusterOverridePolicy.policy.karmada.io/all"},
 			wantReplicas: "<absent>",
 		},
 		{
@@ -127,7 +127,7 @@ func TestApplyOrder(t *testing.T) {
 				}})),
 				op("gold", selecting(labelled("tier", "gold")), withRule(nil, replicas("9"))),
 			},
-			wantOrder:    []string{"ClusterOverridePolicy tier", "OverridePolicy default/gold"},
+			wantOrder:    []string{"ClusterOverridePolicy.policy.karmada.io/tier", "OverridePolicy.policy.karmada.io/default/gold"},
 			wantReplicas: int64(9),
 		},
 	}
@@ -220,7 +220,7 @@ func TestApplyRecordsAppliedSortedByName(t *testing.T) {
 	if diff := cmp.Diff(want, res.Overrides); diff != "" {
 		t.Errorf("applied mismatch (-want +got):\n%s", diff)
 	}
-	wantOrder := []string{"OverridePolicy default/c-all", "OverridePolicy default/c-all", "OverridePolicy default/a-label", "OverridePolicy default/b-name"}
+	wantOrder := []string{"OverridePolicy.policy.karmada.io/default/c-all", "OverridePolicy.policy.karmada.io/default/c-all", "OverridePolicy.policy.karmada.io/default/a-label", "OverridePolicy.policy.karmada.io/default/b-name"}
 	if diff := cmp.Diff(wantOrder, appliedPolicies(res)); diff != "" {
 		t.Errorf("applied order mismatch (-want +got):\n%s", diff)
 	}
@@ -285,7 +285,7 @@ func TestApplyDeprecatedFormErrorNamesTopLevelField(t *testing.T) {
 	p := op("old")
 	p.Policy.Spec.Overriders = &ov
 	_, err := Apply(readObject(t, "deployment.yaml"), member("member1", nil), []load.Override{p})
-	want := "OverridePolicy default/old: overriders.plaintext: failed to apply patch: " +
+	want := "OverridePolicy.policy.karmada.io/default/old: overriders.plaintext: failed to apply patch: " +
 		"replace operation does not apply: doc is missing key: /spec/foo: missing value"
 	if diff := cmp.Diff(want, errString(err)); diff != "" {
 		t.Errorf("error mismatch (-want +got):\n%s", diff)
@@ -305,7 +305,7 @@ func TestApplyErrorStopsEverything(t *testing.T) {
 		t.Fatalf("Apply error = %v, want a *RuleError", err)
 	}
 	wantErr := RuleError{
-		Policy: "ClusterOverridePolicy b-broken",
+		Policy: "ClusterOverridePolicy.policy.karmada.io/b-broken",
 		Source: load.Source{Path: "policies/b-broken.yaml", Line: 1},
 		Rule:   1,
 		Field:  "overrideRules[1].overriders.plaintext",
@@ -313,7 +313,7 @@ func TestApplyErrorStopsEverything(t *testing.T) {
 	if diff := cmp.Diff(wantErr, *ruleErr, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Err" }, cmp.Ignore())); diff != "" {
 		t.Errorf("rule error mismatch (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"ClusterOverridePolicy a-first"}, appliedPolicies(res)); diff != "" {
+	if diff := cmp.Diff([]string{"ClusterOverridePolicy.policy.karmada.io/a-first"}, appliedPolicies(res)); diff != "" {
 		t.Errorf("changes before the failure mismatch (-want +got):\n%s", diff)
 	}
 	if res.Overrides != nil {

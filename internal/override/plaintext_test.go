@@ -72,19 +72,19 @@ func TestPlaintext(t *testing.T) {
 		{
 			name: "add does not create a missing parent",
 			ops:  []policyv1alpha1.PlaintextOverrider{set("add", "/spec/template/metadata/annotations/x", `"1"`)},
-			wantErr: "OverridePolicy default/p: overrideRules[0].overriders.plaintext: failed to apply patch: " +
+			wantErr: "OverridePolicy.policy.karmada.io/default/p: overrideRules[0].overriders.plaintext: failed to apply patch: " +
 				`add operation does not apply: doc is missing path: "/spec/template/metadata/annotations/x": missing value`,
 		},
 		{
 			name: "replace of a missing path fails",
 			ops:  []policyv1alpha1.PlaintextOverrider{set("replace", "/spec/foo", `1`)},
-			wantErr: "OverridePolicy default/p: overrideRules[0].overriders.plaintext: failed to apply patch: " +
+			wantErr: "OverridePolicy.policy.karmada.io/default/p: overrideRules[0].overriders.plaintext: failed to apply patch: " +
 				"replace operation does not apply: doc is missing key: /spec/foo: missing value",
 		},
 		{
 			name: "remove of a missing path fails",
 			ops:  []policyv1alpha1.PlaintextOverrider{set("remove", "/spec/foo", "")},
-			wantErr: "OverridePolicy default/p: overrideRules[0].overriders.plaintext: failed to apply patch: " +
+			wantErr: "OverridePolicy.policy.karmada.io/default/p: overrideRules[0].overriders.plaintext: failed to apply patch: " +
 				"error in remove for path: '/spec/foo': unable to remove nonexistent key: foo: missing value",
 		},
 		{
@@ -93,7 +93,7 @@ func TestPlaintext(t *testing.T) {
 				set("replace", "/spec/replicas", "5"),
 				set("remove", "/spec/foo", ""),
 			},
-			wantErr: "OverridePolicy default/p: overrideRules[0].overriders.plaintext: failed to apply patch: " +
+			wantErr: "OverridePolicy.policy.karmada.io/default/p: overrideRules[0].overriders.plaintext: failed to apply patch: " +
 				"error in remove for path: '/spec/foo': unable to remove nonexistent key: foo: missing value",
 		},
 	}
@@ -139,7 +139,7 @@ func TestPlaintextRecordsEachEntry(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
-	p := "OverridePolicy default/p"
+	p := "OverridePolicy.policy.karmada.io/default/p"
 	want := []Change{
 		{Policy: p, Overrider: "plaintext", Path: "/spec/replicas", Before: "3", After: "5"},
 		{Policy: p, Overrider: "plaintext", Path: "/spec/replicas", Before: "5", After: "6"},

@@ -11,7 +11,7 @@ import (
 // Two writes with the same Path and SubPath from different rules mean the
 // later one overwrites the earlier.
 type Write struct {
-	// Policy is "OverridePolicy namespace/name" or "ClusterOverridePolicy name".
+	// Policy names the policy as messages do (load.Override.Display).
 	Policy string
 	// Rule is the index in spec.overrideRules; 0 for the deprecated form.
 	Rule int

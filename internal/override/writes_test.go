@@ -27,8 +27,8 @@ func TestWrites(t *testing.T) {
 				cop("base", withRule(nil, replicas("1"))),
 			},
 			want: []Write{
-				{Policy: "ClusterOverridePolicy base", Overrider: "plaintext", Path: "/spec/replicas", Source: src("base")},
-				{Policy: "OverridePolicy default/web", Overrider: "plaintext", Path: "/spec/replicas", Source: src("web")},
+				{Policy: "ClusterOverridePolicy.policy.karmada.io/base", Overrider: "plaintext", Path: "/spec/replicas", Source: src("base")},
+				{Policy: "OverridePolicy.policy.karmada.io/default/web", Overrider: "plaintext", Path: "/spec/replicas", Source: src("web")},
 			},
 		},
 		{
@@ -48,8 +48,8 @@ func TestWrites(t *testing.T) {
 				}}},
 			}))},
 			want: []Write{
-				{Policy: "OverridePolicy default/cfg", Overrider: "fieldOverrider", Path: "/data/config.json", SubPath: "/key/key1", Source: src("cfg")},
-				{Policy: "OverridePolicy default/cfg", Overrider: "fieldOverrider", Path: "/data/config.json", SubPath: "/z", Source: src("cfg")},
+				{Policy: "OverridePolicy.policy.karmada.io/default/cfg", Overrider: "fieldOverrider", Path: "/data/config.json", SubPath: "/key/key1", Source: src("cfg")},
+				{Policy: "OverridePolicy.policy.karmada.io/default/cfg", Overrider: "fieldOverrider", Path: "/data/config.json", SubPath: "/z", Source: src("cfg")},
 			},
 		},
 		{
@@ -59,7 +59,7 @@ func TestWrites(t *testing.T) {
 				op("bad", withRule(nil, plain(set("replace", "/data/replicas", `"4"`))), withRule(nil, plain(set("replace", "/spec/replicas", "4")))),
 			},
 			want: []Write{
-				{Policy: "OverridePolicy default/bad", Overrider: "plaintext", Path: "/data/replicas", Source: src("bad")},
+				{Policy: "OverridePolicy.policy.karmada.io/default/bad", Overrider: "plaintext", Path: "/data/replicas", Source: src("bad")},
 			},
 			wantErr: ErrMissingPath,
 		},

@@ -5,7 +5,9 @@ import (
 	"slices"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/policyv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/schedule"
 )
 
@@ -164,14 +166,13 @@ func termVerdict(term schedule.TermTrace, d *schedule.Decision, clusters []*clus
 	return tv
 }
 
+// policyName is how messages name the propagation policy p refers to,
+// "" for none.
 func policyName(p *PolicyRef) string {
 	if p == nil {
 		return ""
 	}
-	if p.ClusterScoped {
-		return "ClusterPropagationPolicy " + p.Name
-	}
-	return "PropagationPolicy " + p.Namespace + "/" + p.Name
+	return load.PolicyDisplay(policyv1alpha1.KindPropagationPolicy, p.ClusterScoped, p.Namespace, p.Name)
 }
 
 func orAbsent(s string) string {

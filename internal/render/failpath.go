@@ -50,7 +50,7 @@ func overriderPath(overrides []load.Override, re *override.RuleError) string {
 // failingOverriders returns the overriders of the rule re failed in.
 func failingOverriders(overrides []load.Override, re *override.RuleError) *policyv1alpha1.Overriders {
 	for _, o := range overrides {
-		if kindName(o.ClusterScoped, "OverridePolicy", o.Policy.Namespace, o.Policy.Name) != re.Policy {
+		if o.Display() != re.Policy {
 			continue
 		}
 		spec := o.Policy.Spec

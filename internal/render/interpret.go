@@ -28,7 +28,7 @@ func interpretReplicas(obj *unstructured.Unstructured, ip *interpret.Interpreter
 	if s == nil || err != nil {
 		return nil, err
 	}
-	out := &schedule.Interpreted{Replicas: n, By: fmt.Sprintf("ResourceInterpreterCustomization %q (%s)", s.Customization, s.Location())}
+	out := &schedule.Interpreted{Replicas: n, By: fmt.Sprintf("%s (%s)", interpret.DisplayCustomization(s.Customization), s.Location())}
 	if req != nil {
 		out.NodeClaim = req.NodeClaim != nil
 		for name, q := range req.ResourceRequest {

@@ -76,7 +76,7 @@ func TestCustomizationDividesACRD(t *testing.T) {
 		t.Errorf("placement (-want +got):\n%s", d)
 	}
 	e := render.Explain(res.Bindings[0], res.Clusters)
-	if len(e.Steps) == 0 || e.Steps[0] != `replicas 6 and per-replica requests read by GetReplicas of ResourceInterpreterCustomization "argo-rollout" (ric.yaml:12)` {
+	if len(e.Steps) == 0 || e.Steps[0] != `replicas 6 and per-replica requests read by GetReplicas of ResourceInterpreterCustomization.config.karmada.io/argo-rollout (ric.yaml:12)` {
 		t.Errorf("explain steps = %q, want the customization that read the replicas first", e.Steps)
 	}
 }
@@ -93,7 +93,7 @@ func TestCustomizationScriptErrorIsARenderError(t *testing.T) {
 		t.Fatalf("errors = %v, want one per cluster", res.Errors)
 	}
 	got := res.Errors[0].String()
-	want := `Rollout.argoproj.io/shop/web on member1: ResourceInterpreterCustomization "argo-rollout" replicaRevision (ric.yaml:20): cannot revise web`
+	want := `Rollout.argoproj.io/shop/web on member1: ResourceInterpreterCustomization.config.karmada.io/argo-rollout replicaRevision (ric.yaml:20): cannot revise web`
 	if got != want {
 		t.Errorf("error = %q, want %q", got, want)
 	}
@@ -110,7 +110,7 @@ func TestCustomizationGetReplicasErrorIsReported(t *testing.T) {
 	set := loadFiles(t, files, nil)
 	res := render.Render(render.Input{Set: set, Options: render.DefaultOptions()})
 	b := res.Bindings[0]
-	if !strings.Contains(b.ScheduleError, `ResourceInterpreterCustomization "argo-rollout" replicaResource (ric.yaml:14): attempt to index`) {
+	if !strings.Contains(b.ScheduleError, `ResourceInterpreterCustomization.config.karmada.io/argo-rollout replicaResource (ric.yaml:14): attempt to index`) {
 		t.Errorf("schedule error = %q", b.ScheduleError)
 	}
 	var lint []string

@@ -86,7 +86,7 @@ func LintWith(set *load.Set, res *Result, opts LintOptions) []Finding {
 		if m, ok := p.Policy.Annotations[workv1alpha1.AnnotationDrift]; ok && !validDriftMode(m) {
 			out = append(out, Finding{Severity: SeverityWarning, Rule: RuleDriftAnnotation, Finding: load.Finding{Source: loc.at(p.Source, "metadata.annotations."+workv1alpha1.AnnotationDrift), Message: fmt.Sprintf(
 				"%s: annotation %s=%q is not one of correct, warn, ignore; drift is corrected",
-				policyName(&PolicyRef{ClusterScoped: p.ClusterScoped, Namespace: p.Policy.Namespace, Name: p.Policy.Name}), workv1alpha1.AnnotationDrift, m)}})
+				p.Display(), workv1alpha1.AnnotationDrift, m)}})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Finding) int {
@@ -111,8 +111,7 @@ func lintBinding(b *Binding, res *Result) []Finding {
 	if len(b.Choice.Candidates) > 1 {
 		var names []string
 		for _, c := range b.Choice.Candidates {
-			names = append(names, fmt.Sprintf("%s (%s)", policyName(&PolicyRef{ClusterScoped: c.Policy.ClusterScoped,
-				Namespace: c.Policy.Policy.Namespace, Name: c.Policy.Policy.Name}), c.Policy.Source))
+			names = append(names, fmt.Sprintf("%s (%s)", c.Policy.Display(), c.Policy.Source))
 		}
 		add(RuleManyPolicies, "%s is selected by %d policies; only %s applies: %s", b.Key.Display(), len(names), policyName(b.Policy), strings.Join(names, ", "))
 	}

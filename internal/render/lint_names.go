@@ -38,7 +38,7 @@ func lintClusterNames(set *load.Set, loc *locator) []Finding {
 		}
 	}
 	for _, p := range set.Propagations {
-		name := kindName(p.ClusterScoped, "PropagationPolicy", p.Policy.Namespace, p.Policy.Name)
+		name := p.Display()
 		pl := p.Policy.Spec.Placement
 		affinity(p.Source, name, "placement.clusterAffinity", pl.ClusterAffinity)
 		for i := range pl.ClusterAffinities {
@@ -52,18 +52,11 @@ func lintClusterNames(set *load.Set, loc *locator) []Finding {
 		}
 	}
 	for _, o := range set.Overrides {
-		name := kindName(o.ClusterScoped, "OverridePolicy", o.Policy.Namespace, o.Policy.Name)
+		name := o.Display()
 		affinity(o.Source, name, "targetCluster", o.Policy.Spec.TargetCluster)
 		for i := range o.Policy.Spec.OverrideRules {
 			affinity(o.Source, name, fmt.Sprintf("overrideRules[%d].targetCluster", i), o.Policy.Spec.OverrideRules[i].TargetCluster)
 		}
 	}
 	return out
-}
-
-func kindName(clusterScoped bool, kind, ns, name string) string {
-	if clusterScoped {
-		return "Cluster" + kind + " " + name
-	}
-	return kind + " " + ns + "/" + name
 }

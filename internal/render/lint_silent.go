@@ -29,7 +29,7 @@ func lintSilent(set *load.Set, res *Result, root string, loc *locator, helm bool
 			selected[propagationName(b.Template.Chart.Claim)] = true
 		}
 		for _, c := range b.Choice.Candidates {
-			selected[propagationName(c.Policy)] = true
+			selected[c.Policy.Display()] = true
 		}
 		for _, t := range b.Targets {
 			if t.Object != nil {
@@ -61,9 +61,9 @@ func lintSilent(set *load.Set, res *Result, root string, loc *locator, helm bool
 	}
 	for i := range set.Propagations {
 		p := &set.Propagations[i]
-		if !selected[propagationName(p)] {
+		if !selected[p.Display()] {
 			hints, field := selectorHints(set, p.Policy.Spec.ResourceSelectors)
-			add(loc.at(p.Source, field), SeverityWarning, RuleSelectsNothing, "%s selects no template%s", propagationName(p), hints)
+			add(loc.at(p.Source, field), SeverityWarning, RuleSelectsNothing, "%s selects no template%s", p.Display(), hints)
 		}
 	}
 	out = append(out, lintUnusedOverrides(set, res, loc)...)
@@ -124,7 +124,7 @@ func lintUnusedOverrides(set *load.Set, res *Result, loc *locator) []Finding {
 	}
 	var out []Finding
 	for _, o := range set.Overrides {
-		name := kindName(o.ClusterScoped, "OverridePolicy", o.Policy.Namespace, o.Policy.Name)
+		name := o.Display()
 		if used[name] || usedName[o.Policy.Name] {
 			continue
 		}
@@ -133,12 +133,6 @@ func lintUnusedOverrides(set *load.Set, res *Result, loc *locator) []Finding {
 			Message: name + " changes no object on any cluster" + hints}})
 	}
 	return out
-}
-
-// propagationName is "PropagationPolicy ns/name" or
-// "ClusterPropagationPolicy name".
-func propagationName(p *load.Propagation) string {
-	return kindName(p.ClusterScoped, "PropagationPolicy", p.Policy.Namespace, p.Policy.Name)
 }
 
 // selectorHints says, for each resource selector that matches no template

@@ -68,22 +68,22 @@ func TestNamespacePlacement(t *testing.T) {
 	}{
 		{name: "a CPP places a Namespace labelled to skip auto-propagation on its clusters only",
 			ns: skipLabelled, key: "Namespace.core/team-b", policy: cpp("only-m1", "m1", "team-b"),
-			want: nsOutcome{Clusters: []string{"m1"}, Policy: "ClusterPropagationPolicy only-m1"}},
+			want: nsOutcome{Clusters: []string{"m1"}, Policy: "ClusterPropagationPolicy.policy.karmada.io/only-m1"}},
 		{name: "a Namespace labelled to skip auto-propagation that no CPP selects goes nowhere, and is not reported as skipped",
 			ns: skipLabelled, key: "Namespace.core/team-b", policy: cpp("other", "m1", "team-z"),
 			want: nsOutcome{}},
 		{name: "a CPP selecting an unlabelled Namespace names the policy and auto-propagation still reaches every cluster",
 			ns: plainNamespace, key: "Namespace.core/team-a", policy: cpp("only-m1", "m1", "team-a"),
-			want: nsOutcome{Clusters: []string{"m1", "m2", "m3"}, Policy: "ClusterPropagationPolicy only-m1"}},
+			want: nsOutcome{Clusters: []string{"m1", "m2", "m3"}, Policy: "ClusterPropagationPolicy.policy.karmada.io/only-m1"}},
 		{name: "with auto-propagation off a Namespace no CPP selects goes nowhere",
 			ns: plainNamespace, key: "Namespace.core/team-a", noAuto: true, policy: cpp("other", "m1", "team-z"),
 			want: nsOutcome{}},
 		{name: "with auto-propagation off a CPP alone decides a Namespace's clusters",
 			ns: plainNamespace, key: "Namespace.core/team-a", noAuto: true, policy: cpp("two", "m2,m3", "team-a"),
-			want: nsOutcome{Clusters: []string{"m2", "m3"}, Policy: "ClusterPropagationPolicy two"}},
+			want: nsOutcome{Clusters: []string{"m2", "m3"}, Policy: "ClusterPropagationPolicy.policy.karmada.io/two"}},
 		{name: "a CPP places the default Namespace, which is never auto-propagated",
 			ns: "apiVersion: v1\nkind: Namespace\nmetadata: {name: default}\n", key: "Namespace.core/default", policy: cpp("def", "m3", "default"),
-			want: nsOutcome{Clusters: []string{"m3"}, Policy: "ClusterPropagationPolicy def"}},
+			want: nsOutcome{Clusters: []string{"m3"}, Policy: "ClusterPropagationPolicy.policy.karmada.io/def"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := render.DefaultOptions()
@@ -136,7 +136,7 @@ func TestNamespaceLint(t *testing.T) {
 	}{
 		{name: "a CPP selecting an unlabelled Namespace warns that auto-propagation sends it everywhere anyway",
 			ns: plainNamespace, policy: cpp("only-m1", "m1", "team-a"),
-			want: []string{`warning: Namespace/team-a is placed by ClusterPropagationPolicy only-m1, but namespace auto-propagation also sends it to every cluster; label it namespace.karmada.io/skip-auto-propagation: "true" to place it by the policy only`}},
+			want: []string{`warning: Namespace/team-a is placed by ClusterPropagationPolicy.policy.karmada.io/only-m1, but namespace auto-propagation also sends it to every cluster; label it namespace.karmada.io/skip-auto-propagation: "true" to place it by the policy only`}},
 		{name: "a labelled Namespace placed by a CPP draws no finding",
 			ns: skipLabelled, policy: cpp("only-m1", "m1", "team-b")},
 		{name: "a labelled Namespace no CPP selects draws no finding",

@@ -39,7 +39,7 @@ func reservedFailure(b *Binding, cluster string, obj *unstructured.Unstructured,
 		if strings.HasPrefix(c.Path, pointer) || strings.HasPrefix(pointer, c.Path) {
 			e.Policy, e.Rule, e.Overrider = c.Policy, c.Rule, c.Overrider
 			for _, o := range overrides {
-				if kindName(o.ClusterScoped, "OverridePolicy", o.Policy.Namespace, o.Policy.Name) == c.Policy {
+				if o.Display() == c.Policy {
 					e.PolicySource = o.Source
 				}
 			}

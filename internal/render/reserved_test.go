@@ -42,8 +42,8 @@ func TestHostileOverrideCannotWriteReservedFields(t *testing.T) {
 				t.Fatalf("errors %v, want one, on m2", errorSummary(res))
 			}
 			e := res.Errors[0]
-			if e.Cluster != "m2" || e.Path != tc.path || e.Policy != "OverridePolicy demo/db-m2" || e.PolicySource.Path != "op.yaml" {
-				t.Errorf("error %+v: want m2, path %s, naming OverridePolicy demo/db-m2 in op.yaml", e, tc.path)
+			if e.Cluster != "m2" || e.Path != tc.path || e.Policy != "OverridePolicy.policy.karmada.io/demo/db-m2" || e.PolicySource.Path != "op.yaml" {
+				t.Errorf("error %+v: want m2, path %s, naming OverridePolicy.policy.karmada.io/demo/db-m2 in op.yaml", e, tc.path)
 			}
 			if !strings.Contains(e.Message, "only Git sets") {
 				t.Errorf("message %q does not say why", e.Message)

@@ -27,8 +27,8 @@ type RenderError struct {
 	// Source is where the template is declared.
 	Source  load.Source `json:"source"`
 	Cluster string      `json:"cluster"`
-	// Policy is the failing override policy, "OverridePolicy ns/name" or
-	// "ClusterOverridePolicy name"; "" when the rendered object is invalid.
+	// Policy is the failing override policy as messages name it
+	// (load.Override.Display); "" when the rendered object is invalid.
 	Policy       string      `json:"policy,omitempty"`
 	PolicySource load.Source `json:"policySource,omitzero"`
 	// Rule is the index in spec.overrideRules; Overrider locates the

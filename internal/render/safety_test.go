@@ -16,7 +16,7 @@ import (
 
 // safetyFleet reads testdata/safety: clusters m1 and m2, Deployment
 // demo/web (image registry.example.com/web:1.0) with its ConfigMap
-// demo/web-env, and PropagationPolicy demo/web sending both to m1 and m2.
+// demo/web-env, and PropagationPolicy.policy.karmada.io/demo/web sending both to m1 and m2.
 func safetyFleet(t *testing.T) map[string]string {
 	t.Helper()
 	files := map[string]string{}
@@ -125,7 +125,7 @@ func TestCommitSafety(t *testing.T) {
 			"m1": {demoNS, webEnv, web + img2},
 			"m2": {demoNS, webEnv, web + img1},
 		},
-		errors:     []string{web + " m2 OverridePolicy demo/typo overrideRules[0].overriders.plaintext /spec/strategy/rollingUpdate/maxSurge kept"},
+		errors:     []string{web + " m2 OverridePolicy.policy.karmada.io/demo/typo overrideRules[0].overriders.plaintext /spec/strategy/rollingUpdate/maxSurge kept"},
 		errMessage: "/spec/strategy/rollingUpdate/maxSurge",
 	}, {
 		name: "a field overrider on a number keeps the failing cluster's object",
@@ -137,7 +137,7 @@ func TestCommitSafety(t *testing.T) {
 			"m1": {demoNS, webEnv, web + img2},
 			"m2": {demoNS, webEnv, web + img1},
 		},
-		errors: []string{web + " m2 OverridePolicy demo/typo overrideRules[0].overriders.fieldOverrider[0] /spec/replicas kept"},
+		errors: []string{web + " m2 OverridePolicy.policy.karmada.io/demo/typo overrideRules[0].overriders.fieldOverrider[0] /spec/replicas kept"},
 	}, {
 		name: "an image that does not parse keeps the failing cluster's object",
 		head: func(f map[string]string) {
@@ -148,7 +148,7 @@ func TestCommitSafety(t *testing.T) {
 			"m1": {demoNS, webEnv, web + " Registry.Example.com/Web::2.0"},
 			"m2": {demoNS, webEnv, web + img1},
 		},
-		errors: []string{web + " m2 OverridePolicy demo/typo overrideRules[0].overriders.imageOverrider[0]  kept"},
+		errors: []string{web + " m2 OverridePolicy.policy.karmada.io/demo/typo overrideRules[0].overriders.imageOverrider[0]  kept"},
 	}, {
 		name: "an override that makes the object invalid keeps the failing cluster's object",
 		head: func(f map[string]string) {
@@ -171,7 +171,7 @@ func TestCommitSafety(t *testing.T) {
 			"m1": {demoNS, webEnv, web + img1},
 			"m2": {demoNS, webEnv},
 		},
-		errors: []string{web + " m2 OverridePolicy demo/typo overrideRules[0].overriders.plaintext /spec/nope absent"},
+		errors: []string{web + " m2 OverridePolicy.policy.karmada.io/demo/typo overrideRules[0].overriders.plaintext /spec/nope absent"},
 	}, {
 		name: "a deleted policy leaves its templates unclaimed where they ran, dependencies included",
 		head: func(f map[string]string) {
@@ -182,7 +182,7 @@ func TestCommitSafety(t *testing.T) {
 			"m1": {demoNS, webEnv, web + img1},
 			"m2": {demoNS, webEnv, web + img1},
 		},
-		unclaimed: []string{webEnv + " m1,m2 ", web + " m1,m2 PropagationPolicy demo/web"},
+		unclaimed: []string{webEnv + " m1,m2 ", web + " m1,m2 PropagationPolicy.policy.karmada.io/demo/web"},
 	}, {
 		name: "a selector typo leaves the template unclaimed",
 		head: func(f map[string]string) {
@@ -192,7 +192,7 @@ func TestCommitSafety(t *testing.T) {
 			"m1": {demoNS, webEnv, web + img1},
 			"m2": {demoNS, webEnv, web + img1},
 		},
-		unclaimed: []string{webEnv + " m1,m2 ", web + " m1,m2 PropagationPolicy demo/web"},
+		unclaimed: []string{webEnv + " m1,m2 ", web + " m1,m2 PropagationPolicy.policy.karmada.io/demo/web"},
 	}, {
 		name: "removing the template from Git deletes its objects",
 		head: func(f map[string]string) {

@@ -29,7 +29,7 @@ func sealedFailure(b *Binding, cluster string, obj *unstructured.Unstructured, r
 			Overrider: c.Overrider, Path: c.Path,
 			Message: "writes " + hit + " of a SOPS-encrypted " + obj.GetKind() + ": encrypted values can only be changed in Git with sops; overrides may change metadata"}
 		for _, o := range overrides {
-			if kindName(o.ClusterScoped, "OverridePolicy", o.Policy.Namespace, o.Policy.Name) == c.Policy {
+			if o.Display() == c.Policy {
 				e.PolicySource = o.Source
 			}
 		}

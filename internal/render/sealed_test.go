@@ -82,7 +82,7 @@ func TestSealedSecretIsPlacedAndOverriddenByMetadataOnly(t *testing.T) {
 	files["op.yaml"] = sealedOverride(`      plaintext: [{path: /data/password, operator: replace, value: b3RoZXI=}]
 `)
 	res = renderFiles(t, files, nil)
-	if d := cmp.Diff([]string{"Secret.core/demo/db m2 OverridePolicy demo/db-m2 plaintext /data/password absent"}, errorSummary(res)); d != "" {
+	if d := cmp.Diff([]string{"Secret.core/demo/db m2 OverridePolicy.policy.karmada.io/demo/db-m2 plaintext /data/password absent"}, errorSummary(res)); d != "" {
 		t.Fatalf("errors (-want +got):\n%s", d)
 	}
 	if msg := res.Errors[0].String(); !strings.Contains(msg, "SOPS-encrypted") {
@@ -105,7 +105,7 @@ func TestSealedLoadRefusesOtherKindsAndSealedMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, tc := range map[string]struct{ doc, want string }{
-		"configmap":   {string(cm), `ConfigMap "c" is SOPS-encrypted, but only these kinds may be: Secret`},
+		"configmap":   {string(cm), `ConfigMap/demo/c is SOPS-encrypted, but only these kinds may be: Secret`},
 		"sealed name": {string(all), "metadata is encrypted"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -3,6 +3,8 @@ package restrict
 import (
 	"fmt"
 	"strings"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // Declaration is a policy-like object of the fleet: it changes what other
@@ -44,7 +46,7 @@ func (p *Policy) Admit(d Declaration) *Refusal {
 		return nil
 	}
 	gk := d.Kind + "." + d.Group
-	what := fmt.Sprintf("%s %s", d.Kind, qualified(d.Namespace, d.Name))
+	what := workv1alpha1.ObjectKey{Group: d.Group, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name}.Display()
 	if d.Namespace != "" && len(p.Namespaces) > 0 && !matchAny(p.Namespaces, d.Namespace) {
 		return &Refusal{Rule: "namespaces", Path: "metadata.namespace", Message: fmt.Sprintf(
 			"%s is in namespace %q, which is not among the namespaces the restriction policy allows (%s)",
@@ -74,11 +76,4 @@ func (p *Policy) Admit(d Declaration) *Refusal {
 		return refuse("kind", "%s is not among the cluster-scoped kinds the folder may declare (%s)", gk, strings.Join(f.ClusterScopedKinds, ", "))
 	}
 	return nil
-}
-
-func qualified(namespace, name string) string {
-	if namespace == "" {
-		return name
-	}
-	return namespace + "/" + name
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
 // Bindings and roles are judged by what they hand out, the way the
@@ -49,7 +51,7 @@ func reservedSubject(kind, name, ns string) string {
 	case (kind == "User" || kind == "Group") && strings.HasPrefix(name, "system:"):
 		return fmt.Sprintf("the built-in %s %s", kind, name)
 	case kind == "ServiceAccount" && slices.Contains(PropagitNamespaces, ns):
-		return fmt.Sprintf("propagit's ServiceAccount %s/%s", ns, name)
+		return "propagit's " + workv1alpha1.ObjectKey{Kind: kind, Namespace: ns, Name: name}.Display()
 	}
 	return ""
 }

@@ -11,7 +11,11 @@ import (
 )
 
 // GroupVersion is the apiVersion of Cluster.
-const GroupVersion = "cluster.karmada.io/v1alpha1"
+const GroupVersion = Group + "/v1alpha1"
+
+// Group is the API group of the kinds in this package, as messages write
+// it (ObjectKey.Display).
+const Group = "cluster.karmada.io"
 
 // KindCluster is the Cluster kind name.
 const KindCluster = "Cluster"

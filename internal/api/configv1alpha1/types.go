@@ -9,7 +9,11 @@ import (
 )
 
 // GroupVersion is the apiVersion of every kind in this package.
-const GroupVersion = "config.karmada.io/v1alpha1"
+const GroupVersion = Group + "/v1alpha1"
+
+// Group is the API group of the kinds in this package, as messages write
+// it (ObjectKey.Display).
+const Group = "config.karmada.io"
 
 // KindResourceInterpreterCustomization is the kind name.
 const KindResourceInterpreterCustomization = "ResourceInterpreterCustomization"

@@ -10,7 +10,11 @@ import (
 )
 
 // GroupVersion is the apiVersion of every kind in this package.
-const GroupVersion = "policy.karmada.io/v1alpha1"
+const GroupVersion = Group + "/v1alpha1"
+
+// Group is the API group of the kinds in this package, as messages write
+// it (ObjectKey.Display).
+const Group = "policy.karmada.io"
 
 // Kind names.
 const (
