@@ -15,8 +15,15 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/source"
 )
+
+// secretDisplay names the Secret namespace/name as messages name every
+// object (ObjectKey.Display: Secret/namespace/name).
+func secretDisplay(namespace, name string) string {
+	return workv1alpha1.ObjectKey{Kind: "Secret", Namespace: namespace, Name: name}.Display()
+}
 
 // bindSource binds -s/--source, the fleet source of a command that reads
 // one; the command also takes it as its positional SOURCE (sourceArg).

@@ -93,8 +93,8 @@ func (o *installOptions) run(cmd *cobra.Command) error {
 	}
 	if o.dryRun {
 		if cred != nil || install.IsSSH(o.Repo) {
-			fmt.Fprintf(cmd.ErrOrStderr(), "not printed: Secret %s/%s (keys %s), which the pods wait for; install without --dry-run "+
-				"creates it from the credential files, or create it yourself\n", o.Namespace, install.GitSecretName, gitSecretKeys(o.Repo))
+			fmt.Fprintf(cmd.ErrOrStderr(), "not printed: %s (keys %s), which the pods wait for; install without --dry-run "+
+				"creates it from the credential files, or create it yourself\n", secretDisplay(o.Namespace, install.GitSecretName), gitSecretKeys(o.Repo))
 		}
 		if o.output == "json" {
 			return install.WriteJSON(cmd.OutOrStdout(), objs)

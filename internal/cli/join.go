@@ -118,14 +118,14 @@ func (o *joinOptions) run(cmd *cobra.Command) error {
 		}
 	}
 	if len(m.Secret) > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "warning: Secret %s/%s holds a credential for %s (expires %s): apply it to the hub, never commit it\n",
-			join.CredentialsNamespace, join.SecretName(o.Name), o.Name, res.TokenExpiry.UTC().Format(time.RFC3339))
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s holds a credential for %s (expires %s): apply it to the hub, never commit it\n",
+			secretDisplay(join.CredentialsNamespace, join.SecretName(o.Name)), o.Name, res.TokenExpiry.UTC().Format(time.RFC3339))
 	}
 	if res.AgeRecipient != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "age recipient of %s: %s (encrypt its Secrets with sops encrypt --age %s)\n", o.Name, res.AgeRecipient, res.AgeRecipient)
 		if o.Mode == join.ModePush {
-			fmt.Fprintf(cmd.ErrOrStderr(), "push mode: copy Secret %s/%s from the member to the hub as %s/%s%s; the controller decrypts with it\n",
-				join.Namespace, join.AgeKeySecret, join.CredentialsNamespace, keys.MemberSecretPrefix, o.Name)
+			fmt.Fprintf(cmd.ErrOrStderr(), "push mode: copy %s from the member to the hub as %s; the controller decrypts with it\n",
+				secretDisplay(join.Namespace, join.AgeKeySecret), secretDisplay(join.CredentialsNamespace, keys.MemberSecretPrefix+o.Name))
 		}
 	}
 	return writeManifests(cmd.OutOrStdout(), o.out, o.Name, m)
@@ -143,8 +143,8 @@ func (o *joinOptions) printPlan(cmd *cobra.Command, cfg *rest.Config) error {
 	m.Plan = plan.Member
 	m.HubPlan = plan.Hub
 	if o.Mode == join.ModePush {
-		fmt.Fprintf(cmd.ErrOrStderr(), "dry run: nothing was contacted; a real join also mints the push token and prints Secret %s/%s for the hub\n",
-			join.CredentialsNamespace, join.SecretName(o.Name))
+		fmt.Fprintf(cmd.ErrOrStderr(), "dry run: nothing was contacted; a real join also mints the push token and prints %s for the hub\n",
+			secretDisplay(join.CredentialsNamespace, join.SecretName(o.Name)))
 	} else {
 		fmt.Fprintln(cmd.ErrOrStderr(), "dry run: nothing was contacted")
 	}
@@ -162,8 +162,8 @@ func (o *joinOptions) joinHub(cmd *cobra.Command) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "warning: Secret %s/%s holds the hub credential of %s's agent (namespace %s, expires %s): apply it to the member, never commit it\n",
-		join.Namespace, join.HubSecretName, o.Name, id.Namespace, id.TokenExpiry.UTC().Format(time.RFC3339))
+	fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s holds the hub credential of %s's agent (namespace %s, expires %s): apply it to the member, never commit it\n",
+		secretDisplay(join.Namespace, join.HubSecretName), o.Name, id.Namespace, id.TokenExpiry.UTC().Format(time.RFC3339))
 	return join.RenderHubSecret(id)
 }
 
