@@ -87,7 +87,7 @@ func TestHelmExplain(t *testing.T) {
 	stdout, _ := runCLI(t, 0, "explain", "deployment/web", dir, "-n", "demo")
 	for _, w := range []string{
 		"rendered by HelmChart.propagit.io/demo/web from web/templates/deployment.yaml (chart web 1.0.0)",
-		`member2 values: OverridePolicy demo/web rule 0 plaintext /spec/values: (absent) -> {"replicaCount":3}`,
+		`member2 values: OverridePolicy.policy.karmada.io/demo/web rule 0 plaintext /spec/values: (absent) -> {"replicaCount":3}`,
 		"member2  replicas 3",
 	} {
 		if !strings.Contains(stdout, w) {

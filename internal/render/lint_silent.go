@@ -26,7 +26,7 @@ func lintSilent(set *load.Set, res *Result, root string, loc *locator, helm bool
 	objects := 0
 	for _, b := range res.Bindings {
 		if b.Template.Chart != nil {
-			selected[propagationName(b.Template.Chart.Claim)] = true
+			selected[b.Template.Chart.Claim.Display()] = true
 		}
 		for _, c := range b.Choice.Candidates {
 			selected[c.Policy.Display()] = true
@@ -43,7 +43,7 @@ func lintSilent(set *load.Set, res *Result, root string, loc *locator, helm bool
 	if res.Charts != nil {
 		for _, b := range res.Charts.Charts {
 			for _, c := range b.Choice.Candidates {
-				selected[propagationName(c.Policy)] = true
+				selected[c.Policy.Display()] = true
 			}
 			if b.Policy == nil && b.Skipped == "" {
 				add(b.Template.Source, SeverityWarning, RuleUnselected, "%s is selected by no PropagationPolicy or ClusterPropagationPolicy: its chart is rendered for no cluster", b.Key.Display())
