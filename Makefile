@@ -103,7 +103,8 @@ fuzz: ## Run each fuzz target FUZZTIME times (default 20000x; a duration like 1m
 
 .PHONY: bench
 bench: test-assets bench-scale ## Benchmarks, with the peer they are compared with in the same run; the e2e ones on real members
-	go test -run '^$$' -bench . -skip 'RenderOutVsKustomize' -benchmem -benchtime 3x -timeout 30m ./internal/render/... ./internal/diff/... ./internal/cli/... ./internal/dashboard/...
+	go test -run '^$$' -bench . -skip 'RenderOutVsKustomize|HelmRenderVsHelmTemplate' -benchmem -benchtime 3x -timeout 30m ./internal/render/... ./internal/diff/... ./internal/cli/... ./internal/dashboard/...
+	go test -run '^$$' -bench 'HelmRenderVsHelmTemplate' -benchtime 1x -timeout 30m ./internal/cli/
 	go test -run '^$$' -bench 'BenchmarkSync' -benchtime 5x -timeout 30m ./e2e/
 	# Pull agents on each works store: Git shared, Git per member, Work CRs (PROPAGIT_SIM_AGENTS, PROPAGIT_SIM_DURATION scale it up)
 	go test -run '^$$' -bench 'StoreAgents' -benchtime 1x -timeout 30m ./internal/works/
