@@ -7,14 +7,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/propagit/propagit/internal/charts"
-	"github.com/propagit/propagit/internal/helm"
 )
 
 // Sizes of BenchmarkHelmRenderVsHelmTemplate's fleet.
@@ -56,7 +52,7 @@ func BenchmarkHelmRenderVsHelmTemplate(b *testing.B) {
 	var propagitCPU, helmCPU time.Duration
 	for b.Loop() {
 		// propagit render --out, with a cold chart cache as a new process has.
-		processCharts = sync.OnceValue(func() *charts.Charts { return charts.New(helm.DefaultLimits(), nil) })
+		processCharts.Clear()
 		start, cpu := time.Now(), cpuUsed()
 		var stdout, stderr bytes.Buffer
 		cmd := NewRootCommand(&stdout, &stderr)
