@@ -238,6 +238,16 @@ func TestHelmHostileEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
+	// Idle workers started before the probe folder existed wrote nothing.
+	workers.mu.Lock()
+	idle := workers.idle
+	workers.idle = map[uint64][]*worker{}
+	workers.mu.Unlock()
+	for _, ws := range idle {
+		for _, w := range ws {
+			w.stop()
+		}
+	}
 	obj := renderOK(t, map[string]string{"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n"})
 	if obj["kind"] != "ConfigMap" {
 		t.Fatalf("rendered %v", obj)

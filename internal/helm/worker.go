@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -12,8 +13,10 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/propagit/propagit/internal/childproc"
@@ -42,29 +45,77 @@ type workerResponse struct {
 	Error  *Error  `json:"error,omitempty"`
 }
 
-// serveWorker renders one request read from in and writes the answer to out.
+// serveWorker renders requests read from in, one frame each, until in
+// closes: a worker serves several renders, so a fleet's charts do not
+// pay a process start each. The first request's limits bound the
+// process's address space for good; memory is handed back between
+// renders.
 func serveWorker(in io.Reader, out io.Writer) int {
-	var req workerRequest
-	if err := json.NewDecoder(in).Decode(&req); err != nil {
-		return 4
+	limited := false
+	for {
+		data, err := readFrame(in, 1<<31)
+		if err == io.EOF {
+			return 0
+		}
+		if err != nil {
+			return 4
+		}
+		var req workerRequest
+		if err := json.Unmarshal(data, &req); err != nil {
+			return 4
+		}
+		data = nil
+		if !limited {
+			childproc.LimitAddressSpace(req.Limits.MaxMemory)
+			limited = true
+		}
+		var resp workerResponse
+		o, err := Render(context.Background(), &Chart{Files: req.Files}, req.Release, req.Limits)
+		switch e := err.(type) {
+		case nil:
+			resp.Output = o
+		case *Error:
+			resp.Error = e
+		default:
+			resp.Error = &Error{Message: err.Error()}
+		}
+		answer, err := json.Marshal(&resp)
+		if err != nil || writeFrame(out, answer) != nil {
+			return 4
+		}
+		req, resp, answer = workerRequest{}, workerResponse{}, nil
+		debug.FreeOSMemory()
 	}
-	childproc.LimitAddressSpace(req.Limits.MaxMemory)
-	c := &Chart{Files: req.Files}
-	var resp workerResponse
-	o, err := Render(context.Background(), c, req.Release, req.Limits)
-	switch e := err.(type) {
-	case nil:
-		resp.Output = o
-	case *Error:
-		resp.Error = e
-	default:
-		resp.Error = &Error{Message: err.Error()}
-	}
-	if err := json.NewEncoder(out).Encode(&resp); err != nil {
-		return 4
-	}
-	return 0
 }
+
+// readFrame reads one length-prefixed frame of at most max bytes.
+func readFrame(r io.Reader, max uint64) ([]byte, error) {
+	var n [8]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return nil, err
+	}
+	size := binary.BigEndian.Uint64(n[:])
+	if size > max {
+		return nil, errFrameTooLarge
+	}
+	data := make([]byte, size)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+func writeFrame(w io.Writer, data []byte) error {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(data)))
+	if _, err := w.Write(n[:]); err != nil {
+		return err
+	}
+	_, err := w.Write(data)
+	return err
+}
+
+var errFrameTooLarge = errors.New("answer too large")
 
 // Renderer renders charts in worker processes, a few at a time, and
 // remembers what it rendered: the same chart, release and capabilities
@@ -137,44 +188,34 @@ func (r *Renderer) inWorker(c *Chart, rel Release) (*Output, error) {
 	if err != nil {
 		return nil, &Error{Chart: c.Name, Message: err.Error()}
 	}
-	exe, err := os.Executable()
-	if runtime.GOOS == "linux" {
-		exe, err = "/proc/self/exe", nil // survives the binary being replaced
-	}
+	w, err := workers.take(lim.MaxMemory)
 	if err != nil {
-		return nil, &Error{Chart: c.Name, Message: err.Error()}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), lim.Timeout+killGrace)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe)
-	cmd.Env = []string{workerEnv + "=1", "GOMAXPROCS=1", "GOTRACEBACK=none"}
-	cmd.SysProcAttr = childproc.Attr()
-	cmd.Stdin = bytes.NewReader(req)
-	var stderr bytes.Buffer
-	cmd.Stderr = &limitedBuffer{buf: &stderr, max: 4096}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, &Error{Chart: c.Name, Message: err.Error()}
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, &Error{Chart: c.Name, Message: "cannot start a render worker: " + err.Error()}
 	}
-	maxAnswer := 2*lim.MaxOutput + 1<<20 // objects as JSON are about the size of their YAML
-	data, readErr := io.ReadAll(io.LimitReader(stdout, maxAnswer+1))
-	if int64(len(data)) > maxAnswer {
-		_ = cmd.Process.Kill()
+	maxAnswer := uint64(2*lim.MaxOutput + 1<<20) // objects as JSON are about the size of their YAML
+	data, timedOut, err := w.call(req, maxAnswer, lim.Timeout+killGrace)
+	if err != nil && !timedOut && w.served > 0 && (errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE)) && w.stderr.buf.Len() == 0 {
+		// An idle worker that died (killed from outside) never rendered
+		// this chart: a fresh one does.
+		w.stop()
+		if w, err = startWorker(); err != nil {
+			return nil, &Error{Chart: c.Name, Message: "cannot start a render worker: " + err.Error()}
+		}
+		data, timedOut, err = w.call(req, maxAnswer, lim.Timeout+killGrace)
 	}
-	waitErr := cmd.Wait()
-	switch {
-	case ctx.Err() != nil:
-		return nil, &Error{Chart: c.Name, Message: fmt.Sprintf("the render did not finish within %s (stopped)", lim.Timeout)}
-	case int64(len(data)) > maxAnswer:
-		return nil, &Error{Chart: c.Name, Message: fmt.Sprintf("the render's output is over %d bytes (stopped)", maxAnswer)}
-	case strings.Contains(stderr.String(), "out of memory") || strings.Contains(stderr.String(), "cannot allocate memory"):
-		return nil, &Error{Chart: c.Name, Message: fmt.Sprintf("the render used more than %d MiB of memory (stopped)", lim.MaxMemory>>20)}
-	case readErr != nil || waitErr != nil:
-		return nil, &Error{Chart: c.Name, Message: fmt.Sprintf("the render's worker failed: %v", errors.Join(readErr, waitErr))}
+	if err != nil {
+		w.stop()
+		switch {
+		case timedOut:
+			return nil, &Error{Chart: c.Name, Message: fmt.Sprintf("the render did not finish within %s (stopped)", lim.Timeout)}
+		case errors.Is(err, errFrameTooLarge):
+			return nil, &Error{Chart: c.Name, Message: fmt.Sprintf("the render's output is over %d bytes (stopped)", maxAnswer)}
+		case strings.Contains(w.stderr.buf.String(), "out of memory") || strings.Contains(w.stderr.buf.String(), "cannot allocate memory"):
+			return nil, &Error{Chart: c.Name, Message: fmt.Sprintf("the render used more than %d MiB of memory (stopped)", lim.MaxMemory>>20)}
+		}
+		return nil, &Error{Chart: c.Name, Message: fmt.Sprintf("the render's worker failed: %v", err)}
 	}
+	workers.put(lim.MaxMemory, w)
 	var resp workerResponse
 	if err := json.Unmarshal(data, &resp); err != nil {
 		return nil, &Error{Chart: c.Name, Message: "the render's worker answered nonsense: " + err.Error()}
@@ -189,6 +230,109 @@ func (r *Renderer) inWorker(c *Chart, rel Release) (*Output, error) {
 		resp.Output = &Output{}
 	}
 	return resp.Output, nil
+}
+
+// workerPool keeps idle render workers, by the address space they are
+// bounded to. A worker serves at most maxServed renders; one that failed,
+// overran or answered too much is killed, never reused.
+type workerPool struct {
+	mu   sync.Mutex
+	idle map[uint64][]*worker
+}
+
+var workers = &workerPool{idle: map[uint64][]*worker{}}
+
+// maxIdle and maxServed bound what idle workers hold.
+const (
+	maxIdle   = 2
+	maxServed = 64
+)
+
+type worker struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    io.ReadCloser
+	stderr *limitedBuffer
+	served int
+}
+
+func (p *workerPool) take(mem uint64) (*worker, error) {
+	p.mu.Lock()
+	if n := len(p.idle[mem]); n > 0 {
+		w := p.idle[mem][n-1]
+		p.idle[mem] = p.idle[mem][:n-1]
+		p.mu.Unlock()
+		return w, nil
+	}
+	p.mu.Unlock()
+	return startWorker()
+}
+
+func (p *workerPool) put(mem uint64, w *worker) {
+	w.served++
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if w.served >= maxServed || len(p.idle[mem]) >= maxIdle {
+		go w.stop()
+		return
+	}
+	p.idle[mem] = append(p.idle[mem], w)
+}
+
+// startWorker re-executes this program as a render worker.
+func startWorker() (*worker, error) {
+	exe, err := os.Executable()
+	if runtime.GOOS == "linux" {
+		exe, err = "/proc/self/exe", nil // survives the binary being replaced
+	}
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = []string{workerEnv + "=1", "GOMAXPROCS=1", "GOTRACEBACK=none"}
+	cmd.SysProcAttr = childproc.Attr()
+	w := &worker{cmd: cmd, stderr: &limitedBuffer{buf: &bytes.Buffer{}, max: 4096}}
+	cmd.Stderr = w.stderr
+	if w.in, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if w.out, err = cmd.StdoutPipe(); err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// call sends one request and reads its answer within timeout; timedOut
+// says the worker was killed for it.
+func (w *worker) call(req []byte, maxAnswer uint64, timeout time.Duration) (data []byte, timedOut bool, err error) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err = writeFrame(w.in, req); err != nil {
+			return
+		}
+		data, err = readFrame(w.out, maxAnswer)
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return data, false, err
+	case <-timer.C:
+		_ = w.cmd.Process.Kill()
+		<-done
+		return nil, true, errors.New("timed out")
+	}
+}
+
+// stop kills the worker (a no-op if it ended) and reaps it.
+func (w *worker) stop() {
+	_ = w.cmd.Process.Kill()
+	w.in.Close()
+	_ = w.cmd.Wait()
 }
 
 // limitedBuffer keeps the first max bytes written to it.

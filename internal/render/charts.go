@@ -16,6 +16,7 @@ import (
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/match"
+	"github.com/propagit/propagit/internal/parallel"
 )
 
 // Helm charts (chartv1alpha1.HelmChart) are expanded before the render
@@ -107,6 +108,7 @@ func ExpandCharts(in Input) (Input, *ChartReport) {
 	for _, t := range others {
 		inGit[workv1alpha1.KeyOf(t.Object)] = t.Source
 	}
+	rendered := renderCharts(cr, in.Charts, byName)
 	derived := map[workv1alpha1.ObjectKey]*load.Template{}
 	stand := map[workv1alpha1.ObjectKey]*unstructured.Unstructured{} // a kept object, for a template no cluster rendered
 	var order []workv1alpha1.ObjectKey
@@ -159,7 +161,8 @@ func ExpandCharts(in Input) (Input, *ChartReport) {
 				failedOn = append(failedOn, t.Cluster)
 				continue
 			}
-			out, err := in.Charts.RenderChart(t.Object, b.Template.Source, c)
+			res := rendered[t]
+			out, err := res.out, res.err
 			if err != nil {
 				fail(t.Cluster, err.Error())
 				failedOn = append(failedOn, t.Cluster)
@@ -210,6 +213,45 @@ func ExpandCharts(in Input) (Input, *ChartReport) {
 	set.Templates = others
 	in.Set = &set
 	return in, rep
+}
+
+// chartResult is one (chart, cluster) render.
+type chartResult struct {
+	out *ChartRender
+	err error
+}
+
+// renderCharts renders every placed HelmChart for each of its clusters,
+// in parallel: each render runs in a worker process, and a fleet's
+// clusters mostly differ in a few values.
+func renderCharts(cr *Result, charts ChartRenderer, byName map[string]*clusterv1alpha1.Cluster) map[*Target]chartResult {
+	type job struct {
+		b *Binding
+		t *Target
+	}
+	var jobs []job
+	for _, b := range cr.Bindings {
+		if b.Choice.Winner == nil || charts == nil {
+			continue
+		}
+		for _, t := range b.Targets {
+			if byName[t.Cluster] != nil && !t.Suspended && t.Object != nil {
+				jobs = append(jobs, job{b, t})
+			}
+		}
+	}
+	results := make([]chartResult, len(jobs))
+	parallel.For(len(jobs), func() func(int) {
+		return func(i int) {
+			j := jobs[i]
+			results[i].out, results[i].err = charts.RenderChart(j.t.Object, j.b.Template.Source, byName[j.t.Cluster])
+		}
+	})
+	out := make(map[*Target]chartResult, len(jobs))
+	for i, j := range jobs {
+		out[j.t] = results[i]
+	}
+	return out
 }
 
 // recordedOfChart returns the objects last recorded on cluster that the
