@@ -12,6 +12,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -201,7 +202,8 @@ spec:
 	rev1 := co.CommitPush("web 1.0.0 and api 1.0.0")
 
 	opts := controllerOptions()
-	opts.ChartRemote = charts.FetchWith(&fetch.Fetcher{CacheDir: t.TempDir(), PlainHTTP: true,
+	cache := t.TempDir()
+	opts.ChartRemote = charts.FetchWith(&fetch.Fetcher{CacheDir: cache, PlainHTTP: true,
 		Credentials: fetch.Credentials{strings.TrimPrefix(repo.URL, "http://"): {Username: chartRepoUser, Password: chartRepoPass}}})
 	ctrl := startControllerOpts(t, newSetup(t, remote, members...), opts)
 	eventually(t, converge, both(
@@ -225,6 +227,19 @@ spec:
 		configMapDataIs(m1, ns, "web-config", "chart", "1.1.0"),
 	))
 	reader.waitApplied(rev2, m1.Name, m2.Name, m3.Name)
+
+	// A pull-request job reads the controller's cache offline: render
+	// gives the third member web 1.1.0 with its 3 replicas; without the
+	// cache it says the chart is not available offline, and fails.
+	fleet := filepath.Join(co.Dir, fleetDir)
+	run := runCLI(t, converge, "render", fleet, "-o", "yaml", "--cluster", m3.Name, "--chart-cache", cache)
+	if run.code != 0 || !strings.Contains(run.stdout, "chart: 1.1.0") || !strings.Contains(run.stdout, "replicas: 3") {
+		t.Errorf("offline render from the controller's chart cache: %s", run)
+	}
+	run = runCLI(t, converge, "render", fleet, "-o", "yaml", "--cluster", m3.Name)
+	if run.code == 0 || !strings.Contains(run.stderr, "is not available offline: give --chart-cache DIR") {
+		t.Errorf("offline render without a chart cache: %s", run)
+	}
 
 	// web 1.2.0's archive is not what the index's digest says; api 9.9.9
 	// is not in the registry. Both keep what runs, and say why.

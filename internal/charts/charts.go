@@ -109,7 +109,7 @@ func repoPath(chartDir, chartName, template string, line int) string {
 func (f *forSet) chart(spec *chartv1alpha1.Spec, dir string) (*helm.Chart, string, error) {
 	if spec.Remote() {
 		if f.c.remote == nil {
-			return nil, "", fmt.Errorf("chart %s %s from %s: remote charts are not fetched here", spec.Chart, spec.Version, spec.RepoURL)
+			return nil, "", fmt.Errorf("chart %s %s from %s is not available offline: give --chart-cache DIR (a copy of the controller's <cache-dir>/charts), or vendor the chart into the repository", spec.Chart, spec.Version, spec.RepoURL)
 		}
 		key := spec.RepoURL + "\x00" + spec.Chart + "\x00" + spec.Version + "\x00" + spec.Digest
 		if ch := f.c.cached(key); ch != nil {
