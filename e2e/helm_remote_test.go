@@ -236,6 +236,13 @@ spec:
 	if run.code != 0 || !strings.Contains(run.stdout, "chart: 1.1.0") || !strings.Contains(run.stdout, "replicas: 3") {
 		t.Errorf("offline render from the controller's chart cache: %s", run)
 	}
+	// The pull request's diff of the version bump, offline from the
+	// cache: web's Deployment goes from 1 to 2 replicas on the first
+	// member, the third keeps its own 3.
+	run = runCLI(t, converge, "diff", fleet, "--base", rev1, "--head", rev2, "--chart-cache", cache, "--cluster", m1.Name+","+m3.Name)
+	if run.code != 0 || !strings.Contains(run.stdout, "-  replicas: 1") || !strings.Contains(run.stdout, "+  replicas: 2") || !strings.Contains(run.stdout, "1.1.0") {
+		t.Errorf("diff of the chart version bump: %s", run)
+	}
 	run = runCLI(t, converge, "render", fleet, "-o", "yaml", "--cluster", m3.Name)
 	if run.code == 0 || !strings.Contains(run.stderr, "is not available offline: give --chart-cache DIR") {
 		t.Errorf("offline render without a chart cache: %s", run)
