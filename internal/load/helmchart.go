@@ -2,7 +2,6 @@ package load
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -191,5 +190,5 @@ func splitJoined(err error) []error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		return j.Unwrap()
 	}
-	return []error{errors.Unwrap(err), err}[1:]
+	return []error{err}
 }
