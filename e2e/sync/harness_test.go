@@ -67,7 +67,11 @@ func randomNamespace(prefix string) string { return e2etest.RandomName(prefix) }
 
 // --- Git -----------------------------------------------------------------
 
-// checkout is a working copy pushing to a bare repository over file://.
+// checkout is a working copy pushing to a bare repository over smart HTTP:
+// git http-backend takes the test's pushes and the controllers' Work and
+// status pushes to the same repository under git's own locking (a file://
+// push from go-git, racing a controller's write, could fail with "missing
+// necessary objects").
 type checkout struct {
 	*e2etest.Checkout
 	url string
@@ -75,7 +79,7 @@ type checkout struct {
 
 func newRemoteAndCheckout(t testing.TB) *checkout {
 	t.Helper()
-	r := e2etest.FileRemote(t)
+	r := e2etest.HTTPRemote(t)
 	return &checkout{Checkout: e2etest.NewCheckout(t, r.URL, branch, nil), url: r.URL}
 }
 
