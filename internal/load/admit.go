@@ -1,6 +1,7 @@
 package load
 
 import (
+	"github.com/propagit/propagit/internal/api/rolloutv1alpha1"
 	"github.com/propagit/propagit/internal/restrict"
 )
 
@@ -41,6 +42,9 @@ func (c *collector) admit() {
 	}
 	for _, tp := range c.set.TaintPolicies {
 		check(tp.Source, restrict.Declaration{Kind: "ClusterTaintPolicy", Group: "policy.karmada.io", Name: tp.Policy.Name})
+	}
+	for _, ro := range c.set.Rollouts {
+		check(ro.Source, restrict.Declaration{Kind: rolloutv1alpha1.Kind, Group: rolloutv1alpha1.Group, Namespace: ro.Policy.Namespace, Name: ro.Policy.Name})
 	}
 	for _, cu := range c.set.Customizations {
 		check(cu.Source, restrict.Declaration{Kind: "ResourceInterpreterCustomization", Group: "config.karmada.io", Name: cu.Customization.Name})

@@ -78,6 +78,7 @@ func (c *Cache) file(col *collector, rel string, data []byte, seen map[string]bo
 	col.set.Clusters = append(col.set.Clusters, pf.set.Clusters...)
 	col.set.Customizations = append(col.set.Customizations, pf.set.Customizations...)
 	col.set.TaintPolicies = append(col.set.TaintPolicies, pf.set.TaintPolicies...)
+	col.set.Rollouts = append(col.set.Rollouts, pf.set.Rollouts...)
 	col.set.Findings = append(col.set.Findings, pf.set.Findings...)
 	col.problems = append(col.problems, slices.Clone(pf.problems)...)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/configv1alpha1"
 	"github.com/propagit/propagit/internal/api/policyv1alpha1"
+	"github.com/propagit/propagit/internal/api/rolloutv1alpha1"
 )
 
 // collector gathers the objects and problems of one Load, in file order.
@@ -103,6 +104,8 @@ func (c *collector) document(di docInfo, n *yaml.Node, allowList bool) {
 		c.customization(di, n)
 	case gvk.Group == "policy.karmada.io" && gvk.Version == "v1alpha1" && kind == policyv1alpha1.KindClusterTaintPolicy:
 		c.taintPolicy(di, n)
+	case rolloutv1alpha1.IsRolloutPolicy(apiVersion, kind):
+		c.rolloutPolicy(di, n)
 	case isKarmadaGroup(gvk.Group):
 		c.unsupported(src, n, gvk)
 	default:

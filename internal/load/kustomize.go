@@ -94,6 +94,10 @@ func (l *loader) kustomize(c *collector, u unit) {
 		tp.Source.Line = 0
 		c.set.TaintPolicies = append(c.set.TaintPolicies, tp)
 	}
+	for _, ro := range sub.set.Rollouts {
+		ro.Source.Line = 0
+		c.set.Rollouts = append(c.set.Rollouts, ro)
+	}
 	for _, f := range sub.set.Findings {
 		f.Source.Line = 0
 		c.set.Findings = append(c.set.Findings, f)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/propagit/propagit/internal/api/rolloutv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 )
 
@@ -270,6 +271,9 @@ func duplicates(s *Set) []Problem {
 	}
 	for _, tp := range s.TaintPolicies {
 		all = append(all, entry{objectKey{"policy.karmada.io", "ClusterTaintPolicy", "", tp.Policy.Name}, tp.Source})
+	}
+	for _, ro := range s.Rollouts {
+		all = append(all, entry{objectKey{rolloutv1alpha1.Group, rolloutv1alpha1.Kind, ro.Policy.Namespace, ro.Policy.Name}, ro.Source})
 	}
 	slices.SortStableFunc(all, func(a, b entry) int {
 		return cmp.Or(cmp.Compare(a.src.Path, b.src.Path), cmp.Compare(a.src.Line, b.src.Line))

@@ -137,7 +137,10 @@ type Set struct {
 	Customizations []Customization
 	// TaintPolicies are the ClusterTaintPolicies, in the order loaded.
 	TaintPolicies []TaintPolicy
-	Findings      []Finding
+	// Rollouts are the RolloutPolicies: how new revisions reach the
+	// fleet, wave by wave.
+	Rollouts []Rollout
+	Findings []Finding
 	// Charts are the files of the chart folders HelmCharts name, by the
 	// folder's path (relative to the loaded folder), each by its path in
 	// the chart folder. ValuesFiles are the HelmCharts' values files, by
