@@ -23,6 +23,7 @@ import (
 	"github.com/propagit/propagit/internal/observe"
 	"github.com/propagit/propagit/internal/render"
 	"github.com/propagit/propagit/internal/render/incremental"
+	"github.com/propagit/propagit/internal/rollout"
 	"github.com/propagit/propagit/internal/shard"
 	"github.com/propagit/propagit/internal/works"
 )
@@ -61,6 +62,9 @@ type Controller struct {
 	// recorded is what the Works last recorded hold (nil until the first
 	// Put); Run and Reconcile are its only users.
 	recorded *recording
+	// rolls is the rollouts' state and stable renders; Reconcile is its
+	// only user.
+	rolls rollouts
 	// unhealthy is since when each template has run unhealthy on each
 	// cluster, while a policy asks for application failover; Reconcile is
 	// its only user.
@@ -97,6 +101,8 @@ type loaded struct {
 	interp *interpret.Interpreter
 	// allowPrune: the commit acknowledges a large deletion.
 	allowPrune bool
+	// control is what the commit's trailers ask of the rollouts.
+	control rollout.Control
 }
 
 // State is what the controller knows about the source, for status and
@@ -170,7 +176,7 @@ func (c *Controller) Run(ctx context.Context) error {
 			c.failures = 0
 		}
 		var recheck <-chan time.Time
-		if c.recorded != nil && c.recorded.previous.PendingGraceful() || len(c.unhealthy) > 0 {
+		if c.recorded != nil && c.recorded.previous.PendingGraceful() || len(c.unhealthy) > 0 || c.rolls.active {
 			recheck = c.clock.After(c.opts.Deliver.HealthInterval)
 		}
 		var retry <-chan time.Time
@@ -253,6 +259,7 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 		return fmt.Errorf("failed to record works of %s: %w", workv1alpha1.ShortRevision(cur.revision), err)
 	}
 	c.stages.done(metrics.StageRecord)
+	c.saveRollouts(ctx)
 	if len(changed) > 0 {
 		c.log.Info("works recorded", logging.KeyRevision, workv1alpha1.ShortRevision(cur.revision), "changed", changed,
 			"filesParsed", c.files.Parsed, "templatesRendered", c.memo.Rendered, "templatesReused", c.memo.Reused)
@@ -381,7 +388,11 @@ func (c *Controller) fetchAndLoad(ctx context.Context) (*loaded, error) {
 		err = fmt.Errorf("revision %s does not load; %s stays in force: %w", workv1alpha1.ShortRevision(snap.Revision), workv1alpha1.ShortRevision(c.lastRevision()), err)
 		return c.keepLast(err), err
 	}
-	cur := &loaded{revision: snap.Revision, set: set, interp: set.Interpreter(), allowPrune: guard.Allowed(snap.Message)}
+	control, unknown := rollout.ParseControl(snap.Message)
+	if len(unknown) > 0 {
+		c.log.Info("commit trailer not understood; it is ignored", "trailer", rollout.ControlTrailer, "values", unknown, logging.KeyRevision, workv1alpha1.ShortRevision(snap.Revision))
+	}
+	cur := &loaded{revision: snap.Revision, set: set, interp: set.Interpreter(), allowPrune: guard.Allowed(snap.Message), control: control}
 	c.mu.Lock()
 	c.last = cur
 	c.mu.Unlock()

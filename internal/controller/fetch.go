@@ -138,3 +138,17 @@ func (b *blobFS) pruneEmpty(file string) error {
 	}
 	return nil
 }
+
+// ReadRevision reads a past revision's tree, one the clone holds (the last
+// revision that completed its rollout), into a folder of its own.
+func (g *gitFetcher) ReadRevision(_ context.Context, rev string) (Snapshot, error) {
+	files := newBlobFS()
+	files.begin()
+	if err := g.f.Read(source.Revision{Hash: rev}, files); err != nil {
+		return Snapshot{}, err
+	}
+	if err := files.end(); err != nil {
+		return Snapshot{}, err
+	}
+	return Snapshot{Revision: rev, FS: files.fs, Root: "/"}, nil
+}

@@ -51,13 +51,23 @@ func (c *Controller) renderWorks(ctx context.Context, cur *loaded, status map[st
 	enc.Next()
 	keys := objectKeys{}
 	moved := failedOver(res.Bindings)
+	rolled, err := c.planRollouts(ctx, cur, res, rec, now)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, cl := range res.Clusters {
 		objs := byCluster[cl.Name].Objects
+		if held, ok := rolled.objects[cl.Name]; ok {
+			objs = held
+		}
 		w, err := toWork(cl, cur.revision, objs, enc)
 		if err != nil {
 			return nil, nil, err
 		}
 		maps.Copy(w.Annotations, problems[cl.Name])
+		if held := rolled.held[cl.Name]; len(held) > 0 {
+			w.Annotations[workv1alpha1.AnnotationRolloutHeld] = strings.Join(held, "\n")
+		}
 		if held := c.guard(cur, rec, cl, w, objs, keys, moved[cl.Name], now); held != nil {
 			w, objs = held, rec.objects[cl.Name]
 		}

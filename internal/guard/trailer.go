@@ -59,3 +59,15 @@ func isTrailerKey(key string) bool {
 	}
 	return true
 }
+
+// TrailerValues returns the values of key (case-insensitive) in message's
+// trailer block, as Allowed reads it.
+func TrailerValues(message, key string) []string {
+	var out []string
+	for _, t := range trailers(message) {
+		if strings.EqualFold(t.key, key) {
+			out = append(out, t.value)
+		}
+	}
+	return out
+}

@@ -44,6 +44,7 @@ type Recorder struct {
 	renderErrors    *prometheus.GaugeVec
 	lastApply       *ageCollector
 	lastFetch       *ageCollector
+	rollouts        *rolloutMetrics
 }
 
 // NewRecorder builds a Recorder on the real clock.
@@ -92,16 +93,17 @@ func NewRecorderWithClock(clk clock.PassiveClock) *Recorder {
 		lastFetch: newAgeCollector(clk, "",
 			"propagit_source_last_fetch_success_timestamp_seconds", "Time of the last successful fetch of the Git source, in Unix seconds.",
 			"propagit_seconds_since_last_source_fetch", "Seconds since the last successful fetch of the Git source."),
+		rollouts: newRolloutMetrics(),
 	}
 }
 
 // Collectors returns every collector of the Recorder, unregistered.
 func (r *Recorder) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{
+	return append([]prometheus.Collector{
 		r.clusterReady, r.works, r.scheduleAttempt, r.policyMatches, r.apply, r.appliedObjects,
 		r.driftDetected, r.driftCorrected, r.reconcile, r.stages, r.fetchErrors, r.revisionTime,
 		r.failover, r.failoverSeconds, r.webhook, r.pruneHeld, r.renderErrors, r.lastApply, r.lastFetch,
-	}
+	}, r.rollouts.collectors()...)
 }
 
 // MustRegister registers every collector with reg; it panics on a duplicate,

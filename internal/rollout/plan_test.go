@@ -394,3 +394,13 @@ func TestRolloutPlannerFailoverPlacementFlows(t *testing.T) {
 	s.pass("r0", moved)
 	s.expect(Complete, "", moved)
 }
+
+func TestRolloutParseControl(t *testing.T) {
+	c, unknown := ParseControl("fix: image\n\nbody quoting Propagit-Rollout: abort\n\nPropagit-Rollout: skip-soak\nPropagit-Rollout: later\n")
+	if !c.SkipSoak || c.Abort || len(unknown) != 1 || unknown[0] != "later" {
+		t.Fatalf("got %+v unknown %v", c, unknown)
+	}
+	if c, _ := ParseControl("subject only Propagit-Rollout: abort"); c.Abort {
+		t.Fatal("a subject line is no trailer")
+	}
+}

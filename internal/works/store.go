@@ -55,3 +55,17 @@ type RecorderHeartbeats interface {
 	// none (no controller of this version ever recorded here).
 	RecorderHeartbeat(ctx context.Context) (time.Time, error)
 }
+
+// RolloutStates is a store that keeps the rollouts' state: one JSON
+// document the recording controller writes after each pass that changed a
+// rollout, so a restarted controller resumes every rollout at the wave it
+// was in.
+type RolloutStates interface {
+	PutRollouts(ctx context.Context, data []byte) error
+	// Rollouts returns the last document written; nil when none.
+	Rollouts(ctx context.Context) ([]byte, error)
+}
+
+// MaxRolloutsSize bounds the rollouts' document, read back from a store
+// others can write to.
+const MaxRolloutsSize = 8 << 20

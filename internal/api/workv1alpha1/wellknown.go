@@ -123,6 +123,11 @@ const (
 	// AnnotationHelmHooks, on a Work, lists the Helm hooks of the charts
 	// rendered for its cluster, which propagit does not apply, one a line.
 	AnnotationHelmHooks = "propagit.io/helm-hooks"
+	// AnnotationRolloutHeld on a Work says, one line per RolloutPolicy,
+	// which revision of the policy's templates the cluster does not have
+	// yet and why (its wave has not opened, the rollout halted or rolled
+	// back), and what it runs instead.
+	AnnotationRolloutHeld = "propagit.io/rollout-held"
 	// AnnotationUnclaimed, on a Work, lists the templates (ObjectKey
 	// strings, comma-separated) that no policy claims any more and that
 	// keep their last placement and content on the cluster.

@@ -25,7 +25,7 @@ var _ works.RecorderHeartbeats = (*Store)(nil)
 
 // errNoNamespace: a store made without the controller's namespace has
 // nowhere to keep the heartbeat.
-var errNoNamespace = errors.New("the Work CR store has no controller namespace to keep the recorder's heartbeat in")
+var errNoNamespace = errors.New("the Work CR store has no controller namespace to keep the recorder's heartbeat and the rollouts in")
 
 // PutRecorderHeartbeat implements works.RecorderHeartbeats.
 func (s *Store) PutRecorderHeartbeat(ctx context.Context, at time.Time) error {

@@ -1,0 +1,502 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/propagit/propagit/internal/api/chartv1alpha1"
+	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/load"
+	"github.com/propagit/propagit/internal/logging"
+	"github.com/propagit/propagit/internal/match"
+	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/render/incremental"
+	"github.com/propagit/propagit/internal/rollout"
+	"github.com/propagit/propagit/internal/works"
+)
+
+// rollouts is the controller's side of progressive delivery: the
+// RolloutPolicies' states as the works store keeps them, the renders of
+// the stable revisions that clusters not yet reached keep, and the
+// digests of the objects it compared last (objects the memo carries over
+// are the same pointers, so each is hashed once).
+type rollouts struct {
+	read   bool
+	states map[string]*rollout.State
+	saved  []byte
+	// pending is the document to write once the Works it describes are
+	// recorded.
+	pending []byte
+	stable  map[string]*stableRender
+	digests map[*unstructured.Unstructured]string
+	// inMemory is set when the store keeps no rollouts.
+	inMemory bool
+	// active: some rollout is under way, so Run reconciles again after
+	// the health interval (soak times end, deadlines pass).
+	active bool
+}
+
+// stableRender renders one stable revision, remembering between passes.
+type stableRender struct {
+	set  *load.Set
+	memo *incremental.Memo
+	err  error
+}
+
+// RolloutsDocument is what the works store keeps: every policy's rollout.
+type RolloutsDocument struct {
+	Rollouts []*rollout.State `json:"rollouts"`
+}
+
+// rolloutOutcome is what the rollouts change in one pass: per cluster, the
+// objects to record instead of the render's, and the annotation saying
+// what waits.
+type rolloutOutcome struct {
+	objects map[string][]*unstructured.Unstructured
+	held    map[string][]string
+	active  bool // some rollout is under way: reconcile again soon
+}
+
+// governed returns, per template key, the index of the RolloutPolicy that
+// governs it: the first by name whose selectors match the template (or,
+// for an object a HelmChart rendered, the HelmChart). -1 entries are not
+// stored.
+func governed(set *load.Set, bindings []*render.Binding) map[string]int {
+	out := map[string]int{}
+	if len(set.Rollouts) == 0 {
+		return out
+	}
+	for _, b := range bindings {
+		if b.Template == nil {
+			continue
+		}
+		objs := []*unstructured.Unstructured{b.Template.Object}
+		if ch := b.Template.Chart; ch != nil {
+			chart := &unstructured.Unstructured{}
+			chart.SetAPIVersion(chartv1alpha1.APIVersion)
+			chart.SetKind(chartv1alpha1.Kind)
+			chart.SetNamespace(ch.Chart.Namespace)
+			chart.SetName(ch.Chart.Name)
+			objs = append(objs, chart)
+		}
+		if i := governing(set.Rollouts, objs); i >= 0 {
+			out[b.Key.String()] = i
+		}
+	}
+	return out
+}
+
+// governRemoved adds to gov the templates removed from Git that clusters
+// still run, matched by their recorded objects: removing a governed
+// template is a change like any other, rolled out in waves.
+func governRemoved(gov map[string]int, policies []load.Rollout, bindings []*render.Binding, rec *recording) {
+	if len(policies) == 0 {
+		return
+	}
+	bound := make(map[string]bool, len(bindings))
+	for _, b := range bindings {
+		bound[b.Key.String()] = true
+	}
+	for _, objs := range rec.objects {
+		for _, o := range objs {
+			t := templateOf(o)
+			if _, known := gov[t]; known || bound[t] {
+				continue
+			}
+			if i := governing(policies, []*unstructured.Unstructured{o}); i >= 0 {
+				gov[t] = i
+			}
+		}
+	}
+}
+
+// governing returns the index of the first policy selecting one of objs.
+func governing(policies []load.Rollout, objs []*unstructured.Unstructured) int {
+	for i, ro := range policies {
+		p := ro.Policy
+		for _, obj := range objs {
+			if p.Namespace != "" && obj.GetNamespace() != p.Namespace {
+				continue
+			}
+			if len(p.Spec.ResourceSelectors) == 0 {
+				return i
+			}
+			sels := p.Spec.ResourceSelectors
+			if p.Namespace != "" {
+				sels = match.DefaultNamespace(sels, p.Namespace)
+			}
+			if match.Selectors(sels, obj) != match.None {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// sortedRollouts returns the set's policies sorted by name (the first by
+// name governs a template several select).
+func sortedRollouts(set *load.Set) []load.Rollout {
+	out := slices.Clone(set.Rollouts)
+	slices.SortFunc(out, func(a, b load.Rollout) int { return strings.Compare(a.Display(), b.Display()) })
+	return out
+}
+
+// templateOf returns the template key an object was rendered from.
+func templateOf(obj *unstructured.Unstructured) string {
+	return obj.GetAnnotations()[workv1alpha1.AnnotationTemplate]
+}
+
+// digest returns the digest of the objects of objs whose template gov
+// maps to policy i ("" when there are none).
+func (r *rollouts) digest(objs []*unstructured.Unstructured, gov map[string]int, i int, seen map[*unstructured.Unstructured]string) string {
+	h := sha256.New()
+	n := 0
+	for _, o := range objs {
+		j, ok := gov[templateOf(o)]
+		if !ok || j != i {
+			continue
+		}
+		d, ok := r.digests[o]
+		if !ok {
+			data, err := json.Marshal(o.Object)
+			if err != nil {
+				data = []byte(err.Error())
+			}
+			sum := sha256.Sum256(data)
+			d = hex.EncodeToString(sum[:])
+		}
+		seen[o] = d
+		fmt.Fprintf(h, "%s %s\n", workv1alpha1.KeyOf(o), d)
+		n++
+	}
+	if n == 0 {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// planRollouts runs the rollout planner of each RolloutPolicy and returns
+// what it changes in the Works of this pass.
+func (c *Controller) planRollouts(ctx context.Context, cur *loaded, res *render.Result, rec *recording, now time.Time) (*rolloutOutcome, error) {
+	r := &c.rolls
+	if !r.read {
+		if err := c.readRollouts(ctx); err != nil {
+			return nil, err
+		}
+	}
+	out := &rolloutOutcome{objects: map[string][]*unstructured.Unstructured{}, held: map[string][]string{}}
+	policies := sortedRollouts(cur.set)
+	if len(policies) == 0 && len(r.states) == 0 {
+		r.active = false
+		return out, nil
+	}
+	gov := governed(&load.Set{Rollouts: policies}, res.Bindings)
+	governRemoved(gov, policies, res.Bindings, rec)
+	byCluster := map[string][]*unstructured.Unstructured{}
+	for _, w := range res.Works {
+		byCluster[w.Cluster] = w.Objects
+	}
+	clusters := res.Clusters
+	seen := map[*unstructured.Unstructured]string{}
+	states := map[string]*rollout.State{}
+	healthCache := map[string]map[workv1alpha1.ObjectKey]workv1alpha1.ObjectResult{}
+	heldBy := map[string][]int{} // cluster → policies holding it
+	plans := make([]rollout.Plan, len(policies))
+	for i, ro := range policies {
+		name := ro.Display()
+		digests, running := map[string]string{}, map[string]string{}
+		for _, cl := range clusters {
+			if d := r.digest(byCluster[cl.Name], gov, i, seen); d != "" {
+				digests[cl.Name] = d
+			}
+			if d := r.digest(rec.objects[cl.Name], gov, i, seen); d != "" {
+				running[cl.Name] = d
+			}
+		}
+		prev := r.states[name]
+		health := map[string]rollout.Health{}
+		if prev != nil {
+			for cl, g := range prev.Given {
+				if g.Failed == "" && (prev.Phase == rollout.Progressing || prev.Phase == rollout.Paused) {
+					health[cl] = c.rolloutHealth(ctx, rec, cl, gov, i, healthCache)
+				}
+			}
+		}
+		pl := rollout.Decide(rollout.Input{Policy: ro.Policy, Name: name, Clusters: clusters, Revision: cur.revision, Control: cur.control,
+			Digests: digests, Running: running, Health: health, State: prev, Now: now})
+		plans[i] = pl
+		states[name] = pl.State
+		for cl := range pl.Held {
+			heldBy[cl] = append(heldBy[cl], i)
+		}
+		if ph := pl.State.Phase; ph == rollout.Progressing || ph == rollout.Paused {
+			out.active = true
+		}
+		c.rolloutEvents(pl, clusters)
+		c.opts.Metrics.Rollout(name, string(pl.State.Phase), pl.State.Wave, rolloutCounts(pl))
+	}
+	for name := range r.states {
+		if states[name] == nil {
+			c.opts.Metrics.RolloutGone(name)
+		}
+	}
+	r.digests = seen
+	// The held clusters keep the stable revision's objects of the policies
+	// holding them (what they run, while none has completed).
+	for cl, idx := range heldBy {
+		objs := byCluster[cl]
+		for _, i := range idx {
+			st := plans[i].State
+			held := rec.objects[cl]
+			if st.Stable != "" && st.Stable != cur.revision {
+				stable, err := c.stableObjects(ctx, cur, st.Stable, rec, cl)
+				if err != nil {
+					c.log.Error(err, "cannot render the stable revision; the cluster keeps what it runs", logging.KeyCluster, cl, "stable", workv1alpha1.ShortRevision(st.Stable))
+				} else {
+					held = stable
+				}
+			}
+			objs = swapGoverned(objs, held, gov, i)
+			out.held[cl] = append(out.held[cl], fmt.Sprintf("%s: %s %s; runs %s", policies[i].Display(), workv1alpha1.ShortRevision(st.Revision),
+				holdReason(st), orWhatItRuns(st.Stable)))
+		}
+		out.objects[cl] = objs
+	}
+	doc, err := json.Marshal(RolloutsDocument{Rollouts: sortedStates(states)})
+	if err != nil {
+		return nil, err
+	}
+	r.states, r.active = states, out.active
+	if !bytes.Equal(doc, r.saved) {
+		r.pending = doc
+	}
+	return out, nil
+}
+
+// holdReason says why a held cluster does not have the rollout's revision.
+func holdReason(st *rollout.State) string {
+	switch st.Phase {
+	case rollout.RolledBack:
+		return "was rolled back: " + st.Reason
+	case rollout.Halted:
+		return "is halted: " + st.Reason
+	case rollout.Paused:
+		return "is paused at wave " + st.WaveName
+	}
+	return "waits for its wave (wave " + st.WaveName + " is open)"
+}
+
+func orWhatItRuns(stable string) string {
+	if stable == "" {
+		return "what it ran before"
+	}
+	return workv1alpha1.ShortRevision(stable)
+}
+
+// swapGoverned returns objs with the objects of policy i's templates
+// replaced by those of held, sorted by key as render sorts them.
+func swapGoverned(objs, held []*unstructured.Unstructured, gov map[string]int, i int) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		if j, ok := gov[templateOf(o)]; !ok || j != i {
+			out = append(out, o)
+		}
+	}
+	for _, o := range held {
+		if j, ok := gov[templateOf(o)]; ok && j == i {
+			out = append(out, o)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *unstructured.Unstructured) int { return workv1alpha1.KeyOf(a).Compare(workv1alpha1.KeyOf(b)) })
+	return out
+}
+
+// rolloutHealth judges how cluster cl runs policy i's objects of the Work
+// recorded for it.
+func (c *Controller) rolloutHealth(ctx context.Context, rec *recording, cl string, gov map[string]int, i int,
+	cache map[string]map[workv1alpha1.ObjectKey]workv1alpha1.ObjectResult) rollout.Health {
+	w := rec.work(cl)
+	if w == nil {
+		return rollout.Pending
+	}
+	reported, ok := cache[cl]
+	if !ok {
+		reported = c.templateHealth(ctx, w, rec.objects[cl])
+		cache[cl] = reported
+	}
+	if reported == nil {
+		return rollout.Pending // not applied yet, or unreadable
+	}
+	health := rollout.Healthy
+	for _, o := range rec.objects[cl] {
+		j, ok := gov[templateOf(o)]
+		if !ok || j != i {
+			continue
+		}
+		key, err := workv1alpha1.ParseKey(templateOf(o))
+		if err != nil {
+			continue
+		}
+		r, ok := reported[key]
+		switch {
+		case !ok:
+			health = rollout.Pending
+		case r.Health == workv1alpha1.HealthFailed || r.Action == workv1alpha1.ActionFailed:
+			return rollout.Failing
+		case r.Health != workv1alpha1.HealthCurrent:
+			health = rollout.Pending
+		}
+	}
+	return health
+}
+
+// stableObjects renders revision rev, the last that completed its rollout,
+// for cluster cl (remembering the render between passes).
+func (c *Controller) stableObjects(ctx context.Context, cur *loaded, rev string, rec *recording, cl string) ([]*unstructured.Unstructured, error) {
+	r := &c.rolls
+	sr, ok := r.stable[rev]
+	if !ok {
+		sr = &stableRender{memo: incremental.NewMemo()}
+		rr, isReader := c.source.(revisionReader)
+		if !isReader {
+			sr.err = fmt.Errorf("the source cannot read past revisions")
+		} else if snap, err := rr.ReadRevision(ctx, rev); err != nil {
+			sr.err = err
+		} else if sr.set, err = load.NewCache().Load(snap.FS, snap.Root); err != nil {
+			sr.err = fmt.Errorf("revision %s does not load: %w", workv1alpha1.ShortRevision(rev), err)
+		}
+		// Only the stable revisions in use are kept.
+		r.stable = map[string]*stableRender{rev: sr}
+	}
+	if sr.err != nil {
+		return nil, sr.err
+	}
+	res := sr.memo.Render(render.Input{Set: sr.set, Previous: rec.previous, Options: c.opts.Render, Charts: c.charts.For(sr.set)})
+	for _, w := range res.Works {
+		if w.Cluster == cl {
+			return w.Objects, nil
+		}
+	}
+	return nil, nil
+}
+
+// revisionReader is a source that reads a past revision (gitFetcher).
+type revisionReader interface {
+	ReadRevision(ctx context.Context, rev string) (Snapshot, error)
+}
+
+// readRollouts reads the rollouts the store keeps, once.
+func (c *Controller) readRollouts(ctx context.Context) error {
+	r := &c.rolls
+	r.states = map[string]*rollout.State{}
+	rs, ok := c.works.(works.RolloutStates)
+	if !ok {
+		r.read, r.inMemory = true, true
+		return nil
+	}
+	data, err := rs.Rollouts(ctx)
+	if err != nil {
+		return fmt.Errorf("failed to read the rollouts: %w", err)
+	}
+	r.read, r.saved = true, data
+	if len(data) == 0 {
+		return nil
+	}
+	var doc RolloutsDocument
+	if err := json.Unmarshal(data, &doc); err != nil {
+		// Unreadable: start again from what the Works hold, and say so.
+		c.log.Error(err, "the recorded rollouts are unreadable; each rollout starts again from what the clusters run")
+		return nil
+	}
+	for _, st := range doc.Rollouts {
+		if st != nil && st.Policy != "" {
+			r.states[st.Policy] = st
+		}
+	}
+	return nil
+}
+
+// saveRollouts writes the rollouts this pass changed, after the Works that
+// carry them were recorded. A failed write is logged: the next pass
+// writes again.
+func (c *Controller) saveRollouts(ctx context.Context) {
+	r := &c.rolls
+	if r.pending == nil {
+		return
+	}
+	rs, ok := c.works.(works.RolloutStates)
+	if !ok {
+		if !r.inMemory {
+			r.inMemory = true
+		}
+		r.saved, r.pending = r.pending, nil
+		return
+	}
+	if err := rs.PutRollouts(ctx, r.pending); err != nil {
+		c.log.Error(err, "failed to record the rollouts; the next pass writes them again")
+		return
+	}
+	r.saved, r.pending = r.pending, nil
+}
+
+// rolloutEvents logs the transitions of a plan and sends each as an Event
+// on the Works of the clusters it concerns (those given the revision, or
+// every cluster when none was).
+func (c *Controller) rolloutEvents(pl rollout.Plan, clusters []*clusterv1alpha1.Cluster) {
+	for _, e := range pl.Events {
+		kind := corev1.EventTypeNormal
+		if e.Warning {
+			kind = corev1.EventTypeWarning
+		}
+		c.log.Info(e.Message, "reason", e.Reason)
+		var on []string
+		for cl := range pl.State.Given {
+			on = append(on, cl)
+		}
+		if len(on) == 0 {
+			for _, cl := range clusters {
+				on = append(on, cl.Name)
+			}
+		}
+		slices.Sort(on)
+		for _, cl := range on {
+			c.event(cl, kind, e.Reason, e.Message)
+		}
+	}
+}
+
+// rolloutCounts counts a plan's clusters by where they stand.
+func rolloutCounts(pl rollout.Plan) map[string]int {
+	out := map[string]int{"waiting": len(pl.Held)}
+	for _, g := range pl.State.Given {
+		switch {
+		case g.Failed != "":
+			out["failed"]++
+		case !g.HealthySince.IsZero():
+			out["healthy"]++
+		default:
+			out["progressing"]++
+		}
+	}
+	return out
+}
+
+func sortedStates(states map[string]*rollout.State) []*rollout.State {
+	out := make([]*rollout.State, 0, len(states))
+	for _, st := range states {
+		out = append(out, st)
+	}
+	slices.SortFunc(out, func(a, b *rollout.State) int { return strings.Compare(a.Policy, b.Policy) })
+	return out
+}
