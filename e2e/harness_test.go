@@ -93,6 +93,10 @@ type countingFetcher struct {
 	done  atomic.Int64
 }
 
+func (a *countingFetcher) ReadRevision(ctx context.Context, rev string) (controller.Snapshot, error) {
+	return a.inner.ReadRevision(ctx, rev)
+}
+
 func (a *countingFetcher) Fetch(ctx context.Context) (controller.Snapshot, error) {
 	defer a.done.Add(1)
 	return a.inner.Fetch(ctx)

@@ -46,3 +46,12 @@ func (f limitedFetcher) Fetch(ctx context.Context) (controller.Snapshot, error) 
 	}
 	return snap, err
 }
+
+// ReadRevision reads a past revision under the same limits.
+func (f limitedFetcher) ReadRevision(ctx context.Context, rev string) (controller.Snapshot, error) {
+	snap, err := f.Fetcher.ReadRevision(ctx, rev)
+	if err == nil {
+		snap.FS = load.WithOptions(snap.FS, f.opts)
+	}
+	return snap, err
+}

@@ -16,6 +16,10 @@ func (failingSource) Fetch(context.Context) (Snapshot, error) {
 	return Snapshot{}, errors.New("dial tcp: connection refused")
 }
 
+func (failingSource) ReadRevision(context.Context, string) (Snapshot, error) {
+	return Snapshot{}, errors.New("unreachable")
+}
+
 // TestRecorderHeartbeat: a pass that read the source and recorded writes
 // the recorder heartbeat, at most every recorderHeartbeatEvery; a
 // controller that cannot read its source writes none, so the heartbeat

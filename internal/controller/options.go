@@ -29,9 +29,12 @@ type Snapshot struct {
 	Root    string
 }
 
-// Fetcher knows how to bring the source to its latest revision.
+// Fetcher knows how to bring the source to its latest revision, and to
+// read a past one it fetched (the last revision that completed its
+// rollout, which clusters a rollout has not reached keep).
 type Fetcher interface {
 	Fetch(ctx context.Context) (Snapshot, error)
+	ReadRevision(ctx context.Context, rev string) (Snapshot, error)
 }
 
 // EventRecorder knows how to record a Kubernetes Event on a cluster's Work.

@@ -40,6 +40,10 @@ func (s *fleetSource) Fetch(context.Context) (Snapshot, error) {
 	return Snapshot{Revision: fmt.Sprintf("%040d", s.f.revs), Message: s.msg, FS: s.f.fs, Root: "/repo"}, nil
 }
 
+func (s *fleetSource) ReadRevision(context.Context, string) (Snapshot, error) {
+	return Snapshot{}, errors.New("fleetSource keeps no past revisions")
+}
+
 // TestHeldRevisionKeepsTheWorkTheStoreHolds: a Put that failed may have
 // landed, so the Work the prune guard holds a member on next is the one
 // the store holds, not the one this replica last saw recorded; the soak

@@ -141,6 +141,10 @@ func (o offline) Fetch(ctx context.Context) (Snapshot, error) {
 	return Snapshot{}, errors.New("offline")
 }
 
+func (o offline) ReadRevision(context.Context, string) (Snapshot, error) {
+	return Snapshot{}, errors.New("offline")
+}
+
 // TestRunRechecksWhileGracefulEvictionPending pins that a pending Gracefully
 // eviction brings the next pass after HealthInterval, long before the next
 // poll, so the eviction can end without a commit.

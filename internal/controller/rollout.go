@@ -368,10 +368,7 @@ func (c *Controller) stableObjects(ctx context.Context, cur *loaded, rev string,
 	sr, ok := r.stable[rev]
 	if !ok {
 		sr = &stableRender{memo: incremental.NewMemo()}
-		rr, isReader := c.source.(revisionReader)
-		if !isReader {
-			sr.err = fmt.Errorf("the source cannot read past revisions")
-		} else if snap, err := rr.ReadRevision(ctx, rev); err != nil {
+		if snap, err := c.source.ReadRevision(ctx, rev); err != nil {
 			sr.err = err
 		} else if sr.set, err = load.NewCache().Load(snap.FS, snap.Root); err != nil {
 			sr.err = fmt.Errorf("revision %s does not load: %w", workv1alpha1.ShortRevision(rev), err)
@@ -389,11 +386,6 @@ func (c *Controller) stableObjects(ctx context.Context, cur *loaded, rev string,
 		}
 	}
 	return nil, nil
-}
-
-// revisionReader is a source that reads a past revision (gitFetcher).
-type revisionReader interface {
-	ReadRevision(ctx context.Context, rev string) (Snapshot, error)
 }
 
 // readRollouts reads the rollouts the store keeps, once.
