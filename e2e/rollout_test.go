@@ -18,7 +18,6 @@ import (
 
 	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
-	"github.com/propagit/propagit/internal/controller"
 	"github.com/propagit/propagit/internal/rollout"
 	"github.com/propagit/propagit/internal/testenv"
 	"github.com/propagit/propagit/internal/works"
@@ -220,7 +219,7 @@ func rolloutState(t *testing.T, store works.RolloutStates) *rollout.State {
 	if err != nil || len(data) == 0 {
 		return nil
 	}
-	var doc controller.RolloutsDocument
+	var doc rollout.Document
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatalf("rollouts record unreadable: %v", err)
 	}
@@ -359,6 +358,14 @@ func TestRolloutWavesOnMembers(t *testing.T) {
 	}
 	if after := otherVersions(t, ms); fmt.Sprint(after) != fmt.Sprint(others) {
 		t.Errorf("the ConfigMap no rollout governs was touched: resourceVersions %v, then %v", others, after)
+	}
+	// People and pipelines see it: status names the rollback, wait stops
+	// at once with its own exit code.
+	if r := runCLI(t, converge, "status", "--repo", remote.URL); !strings.Contains(r.stdout, "RolledBack") || !strings.Contains(r.stdout, "ROLLOUT") {
+		t.Errorf("status does not show the rolled back rollout:\n%s", r)
+	}
+	if r := runCLI(t, converge, "wait", "--repo", remote.URL, "--revision", rev3, "--timeout", "2m", "--interval", "200ms"); r.code != 6 || !strings.Contains(r.stderr+r.err.Error(), "rolledback") {
+		t.Errorf("wait for the rolled back revision: want exit 6 naming the rollback, got %s", r)
 	}
 	ws, err := store.List(t.Context())
 	if err != nil {

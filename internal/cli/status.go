@@ -57,7 +57,7 @@ whole message; -o name prints cluster/<name> per member.`,
 	o.storeReadOptions.bindFlags(cmd, "show only this member", 5*time.Second, "how often --watch reads the store (at least 100ms)")
 	f := cmd.Flags()
 	bindFormat(cmd, &o.output, "text", status.Formats, "output format")
-	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 unless every member shown runs the newest revision applied and healthy")
+	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 unless every member shown runs the newest revision applied and healthy, and every RolloutPolicy's rollout completed")
 	f.BoolVarP(&o.watch, "watch", "w", false, "print the report again whenever it changes, until interrupted")
 	f.DurationVar(&o.staleAfter, "stale-after", 5*time.Minute, "a controller heartbeat older than this means it stopped recording (keep it above the controller's --interval)")
 	return cmd
@@ -101,7 +101,8 @@ func (o *statusOptions) run(parent context.Context, w, stderr io.Writer) error {
 		case stopped != "":
 			fmt.Fprintln(stderr, "warning: "+stopped)
 		}
-		if o.exitCode && (!rep.AllRunning() || stopped != "") {
+		rolledOut, _ := status.RolloutsDone(rep.Rollouts)
+		if o.exitCode && (!rep.AllRunning() || stopped != "" || !rolledOut) {
 			return &ExitError{Code: 1}
 		}
 		return nil
@@ -188,5 +189,22 @@ func (o *statusOptions) report(ctx context.Context, st *stores) (*status.Report,
 			rep.RecorderHeartbeat = &at
 		}
 	}
+	if rep.Rollouts, err = readRollouts(ctx, st.works); err != nil {
+		return nil, err
+	}
 	return rep, nil
+}
+
+// readRollouts reads where the rollouts stand from a store that keeps
+// them; none from one that does not.
+func readRollouts(ctx context.Context, ws works.Store) ([]status.RolloutRow, error) {
+	rs, ok := ws.(works.RolloutStates)
+	if !ok {
+		return nil, nil
+	}
+	data, err := rs.Rollouts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return status.RolloutRows(data)
 }

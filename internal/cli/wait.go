@@ -60,9 +60,11 @@ a store that cannot be read at all; and at once, without waiting out
 SOURCE's history, already changed what a targeted member runs, so it
 will never run REV; checked when REV is a ref or SOURCE is given), 4
 when the store has held no Work for 30 s (no controller records into it),
-and 5 when a targeted member has had no usable credential on the hub for
+5 when a targeted member has had no usable credential on the hub for
 30 s (Ready reason NoCredentials or CredentialMismatch: nothing is applied
-to it until someone adds one).`,
+to it until someone adds one), and 6 when a RolloutPolicy's rollout of REV
+halted or rolled back (its later waves will not get REV). A member whose
+wave has not opened yet has not reached REV: wait follows the waves.`,
 		Example: `  # in a deploy pipeline, after the merge
   propagit wait --repo https://git.example.com/fleet.git --revision HEAD --timeout 10m
   propagit wait --works-store cr --hub-kubeconfig hub.kubeconfig --revision 3f2a9c1 --for applied --cluster prod-eu --cluster prod-us`,
@@ -197,6 +199,9 @@ type waiter struct {
 	// inputs and newest are what the last poll read.
 	inputs []status.Input
 	newest string
+	// rollouts are where the RolloutPolicies' rollouts stood at the last
+	// poll.
+	rollouts []status.RolloutRow
 	// lastErr is the last read error, nil once a read succeeds.
 	lastErr error
 	seen    map[string]status.Progress
@@ -211,6 +216,9 @@ func (w *waiter) poll(ctx context.Context, st *stores) (bool, error) {
 		return false, err
 	}
 	w.inputs, w.newest = inputs, newest
+	if w.rollouts, err = readRollouts(ctx, st.works); err != nil {
+		return false, err
+	}
 	w.last = progress(inputs, newest, w.target, w.opts.clusters)
 	for _, p := range w.last {
 		if prev, ok := w.seen[p.Cluster]; ok && prev == p {
@@ -239,6 +247,12 @@ func (w *waiter) hopeless(h history, waited time.Duration) error {
 	if s := superseded(h, w.opts.revision, w.newest, w.inputs, w.last); len(s) > 0 {
 		return stopError(exitSuperseded, fmt.Sprintf("superseded: revision %s, newer than %s, changed what these members run, so they will never run %s",
 			workv1alpha1.DisplayRevision(w.newest), workv1alpha1.DisplayRevision(w.opts.revision), workv1alpha1.DisplayRevision(w.opts.revision)), s)
+	}
+	for _, r := range w.rollouts {
+		if r.Phase.Stopped() && status.MatchRevision(r.Revision, w.opts.revision) {
+			return stopError(exitRolloutStopped, fmt.Sprintf("rollout stopped: %s %s revision %s: %s", r.Policy, strings.ToLower(string(r.Phase)),
+				workv1alpha1.DisplayRevision(r.Revision), r.Reason), nil)
+		}
 	}
 	if s := withoutCredentials(w.inputs, w.last); len(s) > 0 && waited >= nothingGrace {
 		return stopError(exitNoCredentials, fmt.Sprintf("no credentials: the hub holds no usable credential for these members after %s, so nothing is applied to them until one is added (see propagit status)",

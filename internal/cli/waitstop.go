@@ -28,6 +28,9 @@ const (
 	// exitNoCredentials: the hub holds no usable credential for a targeted
 	// member, so nothing is applied to it until someone adds one.
 	exitNoCredentials = 5
+	// exitRolloutStopped: a RolloutPolicy's rollout of REV halted or
+	// rolled back, so the members it did not reach will not run REV.
+	exitRolloutStopped = 6
 )
 
 // history answers wait's questions about the source's commits; nil when

@@ -54,11 +54,6 @@ type stableRender struct {
 	err  error
 }
 
-// RolloutsDocument is what the works store keeps: every policy's rollout.
-type RolloutsDocument struct {
-	Rollouts []*rollout.State `json:"rollouts"`
-}
-
 // rolloutOutcome is what the rollouts change in one pass: per cluster, the
 // objects to record instead of the render's, and the annotation saying
 // what waits.
@@ -273,7 +268,7 @@ func (c *Controller) planRollouts(ctx context.Context, cur *loaded, res *render.
 		}
 		out.objects[cl] = objs
 	}
-	doc, err := json.Marshal(RolloutsDocument{Rollouts: sortedStates(states)})
+	doc, err := json.Marshal(rollout.Document{Rollouts: sortedStates(states)})
 	if err != nil {
 		return nil, err
 	}
@@ -405,7 +400,7 @@ func (c *Controller) readRollouts(ctx context.Context) error {
 	if len(data) == 0 {
 		return nil
 	}
-	var doc RolloutsDocument
+	var doc rollout.Document
 	if err := json.Unmarshal(data, &doc); err != nil {
 		// Unreadable: start again from what the Works hold, and say so.
 		c.log.Error(err, "the recorded rollouts are unreadable; each rollout starts again from what the clusters run")

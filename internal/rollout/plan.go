@@ -58,6 +58,8 @@ type State struct {
 	WaveName     string    `json:"waveName,omitempty"`
 	WaveOpened   time.Time `json:"waveOpened"`
 	SoakingSince time.Time `json:"soakingSince,omitzero"`
+	// SoakEnds is when the open wave's soak ends, while it soaks.
+	SoakEnds time.Time `json:"soakEnds,omitzero"`
 	// SkipSoak: the revision's commit asked to skip the soak times.
 	SkipSoak bool `json:"skipSoak,omitempty"`
 	// Given are the clusters that took the revision.
@@ -66,6 +68,11 @@ type State struct {
 	// revision renders for it ("" for none): a newer revision that
 	// changes one supersedes the rollout.
 	Target map[string]string `json:"target,omitempty"`
+}
+
+// Document is what the works store keeps: every policy's rollout.
+type Document struct {
+	Rollouts []*State `json:"rollouts"`
 }
 
 // Given is a cluster that took the revision.
@@ -344,7 +351,7 @@ func (p *planner) progress() {
 			inFlight++
 		}
 		if len(given) < total || inFlight > 0 {
-			st.SoakingSince = time.Time{}
+			st.SoakingSince, st.SoakEnds = time.Time{}, time.Time{}
 			return
 		}
 		// Every cluster of the wave is healthy, or failed within budget.
@@ -355,6 +362,7 @@ func (p *planner) progress() {
 		if st.SoakingSince.IsZero() {
 			st.SoakingSince = in.Now
 		}
+		st.SoakEnds = st.SoakingSince.Add(soak)
 		if total > 0 && in.Now.Sub(st.SoakingSince) < soak {
 			return
 		}
@@ -362,7 +370,7 @@ func (p *planner) progress() {
 			p.event(false, EventWaveDone, "wave %s done: %d clusters healthy for %s", st.WaveName, len(healthy), soak)
 		}
 		st.Wave++
-		st.SoakingSince, st.WaveOpened = time.Time{}, in.Now
+		st.SoakingSince, st.SoakEnds, st.WaveOpened = time.Time{}, time.Time{}, in.Now
 		if st.Wave < len(p.names) {
 			st.WaveName = p.names[st.Wave]
 			if p.waveSize(st.Wave, pending) > 0 {

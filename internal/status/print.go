@@ -92,6 +92,7 @@ func writeText(w io.Writer, r *Report, now time.Time, wide bool) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", workv1alpha1.DisplayKey(t.Template), strings.Join(t.Clusters, ","), reps)
 	}
 	_ = tw.Flush()
+	writeRollouts(w, r.Rollouts, now)
 	writeProblems(w, r)
 	if len(r.Drift) == 0 {
 		return

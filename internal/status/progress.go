@@ -67,6 +67,8 @@ func Reached(in Input, newest string, t Target) Progress {
 	switch {
 	case !MatchRevision(newest, t.Revision) && !MatchRevision(in.Work.Spec.SourceRevision, t.Revision):
 		p.Message = "the newest recorded revision is " + workv1alpha1.DisplayRevision(newest) + ", not " + workv1alpha1.DisplayRevision(t.Revision) + " (not rendered yet, or superseded)"
+	case in.Work.Annotations[workv1alpha1.AnnotationRolloutHeld] != "":
+		p.Message = "rollout: " + in.Work.Annotations[workv1alpha1.AnnotationRolloutHeld]
 	case in.Work.Annotations[workv1alpha1.AnnotationPruneHeld] != "":
 		p.Message = "prune held: " + in.Work.Annotations[workv1alpha1.AnnotationPruneHeld]
 	case !appliedWork(in.Work, st, newest):

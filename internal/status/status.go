@@ -54,6 +54,8 @@ type Report struct {
 	// source and recorded (works.RecorderHeartbeats); nil when the store
 	// keeps none.
 	RecorderHeartbeat *time.Time `json:"recorderHeartbeat,omitempty"`
+	// Rollouts are where the RolloutPolicies' newest rollouts stand.
+	Rollouts []RolloutRow `json:"rollouts,omitempty"`
 }
 
 // RenderErrorRow is one template that failed to render for one cluster.
