@@ -67,7 +67,7 @@ func (f *Follower) Fetch(ctx context.Context) (Revision, error) {
 		return Revision{}, fmt.Errorf("branch %s not found in %s: %w", f.opts.Branch, f.safe, err)
 	}
 	rev := Revision{Name: f.opts.Branch, Hash: tip.Hash().String()}
-	if c, err := f.repo.CommitObject(tip.Hash()); err == nil {
+	if c, err := readCommit(f.repo.Storer, tip.Hash()); err == nil {
 		rev.Message = c.Message
 	}
 	return rev, nil

@@ -18,7 +18,7 @@ func (r *Repository) commitTree(rev, dir string, dst FileWriter) (Revision, erro
 	if err != nil {
 		return Revision{}, fmt.Errorf("failed to resolve revision %q in %s: %w%s", rev, r.location, err, r.shallowHint())
 	}
-	commit, err := r.repo.CommitObject(*hash)
+	commit, err := readCommit(r.repo.Storer, *hash)
 	if err != nil {
 		return Revision{}, fmt.Errorf("failed to read commit %s: %w", hash, err)
 	}
