@@ -367,6 +367,10 @@ func (c *Controller) track(clusters []load.Cluster) {
 func (c *Controller) fetchAndLoad(ctx context.Context) (*loaded, error) {
 	snap, err := c.source.Fetch(ctx)
 	c.stages.done(metrics.StageFetch)
+	if uv := asUnverified(err); uv != nil {
+		c.fetchFailed = false // fetched: no retry fixes a signature
+		return c.refuseUnverified(uv)
+	}
 	c.fetchFailed = err != nil
 	if err != nil {
 		c.opts.Metrics.SourceFetchError()
@@ -374,6 +378,7 @@ func (c *Controller) fetchAndLoad(ctx context.Context) (*loaded, error) {
 		return c.keepLast(err), err
 	}
 	c.opts.Metrics.SourceFetchSuccess(c.clock.Now())
+	c.opts.Metrics.SourceUnverified("")
 	c.mu.Lock()
 	c.state.Fetched = snap.Revision
 	same := c.last != nil && c.last.revision == snap.Revision

@@ -23,12 +23,20 @@ type gitFetcher struct {
 	// ones it lost, instead of reading every blob again. Nil after a
 	// failed read (the next read starts afresh).
 	files *blobFS
+	// verify, when set, checks each tip before its tree is read
+	// (VerifiedGitFetcher).
+	verify func(rev string) error
 }
 
 func (g *gitFetcher) Fetch(ctx context.Context) (Snapshot, error) {
 	rev, err := g.f.Fetch(ctx)
 	if err != nil {
 		return Snapshot{}, err
+	}
+	if g.verify != nil {
+		if err := g.verify(rev.Hash); err != nil {
+			return Snapshot{}, err
+		}
 	}
 	if rev.Hash == g.last.Revision && g.files != nil {
 		return g.last, nil

@@ -45,6 +45,7 @@ type Recorder struct {
 	lastApply       *ageCollector
 	lastFetch       *ageCollector
 	rollouts        *rolloutMetrics
+	verification    verification
 }
 
 // NewRecorder builds a Recorder on the real clock.
@@ -94,6 +95,7 @@ func NewRecorderWithClock(clk clock.PassiveClock) *Recorder {
 			"propagit_source_last_fetch_success_timestamp_seconds", "Time of the last successful fetch of the Git source, in Unix seconds.",
 			"propagit_seconds_since_last_source_fetch", "Seconds since the last successful fetch of the Git source."),
 		rollouts: newRolloutMetrics(),
+		verification: newVerification(),
 	}
 }
 
@@ -103,7 +105,7 @@ func (r *Recorder) Collectors() []prometheus.Collector {
 		r.clusterReady, r.works, r.scheduleAttempt, r.policyMatches, r.apply, r.appliedObjects,
 		r.driftDetected, r.driftCorrected, r.reconcile, r.stages, r.fetchErrors, r.revisionTime,
 		r.failover, r.failoverSeconds, r.webhook, r.pruneHeld, r.renderErrors, r.lastApply, r.lastFetch,
-	}, r.rollouts.collectors()...)
+	}, append(r.rollouts.collectors(), r.verification.collectors()...)...)
 }
 
 // MustRegister registers every collector with reg; it panics on a duplicate,

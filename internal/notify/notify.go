@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-logr/logr"
 )
@@ -21,6 +22,10 @@ type Rollout struct {
 	// Total members; Healthy of them run it applied and healthy, Failed
 	// failed to apply it; the rest are on their way (or unreachable).
 	Total, Healthy, Failed int
+	// Refused, when set, is why the revision is not applied anywhere (its
+	// commits do not verify): the state is failure and the description
+	// says why.
+	Refused string
 }
 
 // Commit statuses, as both GitHub and GitLab name them.
@@ -34,7 +39,7 @@ const (
 // it healthy, failure when any failed to apply it.
 func (r Rollout) State() string {
 	switch {
-	case r.Failed > 0:
+	case r.Failed > 0 || r.Refused != "":
 		return StateFailure
 	case r.Healthy == r.Total:
 		return StateSuccess
@@ -44,11 +49,30 @@ func (r Rollout) State() string {
 
 // Description is the one line a commit status shows.
 func (r Rollout) Description() string {
+	if r.Refused != "" {
+		return truncate("propagit: not applied: "+r.Refused, maxDescription)
+	}
 	s := fmt.Sprintf("propagit: %d/%d clusters healthy", r.Healthy, r.Total)
 	if r.Failed > 0 {
 		s += fmt.Sprintf(", %d failed", r.Failed)
 	}
 	return s
+}
+
+// maxDescription is the longest description GitHub accepts.
+const maxDescription = 140
+
+// truncate shortens s to at most n bytes, ending in "…" when cut, without
+// splitting a UTF-8 sequence.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // Sink knows how to deliver one rollout state somewhere.
@@ -75,7 +99,7 @@ func New(log logr.Logger, timeout time.Duration, sinks ...Sink) *Notifier {
 // Observe sends r to every sink unless it is what was last sent for its
 // revision. It never blocks on the network; Wait waits for the sends.
 func (n *Notifier) Observe(ctx context.Context, r Rollout) {
-	if n == nil || len(n.sinks) == 0 || r.Revision == "" || r.Total == 0 {
+	if n == nil || len(n.sinks) == 0 || r.Revision == "" || r.Total == 0 && r.Refused == "" {
 		return
 	}
 	n.mu.Lock()
