@@ -47,6 +47,8 @@ type Agent struct {
 	// state is the member's state as last measured; it goes out, with a
 	// heartbeat, in every status the syncer writes.
 	state *clusterv1alpha1.ClusterStatus
+	// refused is the last commit whose Works were refused (see refuse).
+	refused string
 }
 
 // New builds an agent; member is the rest.Config of the cluster it runs in.
@@ -115,6 +117,10 @@ func (a *Agent) Once(ctx context.Context) time.Duration {
 		a.lastProbe = now
 	}
 	w, err := a.source.ListCluster(ctx, a.opts.Cluster)
+	if refused := asRefused(err); refused != nil {
+		a.refuse(ctx, refused)
+		return 0
+	}
 	if err != nil {
 		a.log.Error(err, "failed to read the Work; what is applied stays")
 		a.syncer.SourceError(ctx, "work source unreachable, what is applied stays: "+stableError(err))

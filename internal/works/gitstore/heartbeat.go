@@ -51,7 +51,7 @@ func (g *Store) pushHeartbeat(ctx context.Context, ref plumbing.ReferenceName, m
 		return err
 	}
 	sig := object.Signature{Name: g.opts.AuthorName, Email: g.opts.AuthorEmail, When: at}
-	commit, err := gitrepo.WriteObject(s, &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: tree})
+	commit, err := g.writeSigned(s, &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: tree})
 	if err != nil {
 		return fmt.Errorf("failed to store the heartbeat: %w", err)
 	}

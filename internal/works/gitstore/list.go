@@ -59,6 +59,9 @@ func (g *Store) ListCluster(ctx context.Context, cluster string) (*workv1alpha1.
 	if err != nil || tip.IsZero() {
 		return nil, err
 	}
+	if err := g.verifyTip(g.agent, tip); err != nil {
+		return nil, err
+	}
 	root, err := gitrepo.CommitTree(g.agent, tip)
 	if err != nil {
 		return nil, err

@@ -75,7 +75,7 @@ func (g *Store) PutNewest(ctx context.Context, revision string) error {
 	}
 	sig := object.Signature{Name: g.opts.AuthorName, Email: g.opts.AuthorEmail, When: g.now()}
 	msg := "propagit: newest " + workv1alpha1.DisplayRevision(revision) + "\n\n" + SourceRevisionTrailer + revision + "\n"
-	commit, err := gitrepo.WriteObject(s, &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree})
+	commit, err := g.writeSigned(s, &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree})
 	if err != nil {
 		return fmt.Errorf("failed to store the newest revision: %w", err)
 	}

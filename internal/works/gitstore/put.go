@@ -269,7 +269,7 @@ func (g *Store) writeCommit(s storer.EncodedObjectStorer, tree, parent plumbing.
 	if !parent.IsZero() {
 		c.ParentHashes = []plumbing.Hash{parent}
 	}
-	h, err := gitrepo.WriteObject(s, c)
+	h, err := g.writeSigned(s, c)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("failed to store commit: %w", err)
 	}

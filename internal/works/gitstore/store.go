@@ -47,6 +47,13 @@ type Options struct {
 	// PushAttempts bounds the fetch-rebuild-push rounds of one write when
 	// the remote ref moved meanwhile; default 5.
 	PushAttempts int
+	// Signer, when set, signs every commit the store writes: the
+	// controller's Works key, so that agents apply only what it wrote.
+	Signer CommitSigner
+	// WorkVerifier, when set, must accept the work branch's tip before
+	// ListCluster reads a Work from it (an agent given the controller's
+	// public key); a tip it refuses is a *works.RefusedError.
+	WorkVerifier TipVerifier
 }
 
 // DefaultOptions returns the defaults for everything but URL and Auth.

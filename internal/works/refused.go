@@ -1,0 +1,26 @@
+package works
+
+import (
+	"fmt"
+
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
+)
+
+// RefusedError is a Work not read because the commit that holds it is not
+// signed by the controller's key: a forged Work (a leaked push credential,
+// another member's agent, a compromised Git host). What the member runs
+// stays.
+type RefusedError struct {
+	// Commit is the commit refused.
+	Commit string
+	// Where names the store (a repository, without credentials).
+	Where string
+	Err   error
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("refused the Works at commit %s of %s, not signed by the controller's key: %v",
+		workv1alpha1.ShortRevision(e.Commit), e.Where, e.Err)
+}
+
+func (e *RefusedError) Unwrap() error { return e.Err }
