@@ -36,7 +36,8 @@ type agentOptions struct {
 	keys        keyOptions
 	// hubSecret is the member Secret (namespace/name) holding the hub
 	// kubeconfig; the renewed hub token is written back to it.
-	hubSecret string
+	hubSecret    string
+	worksSigning worksSigningOptions
 }
 
 func newAgentCommand() *cobra.Command {
@@ -73,6 +74,7 @@ says "agent too old for Work format N" in its status.`,
 	f.StringVar(&o.hubSecret, "hub-secret", "", "NAMESPACE/NAME of the member Secret the --hub-kubeconfig is mounted from (key kubeconfig): the agent renews its hub token after two thirds of its life and writes it back there (empty: renewed in memory only)")
 	o.log.BindFlags(f)
 	o.keys.bindFlags(f, "the agent", true)
+	o.worksSigning.bindVerifier(f)
 	_ = cmd.MarkFlagRequired("cluster")
 	return cmd
 }
@@ -108,6 +110,9 @@ func (o *agentOptions) run(parent context.Context) error {
 		return err
 	}
 	o.store.heartbeat, o.store.cluster, o.store.log = o.heartbeat, o.agent.Cluster, log
+	if err := o.setWorkVerifier(); err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
 	var hubToken *agent.HubToken
 	o.store.prepareHub = func(cfg *rest.Config) (err error) {
 		hubToken, err = agent.KeepHubToken(cfg, o.repo.cacheDir(o.cacheDir))

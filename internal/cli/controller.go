@@ -53,6 +53,8 @@ type controllerOptions struct {
 	dashboardAddr string
 	// chartCredentials is a .dockerconfigjson of the chart registries.
 	chartCredentials string
+	verify           sourceVerifyOptions
+	worksSigning     worksSigningOptions
 }
 
 func newControllerCommand() *cobra.Command {
@@ -94,6 +96,8 @@ it), and a Cluster in Git cannot point it elsewhere. Outside a cluster
 	o.limits.bindFlags(f)
 	o.notify.bindFlags(f)
 	o.keys.bindFlags(f, "the controller", false)
+	o.verify.bindFlags(f)
+	o.worksSigning.bindSigner(f)
 	f.StringVar(&o.dashboardAddr, "dashboard-addr", "", "address of the read-only web dashboard, e.g. 127.0.0.1:8082 (empty to disable; token from $"+dashboardTokenEnv+")")
 	_ = cmd.MarkFlagRequired("repo")
 	return cmd
@@ -103,6 +107,12 @@ it), and a Cluster in Git cannot point it elsewhere. Outside a cluster
 func (o *controllerOptions) validate() error {
 	if err := o.controller.Validate(); err != nil {
 		return err
+	}
+	if err := o.verify.validate(); err != nil {
+		return err
+	}
+	if o.worksSigning.signingKey != "" && o.store.kind != "git" {
+		return fmt.Errorf("--works-signing-key signs the commits of the git works store; with --works-store %s the Works are protected by RBAC on each member's hub namespace", o.store.kind)
 	}
 	return o.leader.validate()
 }
@@ -122,6 +132,9 @@ func (o *controllerOptions) run(parent context.Context) error {
 	follower := source.NewFollower(source.FollowOptions{URL: o.repo.url, Branch: o.branch, Path: o.path, Auth: auth,
 		CacheDir: filepath.Join(o.repo.cacheDir(o.cacheDir), "source"), Limits: o.limits.sourceLimits()})
 	o.store.log = log
+	if o.store.signer, err = o.worksSigning.signer(); err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
 	stores, err := o.store.build(o.repo, auth, filepath.Join(o.repo.cacheDir(o.cacheDir), "works"))
 	if err != nil {
 		return err
@@ -172,7 +185,11 @@ func (o *controllerOptions) run(parent context.Context) error {
 		}
 		opts.Sharding = sh
 	}
-	c = controller.New(opts, limitedFetcher{controller.GitFetcher(follower), o.loadOptions()}, stores.works, stores.status, creds, log)
+	fetcher := controller.GitFetcher(follower)
+	if v := o.verify.verification(); v != nil {
+		fetcher = controller.VerifiedGitFetcher(follower, v)
+	}
+	c = controller.New(opts, limitedFetcher{fetcher, o.loadOptions()}, stores.works, stores.status, creds, log)
 	var hook http.Handler
 	if o.httpAddr != "" {
 		if hook, err = o.hooks.handler(o.branch, c, opts.Metrics, log); err != nil {

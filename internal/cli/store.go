@@ -38,6 +38,11 @@ type storeOptions struct {
 	// prepareHub, when set, may change the hub's config before any client
 	// is built from it (the agent moves its token into a renewable file).
 	prepareHub func(*rest.Config) error
+	// signer signs the git store's commits (the controller's
+	// --works-signing-key); workVerifier checks the Works' commits (the
+	// agent's --works-trusted-keys). Nil: neither.
+	signer       gitstore.CommitSigner
+	workVerifier gitstore.TipVerifier
 }
 
 func (s *storeOptions) bindFlags(cmd *cobra.Command) {
@@ -91,7 +96,8 @@ func (s *storeOptions) buildGit(repo gitOptions, auth transport.AuthMethod, cach
 	if url == "" {
 		url = repo.url
 	}
-	opts := gitstore.Options{URL: url, Auth: auth, Branch: s.branch, CacheDir: cacheDir, HeartbeatInterval: s.heartbeat}
+	opts := gitstore.Options{URL: url, Auth: auth, Branch: s.branch, CacheDir: cacheDir, HeartbeatInterval: s.heartbeat,
+		Signer: s.signer, WorkVerifier: s.workVerifier}
 	if memberstore.IsRepoTemplate(url) && s.cluster == "" {
 		m, err := memberstore.New(url, opts, s.log)
 		if err != nil {
