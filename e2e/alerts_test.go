@@ -170,6 +170,7 @@ func checkSeriesExported(t *testing.T, src, unit []byte) {
 	m.SourceFetchSuccess(time.Now())
 	m.PruneHeld("member", true)
 	m.RenderErrors("member", 1)
+	m.SourceUnverified("")
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
