@@ -93,6 +93,8 @@ type Result struct {
 	Signer string `json:"signer,omitempty"`
 	// Reason is "" when the commit verifies, else one of Reasons.
 	Reason string `json:"reason,omitempty"`
+	// Message is Err's text, for JSON.
+	Message string `json:"message,omitempty"`
 	// Err is why it does not verify; nil when it does.
 	Err error `json:"-"`
 }
@@ -139,7 +141,7 @@ func (v *Verifier) Commit(c *object.Commit) Result {
 	r := Result{Commit: c.Hash.String()}
 	r.Err = v.check(c, &r)
 	if r.Err != nil {
-		r.Reason = Reason(r.Err)
+		r.Reason, r.Message = Reason(r.Err), r.Err.Error()
 	}
 	return r
 }

@@ -115,7 +115,7 @@ func (v *Verifier) Revision(repo Objects, tip, base string, mode Mode) *Report {
 			rep.Err = err
 			if errors.Is(err, ErrTooLarge) {
 				msg := strings.TrimPrefix(err.Error(), "commit "+shortHash(tip)+": ")
-				rep.Err, rep.Results = nil, []Result{{Commit: tip, Reason: ReasonTooLarge, Err: fail(ErrTooLarge, "%s", msg)}}
+				rep.Err, rep.Results = nil, []Result{{Commit: tip, Reason: ReasonTooLarge, Message: msg, Err: fail(ErrTooLarge, "%s", msg)}}
 			}
 			return rep
 		}
