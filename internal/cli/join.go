@@ -26,6 +26,8 @@ type joinOptions struct {
 	// restrictions is the restriction policy file, "" for the default.
 	restrictions string
 	dryRun       bool
+	// worksPublicKey is the file of the controller's public key(s).
+	worksPublicKey string
 }
 
 func newJoinCommand() *cobra.Command {
@@ -69,6 +71,7 @@ Running join again changes nothing but mints a fresh token.`,
 	fs.Lookup("hub-kubeconfig").Usage = "pull with Works as custom resources: kubeconfig of the hub, with rights to create namespaces and RBAC; the agent gets an identity there limited to its own Work"
 	fs.StringVar(&o.WorksRepo, "works-repo", "", "pull with the Git store: the agent's works repository (a URL, or a template with {cluster})")
 	fs.StringVar(&o.out, "out", "", "directory to write the manifests to (default: stdout)")
+	fs.StringVar(&o.worksPublicKey, "works-public-key", "", "pull with the Git store: the controller's public key(s) for its --works-signing-key (an allowed_signers line or an armored OpenPGP key; old and new together while rotating): the agent applies only Works the controller signed")
 	fs.DurationVar(&o.TokenExpiration, "token-expiration", o.TokenExpiration, "requested lifetime of the push token; the controller renews it after two thirds")
 	fs.BoolVar(&o.AgeKey, "age-key", false, "create (or keep) the member's age key for SOPS-encrypted Secrets, Secret propagit-system/"+join.AgeKeySecret+
 		", annotate the Cluster with its recipient (propagit.io/age-recipient) and print it; a pull agent is given --decryption-secret")
@@ -82,6 +85,9 @@ Running join again changes nothing but mints a fresh token.`,
 func (o *joinOptions) run(cmd *cobra.Command) error {
 	o.Hub = o.hub.path != "" || o.hub.context != ""
 	if err := o.Validate(); err != nil {
+		return err
+	}
+	if err := o.readWorksPublicKey(); err != nil {
 		return err
 	}
 	if o.Hub && o.Mode != join.ModePull {

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/pflag"
 
 	"github.com/propagit/propagit/internal/controller"
+	"github.com/propagit/propagit/internal/join"
 	"github.com/propagit/propagit/internal/verify"
 )
 
@@ -119,5 +121,25 @@ func (o *agentOptions) setWorkVerifier() error {
 		return fmt.Errorf("--works-trusted-keys verifies the commits of the git works store; with --works-store %s the Works are protected by RBAC on the member's hub namespace", o.store.kind)
 	}
 	o.store.workVerifier = v
+	return nil
+}
+
+// readWorksPublicKey reads join's --works-public-key into the agent's
+// configuration, after checking it is a trusted-keys file of public keys.
+func (o *joinOptions) readWorksPublicKey() error {
+	if o.worksPublicKey == "" {
+		return nil
+	}
+	if o.Mode != join.ModePull || o.Hub {
+		return fmt.Errorf("--works-public-key is for --mode pull with the Git works store: with Works as custom resources RBAC on the member's hub namespace protects them")
+	}
+	data, err := os.ReadFile(o.worksPublicKey)
+	if err != nil {
+		return fmt.Errorf("failed to read --works-public-key: %w", err)
+	}
+	if _, err := verify.ParseKeys(data, verify.DefaultLimits()); err != nil {
+		return fmt.Errorf("--works-public-key %s: %w", o.worksPublicKey, err)
+	}
+	o.WorksPublicKey = string(data)
 	return nil
 }

@@ -95,6 +95,10 @@ type Options struct {
 	// WorksRepo, for pull with the Git store, is the agent's works
 	// repository: a URL, or a template with {cluster}.
 	WorksRepo string
+	// WorksPublicKey, for pull with the Git store, is the controller's
+	// public key(s) (a trusted-keys file's content): the agent applies only
+	// Works whose commit one of them signed.
+	WorksPublicKey string
 }
 
 // DefaultTokenExpiration is the lifetime of a push token: a day, renewed

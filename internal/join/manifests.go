@@ -187,6 +187,9 @@ spec:
 {{- if .AgeKey}}
         - --decryption-secret={{.AgeKeySecret}}
 {{- end}}
+{{- if .WorksKeys}}
+        - --works-trusted-keys={{.WorksKeysDir}}
+{{- end}}
 {{- if not .Hub}}
         env:
         - name: PROPAGIT_GIT_TOKEN
@@ -205,10 +208,16 @@ spec:
 {{- if .Hub}}
         - {name: hub, mountPath: /etc/propagit/hub, readOnly: true}
 {{- end}}
+{{- if .WorksKeys}}
+        - {name: works-keys, mountPath: {{.WorksKeysDir}}, readOnly: true}
+{{- end}}
       volumes:
       - {name: cache, emptyDir: {}}
 {{- if .Hub}}
       - {name: hub, secret: {secretName: {{.HubSecret}}}}
+{{- end}}
+{{- if .WorksKeys}}
+      - {name: works-keys, configMap: {name: {{.WorksKeysConfigMap}}}}
 {{- end}}
 `))
 
@@ -225,9 +234,18 @@ func agentManifest(opts Options) ([]byte, error) {
 		"Cluster": opts.Name, "Namespace": Namespace, "ServiceAccount": ServiceAccount,
 		"Hub": opts.Hub, "HubSecret": HubSecretName, "HubNamespace": hubNS, "WorksRepo": opts.WorksRepo,
 		"AgeKey": opts.AgeKey, "AgeKeySecret": AgeKeySecret,
+		"WorksKeys": opts.WorksPublicKey != "", "WorksKeysDir": WorksKeysDir, "WorksKeysConfigMap": WorksKeysConfigMap,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("failed to render the agent manifest: %w", err)
+	}
+	if opts.WorksPublicKey != "" {
+		cm, err := worksKeysManifest(opts.WorksPublicKey)
+		if err != nil {
+			return nil, err
+		}
+		buf.WriteString("---\n")
+		buf.Write(cm)
 	}
 	return buf.Bytes(), nil
 }
