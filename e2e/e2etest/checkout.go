@@ -27,6 +27,12 @@ type WorkingCopy struct {
 	Repo *git.Repository
 	// AuthorName and AuthorEmail sign the commits.
 	AuthorName, AuthorEmail string
+	// Signer, when set, signs the commits cryptographically (go-git's
+	// CommitOptions.Signer: OpenPGP or SSH, as git commit -S would).
+	Signer git.Signer
+	// Parents, when set, are the next commit's parents (a merge); the
+	// commit clears them.
+	Parents []plumbing.Hash
 
 	branch string
 	auth   transport.AuthMethod
@@ -70,7 +76,8 @@ func (w *WorkingCopy) CommitAll(msg string) (string, error) {
 		return "", fmt.Errorf("failed to stage changes: %w", err)
 	}
 	sig := &object.Signature{Name: w.AuthorName, Email: w.AuthorEmail, When: time.Now()}
-	h, err := wt.Commit(msg, &git.CommitOptions{All: true, Author: sig})
+	h, err := wt.Commit(msg, &git.CommitOptions{All: true, Author: sig, Signer: w.Signer, Parents: w.Parents})
+	w.Parents = nil
 	if err != nil {
 		return "", fmt.Errorf("failed to commit %q: %w", msg, err)
 	}

@@ -97,7 +97,11 @@ func VerifiedGitFetcher(f *source.Follower, v *SourceVerification) Fetcher {
 // does not verify, and reports it once per new refusal.
 func (c *Controller) refuseUnverified(uv *UnverifiedError) (*loaded, error) {
 	c.opts.Metrics.SourceUnverified(uv.Reason)
-	err := fmt.Errorf("%w; %s stays in force", uv, workv1alpha1.ShortRevision(c.lastRevision()))
+	inForce := "nothing is applied until a revision verifies"
+	if last := c.lastRevision(); last != "no revision" {
+		inForce = workv1alpha1.ShortRevision(last) + " stays in force"
+	}
+	err := fmt.Errorf("%w; %s", uv, inForce)
 	c.mu.Lock()
 	c.state.Fetched = uv.Revision
 	isNew := c.state.SourceError != err.Error()
