@@ -26,9 +26,9 @@ import (
 // in progress), and an SSH key that is not. Commits signed by a trusted
 // key are applied; an unsigned commit and one signed by the untrusted key
 // are not: the member keeps the last verified revision, and the
-// controller's state, its log, a Warning Event, the metric and the
-// member's status (what `propagit status` prints) name the commit and the
-// reason. Then, in "all" mode from the last verified revision, a signed
+// controller's state, its log, a Warning Event (recorded by a fake
+// EventRecorder) and the member's status (what `propagit status -o wide`
+// prints) name the commit and the reason. Then, in "all" mode from the last verified revision, a signed
 // merge bringing in an unsigned commit is refused, naming that commit.
 func TestSupplyChainSignedCommits(t *testing.T) {
 	t.Parallel()
