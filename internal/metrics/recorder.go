@@ -94,7 +94,7 @@ func NewRecorderWithClock(clk clock.PassiveClock) *Recorder {
 		lastFetch: newAgeCollector(clk, "",
 			"propagit_source_last_fetch_success_timestamp_seconds", "Time of the last successful fetch of the Git source, in Unix seconds.",
 			"propagit_seconds_since_last_source_fetch", "Seconds since the last successful fetch of the Git source."),
-		rollouts: newRolloutMetrics(),
+		rollouts:     newRolloutMetrics(),
 		verification: newVerification(),
 	}
 }
