@@ -171,6 +171,7 @@ func checkSeriesExported(t *testing.T, src, unit []byte) {
 	m.PruneHeld("member", true)
 	m.RenderErrors("member", 1)
 	m.SourceUnverified("")
+	m.Rollout("RolloutPolicy.propagit.io/shop/web", "RolledBack", 0, nil)
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
