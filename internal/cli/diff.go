@@ -179,7 +179,7 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 	report := diff.Compare(diff.Input{
 		Base: baseRes, Head: headRes,
 		BaseRevision: base.revision, HeadRevision: head.revision,
-		Root: root, Clusters: o.clusters,
+		Root: root, Clusters: o.clusters, Rollouts: head.set.Rollouts,
 	})
 	if err := diff.Write(stdout, report, format); err != nil {
 		return err

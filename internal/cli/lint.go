@@ -12,6 +12,7 @@ import (
 
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/rollout"
 )
 
 type lintOptions struct {
@@ -109,7 +110,7 @@ func (o *lintOptions) run(w io.Writer) error {
 	res := render.Render(render.Input{Set: set, Options: opts, Charts: o.charts(set)})
 	o.lint.Root = o.source
 	o.lint.ReadFile = o.readSourceFile
-	findings := render.LintWith(set, res, o.lint)
+	findings := append(render.LintWith(set, res, o.lint), rollout.Lint(set, res)...)
 	failed := false
 	for _, f := range findings {
 		failed = failed || f.Severity.AtLeast(failOn)

@@ -86,6 +86,9 @@ type Controller struct {
 	// pullStates is each pull member's Work state as its agent last
 	// reported, for the notifier.
 	pullStates map[string]string
+	// rolloutNote is where the rollouts of the revision in force stand,
+	// for the commit status.
+	rolloutNote rolloutNote
 	// worksGauge serializes recordWorks.
 	worksGauge sync.Mutex
 	state      State

@@ -148,7 +148,7 @@ func (c *Controller) notifyRollout() {
 	}
 	c.mu.Lock()
 	rec, last := c.recorded, c.last
-	r := notify.Rollout{}
+	r := notify.Rollout{Waves: c.rolloutNote.waves, Stopped: c.rolloutNote.stopped}
 	if last != nil {
 		r.Revision = last.revision
 	}

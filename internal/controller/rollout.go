@@ -14,12 +14,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/propagit/propagit/internal/api/chartv1alpha1"
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/logging"
-	"github.com/propagit/propagit/internal/match"
 	"github.com/propagit/propagit/internal/render"
 	"github.com/propagit/propagit/internal/render/incremental"
 	"github.com/propagit/propagit/internal/rollout"
@@ -63,102 +61,13 @@ type rolloutOutcome struct {
 	active  bool // some rollout is under way: reconcile again soon
 }
 
-// governed returns, per template key, the index of the RolloutPolicy that
-// governs it: the first by name whose selectors match the template (or,
-// for an object a HelmChart rendered, the HelmChart). -1 entries are not
-// stored.
-func governed(set *load.Set, bindings []*render.Binding) map[string]int {
-	out := map[string]int{}
-	if len(set.Rollouts) == 0 {
-		return out
-	}
-	for _, b := range bindings {
-		if b.Template == nil {
-			continue
-		}
-		objs := []*unstructured.Unstructured{b.Template.Object}
-		if ch := b.Template.Chart; ch != nil {
-			chart := &unstructured.Unstructured{}
-			chart.SetAPIVersion(chartv1alpha1.APIVersion)
-			chart.SetKind(chartv1alpha1.Kind)
-			chart.SetNamespace(ch.Chart.Namespace)
-			chart.SetName(ch.Chart.Name)
-			objs = append(objs, chart)
-		}
-		if i := governing(set.Rollouts, objs); i >= 0 {
-			out[b.Key.String()] = i
-		}
-	}
-	return out
-}
-
-// governRemoved adds to gov the templates removed from Git that clusters
-// still run, matched by their recorded objects: removing a governed
-// template is a change like any other, rolled out in waves.
-func governRemoved(gov map[string]int, policies []load.Rollout, bindings []*render.Binding, rec *recording) {
-	if len(policies) == 0 {
-		return
-	}
-	bound := make(map[string]bool, len(bindings))
-	for _, b := range bindings {
-		bound[b.Key.String()] = true
-	}
-	for _, objs := range rec.objects {
-		for _, o := range objs {
-			t := templateOf(o)
-			if _, known := gov[t]; known || bound[t] {
-				continue
-			}
-			if i := governing(policies, []*unstructured.Unstructured{o}); i >= 0 {
-				gov[t] = i
-			}
-		}
-	}
-}
-
-// governing returns the index of the first policy selecting one of objs.
-func governing(policies []load.Rollout, objs []*unstructured.Unstructured) int {
-	for i, ro := range policies {
-		p := ro.Policy
-		for _, obj := range objs {
-			if p.Namespace != "" && obj.GetNamespace() != p.Namespace {
-				continue
-			}
-			if len(p.Spec.ResourceSelectors) == 0 {
-				return i
-			}
-			sels := p.Spec.ResourceSelectors
-			if p.Namespace != "" {
-				sels = match.DefaultNamespace(sels, p.Namespace)
-			}
-			if match.Selectors(sels, obj) != match.None {
-				return i
-			}
-		}
-	}
-	return -1
-}
-
-// sortedRollouts returns the set's policies sorted by name (the first by
-// name governs a template several select).
-func sortedRollouts(set *load.Set) []load.Rollout {
-	out := slices.Clone(set.Rollouts)
-	slices.SortFunc(out, func(a, b load.Rollout) int { return strings.Compare(a.Display(), b.Display()) })
-	return out
-}
-
-// templateOf returns the template key an object was rendered from.
-func templateOf(obj *unstructured.Unstructured) string {
-	return obj.GetAnnotations()[workv1alpha1.AnnotationTemplate]
-}
-
 // digest returns the digest of the objects of objs whose template gov
 // maps to policy i ("" when there are none).
 func (r *rollouts) digest(objs []*unstructured.Unstructured, gov map[string]int, i int, seen map[*unstructured.Unstructured]string) string {
 	h := sha256.New()
 	n := 0
 	for _, o := range objs {
-		j, ok := gov[templateOf(o)]
+		j, ok := gov[rollout.TemplateOf(o)]
 		if !ok || j != i {
 			continue
 		}
@@ -191,13 +100,16 @@ func (c *Controller) planRollouts(ctx context.Context, cur *loaded, res *render.
 		}
 	}
 	out := &rolloutOutcome{objects: map[string][]*unstructured.Unstructured{}, held: map[string][]string{}}
-	policies := sortedRollouts(cur.set)
+	policies := rollout.Policies(cur.set)
 	if len(policies) == 0 && len(r.states) == 0 {
 		r.active = false
 		return out, nil
 	}
-	gov := governed(&load.Set{Rollouts: policies}, res.Bindings)
-	governRemoved(gov, policies, res.Bindings, rec)
+	before := make([][]*unstructured.Unstructured, 0, len(rec.objects))
+	for _, objs := range rec.objects {
+		before = append(before, objs)
+	}
+	gov := rollout.Governed(policies, res.Bindings, before)
 	byCluster := map[string][]*unstructured.Unstructured{}
 	for _, w := range res.Works {
 		byCluster[w.Cluster] = w.Objects
@@ -273,6 +185,10 @@ func (c *Controller) planRollouts(ctx context.Context, cur *loaded, res *render.
 		return nil, err
 	}
 	r.states, r.active = states, out.active
+	note := noteRollouts(policies, plans, cur.revision)
+	c.mu.Lock()
+	c.rolloutNote = note
+	c.mu.Unlock()
 	if !bytes.Equal(doc, r.saved) {
 		r.pending = doc
 	}
@@ -304,12 +220,12 @@ func orWhatItRuns(stable string) string {
 func swapGoverned(objs, held []*unstructured.Unstructured, gov map[string]int, i int) []*unstructured.Unstructured {
 	out := make([]*unstructured.Unstructured, 0, len(objs))
 	for _, o := range objs {
-		if j, ok := gov[templateOf(o)]; !ok || j != i {
+		if j, ok := gov[rollout.TemplateOf(o)]; !ok || j != i {
 			out = append(out, o)
 		}
 	}
 	for _, o := range held {
-		if j, ok := gov[templateOf(o)]; ok && j == i {
+		if j, ok := gov[rollout.TemplateOf(o)]; ok && j == i {
 			out = append(out, o)
 		}
 	}
@@ -335,11 +251,11 @@ func (c *Controller) rolloutHealth(ctx context.Context, rec *recording, cl strin
 	}
 	health := rollout.Healthy
 	for _, o := range rec.objects[cl] {
-		j, ok := gov[templateOf(o)]
+		j, ok := gov[rollout.TemplateOf(o)]
 		if !ok || j != i {
 			continue
 		}
-		key, err := workv1alpha1.ParseKey(templateOf(o))
+		key, err := workv1alpha1.ParseKey(rollout.TemplateOf(o))
 		if err != nil {
 			continue
 		}
@@ -486,4 +402,35 @@ func sortedStates(states map[string]*rollout.State) []*rollout.State {
 	}
 	slices.SortFunc(out, func(a, b *rollout.State) int { return strings.Compare(a.Policy, b.Policy) })
 	return out
+}
+
+// rolloutNote is where the rollouts of the revision in force stand, in the
+// words of a commit status.
+type rolloutNote struct {
+	waves, stopped string
+}
+
+// noteRollouts describes the plans of the rollouts of revision: "wave 2/3
+// (eu) soaking" while under way, why when one stopped.
+func noteRollouts(policies []load.Rollout, plans []rollout.Plan, revision string) rolloutNote {
+	var waves, stopped []string
+	for i, pl := range plans {
+		st := pl.State
+		if st == nil || st.Revision != revision {
+			continue
+		}
+		total := len(policies[i].Policy.Spec.Waves) + 1
+		where := fmt.Sprintf("wave %d/%d (%s)", st.Wave+1, total, st.WaveName)
+		switch {
+		case st.Phase.Stopped():
+			stopped = append(stopped, fmt.Sprintf("rollout %s at %s: %s", strings.ToLower(string(st.Phase)), where, st.Reason))
+		case st.Phase == rollout.Paused:
+			waves = append(waves, "paused at "+where)
+		case st.Phase == rollout.Progressing && !st.SoakingSince.IsZero():
+			waves = append(waves, where+" soaking")
+		case st.Phase == rollout.Progressing:
+			waves = append(waves, where+" rolling out")
+		}
+	}
+	return rolloutNote{waves: strings.Join(waves, "; "), stopped: strings.Join(stopped, "; ")}
 }

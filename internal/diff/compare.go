@@ -12,6 +12,7 @@ import (
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/guard"
+	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/render"
 )
 
@@ -29,6 +30,9 @@ type Input struct {
 	// still paired over every cluster, so an object leaving a listed
 	// cluster for another one is a move, not a deletion.
 	Clusters []string
+	// Rollouts are the head's RolloutPolicies: the report gives each its
+	// wave plan.
+	Rollouts []load.Rollout
 }
 
 // entry is one object that differs on one cluster, before formatting.
@@ -62,6 +66,7 @@ func Compare(in Input) *Report {
 		RenderErrors:  renderErrors(in.Head, in.Root),
 		Unclaimed:     unclaimed(in.Head, in.Root),
 		PruneHolds:    []PruneHold{},
+		Waves:         []WavePlan{},
 	}
 	gopts := guard.DefaultOptions()
 	if in.Guard != nil {
@@ -87,6 +92,7 @@ func Compare(in Input) *Report {
 		fillCluster(&r.Clusters[i], all[i])
 	}
 	r.Deletions = deletions(all)
+	r.Waves = wavePlans(in, all)
 	if len(in.Clusters) > 0 {
 		r.only(in.Clusters, unchanged(base, head, all, in.Clusters))
 	}

@@ -26,6 +26,13 @@ func (r *Report) only(names []string, unchanged int) {
 		r.Orphaned[i].Clusters = slices.DeleteFunc(r.Orphaned[i].Clusters, drop)
 	}
 	r.Orphaned = slices.DeleteFunc(r.Orphaned, func(o Orphaned) bool { return len(o.Clusters) == 0 })
+	for i := range r.Waves {
+		for j := range r.Waves[i].Waves {
+			r.Waves[i].Waves[j].Clusters = slices.DeleteFunc(r.Waves[i].Waves[j].Clusters, drop)
+		}
+		r.Waves[i].Waves = slices.DeleteFunc(r.Waves[i].Waves, func(w PlannedWave) bool { return len(w.Clusters) == 0 })
+	}
+	r.Waves = slices.DeleteFunc(r.Waves, func(p WavePlan) bool { return len(p.Waves) == 0 })
 }
 
 // unchanged counts the named clusters that receive objects on either side

@@ -62,6 +62,12 @@ func (r *Report) markdownHead() string {
 				plural(len(d.Clusters), "cluster"), listNames(d.Clusters, maxListed, code))
 		}
 	}
+	if len(r.Waves) > 0 {
+		sb.WriteString("\n**Rollout waves**\n\n")
+		for _, p := range r.Waves {
+			fmt.Fprintf(&sb, "- %s: %s (on failure: %s)\n", code(p.Policy), p.waveLine(code), p.OnFailure)
+		}
+	}
 	if len(r.PruneHolds) > 0 {
 		sb.WriteString("\n**Prune guard**\n\n- :octagonal_sign: " + pruneHoldNote(r.PruneHolds, code) + "\n")
 	}

@@ -86,6 +86,9 @@ type Report struct {
 	// PruneHolds are the clusters where the controller's prune guard will
 	// hold the change (it deletes too much of them), by cluster.
 	PruneHolds []PruneHold `json:"pruneHolds"`
+	// Waves are, per RolloutPolicy at head whose templates the change
+	// touches, the clusters it reaches wave by wave, by policy.
+	Waves []WavePlan `json:"waves"`
 	// Orphaned are the objects of templates removed at head that stay on
 	// their clusters, no longer managed, by object. They are not
 	// deletions.

@@ -46,6 +46,12 @@ func (r *Report) text() string {
 				listNames(d.Clusters, maxListed, func(s string) string { return s }))
 		}
 	}
+	if len(r.Waves) > 0 {
+		sb.WriteString("\nRollout waves:\n")
+		for _, p := range r.Waves {
+			fmt.Fprintf(&sb, "  %s: %s (on failure: %s)\n", p.Policy, p.waveLine(func(s string) string { return s }), p.OnFailure)
+		}
+	}
 	if len(r.PruneHolds) > 0 {
 		sb.WriteString("\nPrune guard:\n  " + pruneHoldNote(r.PruneHolds, func(s string) string { return s }) + "\n")
 	}

@@ -26,6 +26,12 @@ type Rollout struct {
 	// commits do not verify): the state is failure and the description
 	// says why.
 	Refused string
+	// Waves, while a RolloutPolicy's rollout of the revision is under
+	// way, says where ("wave 2/3 (eu) soaking"): the state stays pending,
+	// whatever the members report, since the later waves do not run the
+	// revision yet. Stopped, when a rollout halted or rolled back, says
+	// why: the state is failure.
+	Waves, Stopped string
 }
 
 // Commit statuses, as both GitHub and GitLab name them.
@@ -39,8 +45,10 @@ const (
 // it healthy, failure when any failed to apply it.
 func (r Rollout) State() string {
 	switch {
-	case r.Failed > 0 || r.Refused != "":
+	case r.Failed > 0 || r.Refused != "" || r.Stopped != "":
 		return StateFailure
+	case r.Waves != "":
+		return StatePending
 	case r.Healthy == r.Total:
 		return StateSuccess
 	}
@@ -52,11 +60,18 @@ func (r Rollout) Description() string {
 	if r.Refused != "" {
 		return truncate("propagit: not applied: "+r.Refused, maxDescription)
 	}
-	s := fmt.Sprintf("propagit: %d/%d clusters healthy", r.Healthy, r.Total)
+	if r.Stopped != "" {
+		return truncate("propagit: "+r.Stopped, maxDescription)
+	}
+	s := "propagit: "
+	if r.Waves != "" {
+		s += r.Waves + ", "
+	}
+	s += fmt.Sprintf("%d/%d clusters healthy", r.Healthy, r.Total)
 	if r.Failed > 0 {
 		s += fmt.Sprintf(", %d failed", r.Failed)
 	}
-	return s
+	return truncate(s, maxDescription)
 }
 
 // maxDescription is the longest description GitHub accepts.
