@@ -164,8 +164,16 @@ func (c *Controller) Run(ctx context.Context) error {
 	if err := c.opts.Validate(); err != nil {
 		return err
 	}
-	defer c.opts.Notifier.Wait()
-	defer c.wg.Wait()
+	// The member workers and the notifier are waited for on the way out,
+	// but not while a panic unwinds: waiting for workers that never stop
+	// then would hang the process instead of letting it crash.
+	returned := false
+	defer func() {
+		if returned {
+			c.wg.Wait()
+			c.opts.Notifier.Wait()
+		}
+	}()
 	ticker := c.clock.NewTicker(c.opts.Interval)
 	defer ticker.Stop()
 	for {
@@ -192,6 +200,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
+			returned = true
 			return nil
 		case <-ticker.C():
 		case <-c.trigger:
