@@ -33,6 +33,7 @@ var funcs = template.FuncMap{
 	},
 	"utc":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"duration": agoText,
+	"soakLeft": func(end *time.Time, now time.Time) string { return agoText(end.Sub(now)) },
 	"lower":    strings.ToLower,
 	"list":     func(v ...string) []string { return v },
 	"first":    func(v []string, n int) []string { return v[:min(n, len(v))] },

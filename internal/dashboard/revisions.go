@@ -35,6 +35,9 @@ type revisionsBody struct {
 	Rows   []RevisionRow
 	Pager  pager
 	Source bool
+	// Rollouts are where the RolloutPolicies' newest rollouts stand.
+	Rollouts []status.RolloutRow
+	Now      time.Time
 }
 
 func (s *Server) revisions(w http.ResponseWriter, r *http.Request) {
@@ -43,7 +46,7 @@ func (s *Server) revisions(w http.ResponseWriter, r *http.Request) {
 		if commits == nil {
 			commits = recordedRevisions(snap)
 		}
-		body := &revisionsBody{Source: snap.Commits != nil}
+		body := &revisionsBody{Source: snap.Commits != nil, Rollouts: snap.Report.Rollouts, Now: snap.Taken}
 		body.Pager = paginate(r, len(commits), s.opts.PageSize)
 		idx := map[string]int{}
 		for i, c := range commits {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/propagit/propagit/internal/source"
 	"github.com/propagit/propagit/internal/status"
+	"github.com/propagit/propagit/internal/works"
 )
 
 // Snapshot is the records as read at one time, and what the pages derive
@@ -37,6 +38,9 @@ type Snapshot struct {
 	// Error is the last failure to read the records or the source ("" when
 	// the last refresh was clean).
 	Error string
+	// rollouts is the rollouts' record, as the store keeps it (nil when
+	// it keeps none).
+	rollouts []byte
 
 	index *lazyIndex
 	// objects are the decoded manifests by cluster, for the index.
@@ -103,6 +107,9 @@ func (s *Server) read(ctx context.Context) (*Snapshot, error) {
 	if snap.Report, err = status.Build(snap.Inputs, snap.Newest); err != nil {
 		return nil, fmt.Errorf("failed to fold the status: %w", err)
 	}
+	if snap.Report.Rollouts, err = status.RolloutRows(snap.rollouts); err != nil {
+		snap.Error = err.Error() // the records still show
+	}
 	if s.opts.Source != nil && snap.Newest != "" && snap.Error == "" {
 		res, err := s.renderAt(ctx, snap.Newest, snap.Inputs)
 		if err != nil {
@@ -137,6 +144,11 @@ func (s *Server) gather(ctx context.Context) (*Snapshot, error) {
 	if snap.Newest, err = s.opts.Works.NewestRevision(ctx); err != nil {
 		return nil, fmt.Errorf("failed to read the newest recorded revision: %w", err)
 	}
+	if rs, ok := s.opts.Works.(works.RolloutStates); ok {
+		if snap.rollouts, err = rs.Rollouts(ctx); err != nil {
+			return nil, fmt.Errorf("failed to read the rollouts: %w", err)
+		}
+	}
 	if s.opts.Source != nil {
 		if snap.Commits, err = s.opts.Source.Commits(ctx, s.opts.Commits); err != nil {
 			snap.Error = fmt.Sprintf("failed to read the source history: %v", err) // the records still show
@@ -151,7 +163,7 @@ func (s *Server) gather(ctx context.Context) (*Snapshot, error) {
 func version(snap *Snapshot) (string, error) {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
-	if err := enc.Encode([]any{snap.Newest, snap.Commits, snap.Error}); err != nil {
+	if err := enc.Encode([]any{snap.Newest, snap.Commits, snap.Error, snap.rollouts}); err != nil {
 		return "", err
 	}
 	for _, in := range snap.Inputs {
