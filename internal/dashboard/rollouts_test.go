@@ -16,7 +16,7 @@ type rolloutStore struct {
 }
 
 func (r *rolloutStore) PutRollouts(_ context.Context, data []byte) error { r.data = data; return nil }
-func (r *rolloutStore) Rollouts(context.Context) ([]byte, error)        { return r.data, nil }
+func (r *rolloutStore) Rollouts(context.Context) ([]byte, error)         { return r.data, nil }
 
 // The revisions page shows where each RolloutPolicy's rollout stands: its
 // revision, phase, open wave, clusters and soak left, and why it stopped.
