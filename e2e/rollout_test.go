@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +21,7 @@ import (
 
 	"github.com/propagit/propagit/e2e/e2etest"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/promgate"
 	"github.com/propagit/propagit/internal/rollout"
 	"github.com/propagit/propagit/internal/testenv"
 	"github.com/propagit/propagit/internal/works"
@@ -406,4 +410,73 @@ func TestRolloutWavesOnMembers(t *testing.T) {
 		}
 	}
 	ctrl.stop()
+}
+
+// TestRolloutPrometheusGate gates the canary wave on a Prometheus query
+// (the server a test double in this process, given to the controller
+// outside Git): while the query returns a sample for the canary, the canary
+// never counts as healthy although its Deployment is, the rollout halts at
+// the deadline and the next wave never records the revision; once the
+// query returns nothing, the next revision completes. The query reaches
+// the server with the cluster's name put in.
+func TestRolloutPrometheusGate(t *testing.T) {
+	t.Parallel()
+	env := testenv.Start(t, testenv.Options{Members: 2})
+	ms := env.Members
+	deploymentController(t, ms)
+	var bad atomic.Bool
+	var mu sync.Mutex
+	var queries []string
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.FormValue("query")
+		mu.Lock()
+		queries = append(queries, q)
+		mu.Unlock()
+		result := "[]"
+		if bad.Load() && strings.Contains(q, `cluster="`+ms[0].Name+`"`) {
+			result = `[{"metric":{"cluster":"` + ms[0].Name + `"},"value":[1,"0.4"]}]`
+		}
+		_, _ = fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":%s}}`, result)
+	}))
+	defer prom.Close()
+
+	remote := e2etest.HTTPRemote(t)
+	store, err := gitstore.New(gitstore.Options{URL: remote.URL, Auth: remote.Auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watch := watchWorks(t, store)
+	co := newCheckout(t, remote)
+	wavesFleet(co, ms, "web:v1")
+	canary := "    clusterAffinity: {clusterNames: [" + ms[0].Name + "]}\n    soakTime: " + rolloutSoak.String() + "\n"
+	co.Edit(fleetDir+"/app.yaml", canary, canary+"    gate:\n      prometheus:\n        query: 'sum by (cluster) (rate(http_errors_total{cluster=\"{{cluster}}\"}[5m])) > 0.01'\n")
+	co.Edit(fleetDir+"/app.yaml", "progressDeadline: 15s\n  onFailure: Rollback", "progressDeadline: 8s\n  onFailure: Halt")
+	co.CommitPush("shop v1, gated canary")
+	opts := controllerOptions()
+	opts.RolloutGate = &promgate.Client{URL: prom.URL}
+	startControllerOpts(t, newSetup(t, remote, ms...), opts)
+	waitRollout(t, store, "v1 complete", func(st *rollout.State) bool { return st.Phase == rollout.Complete })
+
+	bad.Store(true)
+	co.Write(fleetDir+"/web.yaml", webDeployment("web:v2"))
+	rev2 := co.CommitPush("shop v2")
+	st := waitRollout(t, store, "v2 halted by the gate", func(st *rollout.State) bool { return st.Revision == rev2 && st.Phase == rollout.Halted })
+	if !strings.Contains(st.Reason, ms[0].Name+": not healthy within the progress deadline") {
+		t.Errorf("halt reason %q does not name the gated canary", st.Reason)
+	}
+	eventually(t, converge, func() (bool, string) { return memberImage(ms[0]) == "web:v2", "canary runs " + memberImage(ms[0]) })
+	if at, ok := watch.seen("web:v2", ms[1].Name); ok {
+		t.Errorf("the Work of %s held web:v2 at %s though the canary's gate failed", ms[1].Name, at)
+	}
+	mu.Lock()
+	asked := strings.Join(queries, "\n")
+	mu.Unlock()
+	if !strings.Contains(asked, `rate(http_errors_total{cluster="`+ms[0].Name+`"}[5m])`) {
+		t.Errorf("the gate's query never reached Prometheus with the canary's name:\n%s", asked)
+	}
+
+	bad.Store(false)
+	co.Write(fleetDir+"/web.yaml", webDeployment("web:v3"))
+	rev3 := co.CommitPush("shop v3")
+	waitRollout(t, store, "v3 complete", func(st *rollout.State) bool { return st.Revision == rev3 && st.Phase == rollout.Complete })
 }

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -28,6 +30,7 @@ import (
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/metrics"
+	"github.com/propagit/propagit/internal/promgate"
 	"github.com/propagit/propagit/internal/shard"
 	"github.com/propagit/propagit/internal/source"
 	"github.com/propagit/propagit/internal/webhook"
@@ -53,6 +56,8 @@ type controllerOptions struct {
 	dashboardAddr string
 	// chartCredentials is a .dockerconfigjson of the chart registries.
 	chartCredentials string
+	gateURL          string
+	gateTokenFile    string
 	verify           sourceVerifyOptions
 	worksSigning     worksSigningOptions
 }
@@ -87,6 +92,8 @@ it), and a Cluster in Git cannot point it elsewhere. Outside a cluster
 	f.StringVar(&o.httpAddr, "http-addr", ":8080", "address of /metrics and the Git webhook "+webhook.Path+" (empty to disable)")
 	o.hooks.bindFlags(cmd)
 	f.StringVar(&o.cacheDir, "cache-dir", filepath.Join(os.TempDir(), "propagit-cache"), "folder for the Git clones and the remote Helm charts (under charts/)")
+	f.StringVar(&o.gateURL, "rollout-prometheus-url", "", "Prometheus server the RolloutPolicy waves' gates query (their queries come from Git; the server, from here only)")
+	f.StringVar(&o.gateTokenFile, "rollout-prometheus-token-file", "", "file holding a bearer token for --rollout-prometheus-url (a mounted Secret)")
 	f.StringVar(&o.chartCredentials, "chart-credentials", "", "a .dockerconfigjson file (a mounted Secret) with the credentials of the Helm chart repositories and OCI registries, each sent only to its own host")
 	o.controller.BindFlags(f)
 	bindRenderFlags(f, &o.controller.Render)
@@ -152,6 +159,9 @@ func (o *controllerOptions) run(parent context.Context) error {
 	opts.Deliver.Version = version
 	chartCreds, err := charts.Credentials(o.chartCredentials)
 	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	if opts.RolloutGate, err = o.rolloutGate(); err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}
 	opts.ChartRemote = charts.FetchWith(&fetch.Fetcher{CacheDir: filepath.Join(o.cacheDir, "charts"), Credentials: chartCreds})
@@ -356,4 +366,28 @@ func (o *controllerOptions) loadOptions() load.Options {
 	opts := o.limits.Options
 	opts.Restrictions = o.controller.Render.Restrictions
 	return opts
+}
+
+// rolloutGate is the Prometheus client of the waves' gates; nil without
+// --rollout-prometheus-url.
+func (o *controllerOptions) rolloutGate() (*promgate.Client, error) {
+	if o.gateURL == "" {
+		if o.gateTokenFile != "" {
+			return nil, errors.New("--rollout-prometheus-token-file needs --rollout-prometheus-url")
+		}
+		return nil, nil
+	}
+	u, err := url.Parse(o.gateURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return nil, fmt.Errorf("--rollout-prometheus-url %q: want an http(s) URL without credentials in it (use --rollout-prometheus-token-file)", o.gateURL)
+	}
+	c := &promgate.Client{URL: o.gateURL}
+	if o.gateTokenFile != "" {
+		data, err := os.ReadFile(o.gateTokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--rollout-prometheus-token-file: %w", err)
+		}
+		c.Token = strings.TrimSpace(string(data))
+	}
+	return c, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/propagit/propagit/internal/guard"
 	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/notify"
+	"github.com/propagit/propagit/internal/promgate"
 	"github.com/propagit/propagit/internal/render"
 	"github.com/propagit/propagit/internal/secrets/keys"
 
@@ -55,6 +56,10 @@ type Options struct {
 	// ChartRemote fetches the remote charts HelmCharts name (repoURL);
 	// nil fails them.
 	ChartRemote charts.Remote
+	// RolloutGate answers the Prometheus gates of RolloutPolicy waves; nil
+	// when the controller was given no Prometheus (a gated wave's
+	// clusters then never count as healthy, and the log says why).
+	RolloutGate *promgate.Client
 	// ProbeTimeout bounds one member probe.
 	ProbeTimeout time.Duration
 	// ProbeInterval is how long a member's probe result is reused: a pass

@@ -15,9 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
+	"github.com/propagit/propagit/internal/api/rolloutv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
 	"github.com/propagit/propagit/internal/logging"
+	"github.com/propagit/propagit/internal/promgate"
 	"github.com/propagit/propagit/internal/render"
 	"github.com/propagit/propagit/internal/render/incremental"
 	"github.com/propagit/propagit/internal/rollout"
@@ -40,6 +42,9 @@ type rollouts struct {
 	digests map[*unstructured.Unstructured]string
 	// inMemory is set when the store keeps no rollouts.
 	inMemory bool
+	// gateWhy is why each (policy, wave, cluster) gate last did not hold,
+	// so each reason is logged once.
+	gateWhy map[string]string
 	// active: some rollout is under way, so Run reconciles again after
 	// the health interval (soak times end, deadlines pass).
 	active bool
@@ -137,6 +142,9 @@ func (c *Controller) planRollouts(ctx context.Context, cur *loaded, res *render.
 			for cl, g := range prev.Given {
 				if g.Failed == "" && (prev.Phase == rollout.Progressing || prev.Phase == rollout.Paused) {
 					health[cl] = c.rolloutHealth(ctx, rec, cl, gov, i, healthCache)
+					if health[cl] == rollout.Healthy && !c.gateHolds(ctx, name, waveOf(ro.Policy, g.Wave), cl) {
+						health[cl] = rollout.Pending
+					}
 				}
 			}
 		}
@@ -433,4 +441,40 @@ func noteRollouts(policies []load.Rollout, plans []rollout.Plan, revision string
 		}
 	}
 	return rolloutNote{waves: strings.Join(waves, "; "), stopped: strings.Join(stopped, "; ")}
+}
+
+// waveOf returns the policy's wave named name; nil for the rest wave.
+func waveOf(p *rolloutv1alpha1.RolloutPolicy, name string) *rolloutv1alpha1.Wave {
+	for i := range p.Spec.Waves {
+		if p.Spec.Waves[i].Name == name {
+			return &p.Spec.Waves[i]
+		}
+	}
+	return nil
+}
+
+// gateHolds runs the wave's gate for cluster cl: true without one. A gate
+// that cannot be judged (no Prometheus given, an error) does not hold,
+// and says why in the log, once per new reason.
+func (c *Controller) gateHolds(ctx context.Context, policy string, w *rolloutv1alpha1.Wave, cl string) bool {
+	if w == nil || w.Gate == nil || w.Gate.Prometheus == nil {
+		return true
+	}
+	why := ""
+	if c.opts.RolloutGate == nil {
+		why = "the wave has a Prometheus gate and the controller was given no --rollout-prometheus-url"
+	} else if failing, err := c.opts.RolloutGate.Failing(ctx, promgate.Expand(w.Gate.Prometheus.Query, cl)); err != nil {
+		why = err.Error()
+	} else if failing {
+		why = "the gate's query returns samples"
+	}
+	key := policy + "/" + w.Name + "/" + cl
+	if why != "" && c.rolls.gateWhy[key] != why {
+		c.log.Info("rollout gate does not hold; the cluster counts as not healthy", "policy", policy, "wave", w.Name, logging.KeyCluster, cl, "reason", why)
+	}
+	if c.rolls.gateWhy == nil {
+		c.rolls.gateWhy = map[string]string{}
+	}
+	c.rolls.gateWhy[key] = why
+	return why == ""
 }

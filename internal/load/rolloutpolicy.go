@@ -57,6 +57,16 @@ func validateRollout(p *rolloutv1alpha1.RolloutPolicy) []issue {
 		if w.SoakTime != nil && w.SoakTime.Duration < 0 {
 			c.add(path+".soakTime", "must not be negative")
 		}
+		if w.Gate != nil {
+			switch {
+			case w.Gate.Prometheus == nil:
+				c.add(path+".gate", "name a check: prometheus")
+			case w.Gate.Prometheus.Query == "":
+				c.add(path+".gate.prometheus.query", "required")
+			case len(w.Gate.Prometheus.Query) > maxGateQuery:
+				c.add(path+".gate.prometheus.query", "is %d bytes, more than %d", len(w.Gate.Prometheus.Query), maxGateQuery)
+			}
+		}
 	}
 	if p.Spec.ProgressDeadline != nil && p.Spec.ProgressDeadline.Duration <= 0 {
 		c.add("spec.progressDeadline", "must be positive")
@@ -65,6 +75,10 @@ func validateRollout(p *rolloutv1alpha1.RolloutPolicy) []issue {
 	c.oneOf("spec.onFailure", string(p.Spec.OnFailure), string(rolloutv1alpha1.Halt), string(rolloutv1alpha1.Rollback))
 	return c.issues
 }
+
+// maxGateQuery bounds a gate's query (promgate.MaxQuery leaves room for
+// the cluster's name).
+const maxGateQuery = 4000
 
 // scaled checks a number-or-percentage: not negative, and positive when
 // positive is set.

@@ -70,6 +70,23 @@ type Wave struct {
 	// SoakTime is how long every cluster of the wave must stay healthy
 	// before the next wave opens. Default 0.
 	SoakTime *metav1.Duration `json:"soakTime,omitempty"`
+	// Gate, when set, must hold as well for a cluster of the wave to count
+	// as healthy.
+	Gate *Gate `json:"gate,omitempty"`
+}
+
+// Gate is a check beyond the objects' health.
+type Gate struct {
+	// Prometheus is a query to the Prometheus server the controller is
+	// given (--rollout-prometheus-url; never from Git), written like an
+	// alert's expression: the cluster is not healthy while it returns any
+	// sample. "{{cluster}}" in it stands for the cluster's name.
+	Prometheus *PrometheusGate `json:"prometheus,omitempty"`
+}
+
+// PrometheusGate is a Prometheus query.
+type PrometheusGate struct {
+	Query string `json:"query"`
 }
 
 // FailureAction is what a rollout does past its failure budget.
