@@ -402,7 +402,7 @@ func (c *Controller) fetchAndLoad(ctx context.Context) (*loaded, error) {
 	set, err := c.files.Load(snap.FS, snap.Root)
 	c.stages.done(metrics.StageLoad)
 	if err != nil {
-		err = fmt.Errorf("revision %s does not load; %s stays in force: %w", workv1alpha1.ShortRevision(snap.Revision), workv1alpha1.ShortRevision(c.lastRevision()), err)
+		err = fmt.Errorf("revision %s does not load; %s: %w", workv1alpha1.ShortRevision(snap.Revision), c.inForce("loads"), err)
 		return c.keepLast(err), err
 	}
 	control, unknown := rollout.ParseControl(snap.Message)
@@ -448,13 +448,23 @@ func (c *Controller) setClean(rev string) {
 	c.state.Revision, c.state.SourceError, c.state.LastSync = rev, "", c.clock.Now()
 }
 
+// lastRevision is the revision in force; "" before one loaded.
 func (c *Controller) lastRevision() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.last == nil {
-		return "no revision"
+		return ""
 	}
 	return c.last.revision
+}
+
+// inForce says what stays applied while the newest revision is refused:
+// the last good revision, or nothing until a revision does what until says.
+func (c *Controller) inForce(until string) string {
+	if last := c.lastRevision(); last != "" {
+		return workv1alpha1.ShortRevision(last) + " stays in force"
+	}
+	return "nothing is applied until a revision " + until
 }
 
 // observe measures every member and hands each push worker its member's

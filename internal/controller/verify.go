@@ -97,11 +97,7 @@ func VerifiedGitFetcher(f *source.Follower, v *SourceVerification) Fetcher {
 // does not verify, and reports it once per new refusal.
 func (c *Controller) refuseUnverified(uv *UnverifiedError) (*loaded, error) {
 	c.opts.Metrics.SourceUnverified(uv.Reason)
-	inForce := "nothing is applied until a revision verifies"
-	if last := c.lastRevision(); last != "no revision" {
-		inForce = workv1alpha1.ShortRevision(last) + " stays in force"
-	}
-	err := fmt.Errorf("%w; %s", uv, inForce)
+	err := fmt.Errorf("%w; %s", uv, c.inForce("verifies"))
 	c.mu.Lock()
 	c.state.Fetched = uv.Revision
 	isNew := c.state.SourceError != err.Error()
