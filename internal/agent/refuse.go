@@ -18,7 +18,9 @@ import (
 
 // refuse reports a refused Work; the same refusal is logged once.
 func (a *Agent) refuse(ctx context.Context, refused *works.RefusedError) {
-	msg := "Work refused, what is applied stays: " + refused.Error()
+	// The commit comes first: `propagit status` shows a message's first
+	// 60 characters.
+	msg := refused.Error() + "; what is applied stays"
 	if a.refused != refused.Commit {
 		a.refused = refused.Commit
 		a.opts.Deliver.Metrics.WorkRefused(verify.Reason(refused.Err))
