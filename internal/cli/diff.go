@@ -33,6 +33,7 @@ type diffOptions struct {
 	output   string
 	exitCode bool
 	clusters clusterFilter
+	verify   diffVerify
 }
 
 func newDiffCommand() *cobra.Command {
@@ -111,6 +112,7 @@ file and the line) or a template that fails to render at head.`,
 	o.src.render = render.DefaultOptions()
 	bindRenderFlags(f, &o.src.render)
 	bindChartFlags(f, &o.src.chartCache)
+	o.verify.bind(cmd)
 	return cmd
 }
 
@@ -127,7 +129,7 @@ func (o *diffOptions) checkDirFlags(cmd *cobra.Command, positional bool) error {
 	if positional {
 		return fmt.Errorf("SOURCE %s reads Git; --base-dir and --head-dir compare folders on disk", o.src.source)
 	}
-	for _, name := range []string{"base", "head", "source", "repo", "path"} {
+	for _, name := range []string{"base", "head", "source", "repo", "path", "trusted-keys"} {
 		if cmd.Flags().Changed(name) {
 			return fmt.Errorf("--%s reads Git; --base-dir and --head-dir compare folders on disk", name)
 		}
@@ -181,7 +183,7 @@ func (o *diffOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		BaseRevision: base.revision, HeadRevision: head.revision,
 		Root: root, Clusters: o.clusters, Rollouts: head.set.Rollouts,
 	})
-	if err := diff.Write(stdout, report, format); err != nil {
+	if err := o.verify.write(stdout, report, format, base.revision, head.revision); err != nil {
 		return err
 	}
 	if n := len(report.RenderErrors); n > 0 {
@@ -211,6 +213,7 @@ func (o *diffOptions) readSides(ctx context.Context) (base, head side, root stri
 			return side{}, side{}, "", err
 		}
 		repo.SetLimits(o.src.limits.sourceLimits())
+		o.verify.repo = repo
 		if base, err = readSide(repo, "base", o.base, root, o.src.loadOptions()); err == nil {
 			head, err = readSide(repo, "head", o.head, root, o.src.loadOptions())
 		}
