@@ -16,7 +16,8 @@
 //
 // Every test is named TestPull… so the group runs on its own with
 // `go test ./e2e/... -run TestPull`; the pull isolation scenarios of issue
-// 15 are TestTrust… (`go test ./e2e/pull/ -run TestTrust`). Waits poll a condition until a deadline
+// 15 are TestTrust… (`go test ./e2e/pull/ -run TestTrust`), the signed
+// Works of issue 31 TestSupplyChain…. Waits poll a condition until a deadline
 // and report the last state they saw; there are no sleeps. Namespaces are
 // random and no test starts more than three members. Workloads are
 // ConfigMaps, except in the mixed push/pull scenario, which rolls out the
@@ -35,6 +36,8 @@
 //	TestTrustPullCRStoreIsolation    an agent's hub identity gets 403 on another member's Work and status
 //	TestTrustPullGitStoreIsolation   one works repository per member; a forged status is never read
 //	TestTrustPullCRStoreMovesLegacyWorks  Works of the old shared namespace moved, inventory kept
+//	TestSupplyChainPullRefusesForgedWork  a Work forged on the works branch is refused, reported; a genuine one applies
+//	TestSupplyChainPullForgedWorkMemberRepos  the same with a member's own credential in its own works repository
 //
 // BenchmarkPullAgentSteadyState measures one poll of an unchanged work
 // branch holding 10 or 200 clusters.
