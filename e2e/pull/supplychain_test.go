@@ -216,7 +216,8 @@ func statusWide(t *testing.T, url string) string {
 // the status names the commit and the reason (as `propagit status -o wide`
 // prints it); propagit_works_refused_total counts each forged commit once
 // by reason. The controller's next pass writes its signed Works over the
-// forged tip, which the agent accepts; a new revision then applies.
+// forged tip, which the agent accepts — after a restart, and while it runs
+// (a third forgery) — and a new revision then applies.
 func TestSupplyChainPullRefusesForgedWork(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{Members: 1})
 	m := env.Members[0]
@@ -276,6 +277,12 @@ func TestSupplyChainPullRefusesForgedWork(t *testing.T) {
 	c = hub()
 	eventually(t, converge, workHolds(reader, m.Name, "ConfigMap/app"))
 	waitStatus(t, reader, m.Name, "rev1 applied, the controller's Works accepted again", notRefused(rev1))
+	// Running, the controller writes its Works over a forged tip on its
+	// next pass (every second here), whether the agent saw it or not.
+	forgeWork(t, r.URL, nil, m.Name, "forged-again", nil)
+	eventually(t, converge, workHolds(reader, m.Name, "ConfigMap/app"))
+	waitStatus(t, reader, m.Name, "rev1 applied, the controller's Works accepted again", notRefused(rev1))
+	agent.checkKept(t, m, ns, "v1")
 	f.write("app.yaml", configMapYAML(ns, "app", "v2"))
 	rev2 := f.CommitPush("v2")
 	c.waitRevision(t, rev2)
