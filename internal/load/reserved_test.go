@@ -67,9 +67,10 @@ const shopRestrictions = `folders:
 // namespace shop may not change the payments team's templates through a
 // policy: an OverridePolicy in namespace payments, a cluster-wide
 // ClusterOverridePolicy or ClusterPropagationPolicy, an interpreter
-// customization, or a Cluster or ClusterTaintPolicy that would taint the
-// members it shares, each committed under teams/shop, fails the load at its
-// file; the same files outside the folder load.
+// customization, a Cluster or ClusterTaintPolicy that would taint the
+// members it shares, or a RolloutPolicy that would pause or abort their
+// rollouts, each committed under teams/shop, fails the load at its file;
+// the same files outside the folder load.
 func TestHostileFolderPoliciesStayInTheirFolder(t *testing.T) {
 	policy := loadRestrictions(t, shopRestrictions)
 	attacks := map[string]string{
@@ -116,6 +117,23 @@ spec:
   taints: [{key: evacuate, effect: NoExecute}]
   addOnConditions:
   - {conditionType: Ready, operator: In, statusValues: ["True"]}
+`,
+		// A RolloutPolicy could hold back, or roll back, the payments
+		// team's templates: not from teams/shop, neither fleet-wide nor in
+		// their namespace.
+		"rollout-all.yaml": `apiVersion: propagit.io/v1alpha1
+kind: RolloutPolicy
+metadata: {name: freeze}
+spec:
+  waves: [{name: never, clusterAffinity: {clusterNames: [nowhere]}}]
+  abort: true
+`,
+		"rollout-payments.yaml": `apiVersion: propagit.io/v1alpha1
+kind: RolloutPolicy
+metadata: {name: freeze, namespace: payments}
+spec:
+  waves: [{name: never, clusterAffinity: {clusterNames: [nowhere]}}]
+  paused: true
 `,
 		"ric.yaml": `apiVersion: config.karmada.io/v1alpha1
 kind: ResourceInterpreterCustomization

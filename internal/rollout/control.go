@@ -7,7 +7,10 @@ import (
 )
 
 // ControlTrailer is the commit trailer that steers a rollout from Git:
-// "Propagit-Rollout: skip-soak" or "Propagit-Rollout: abort".
+// "Propagit-Rollout: skip-soak" skips the soak times of the rollouts that
+// commit starts, and only those (a commit cannot hurry another team's
+// rollout). Aborting is a field of the RolloutPolicy (spec.abort), which
+// only the policy's owners can change.
 const ControlTrailer = "Propagit-Rollout"
 
 // ParseControl reads what a commit message asks of the rollout, from its
@@ -20,8 +23,6 @@ func ParseControl(message string) (Control, []string) {
 		switch strings.ToLower(strings.TrimSpace(v)) {
 		case "skip-soak":
 			c.SkipSoak = true
-		case "abort":
-			c.Abort = true
 		default:
 			unknown = append(unknown, v)
 		}

@@ -29,8 +29,10 @@
 //     the rollout: it starts at the first wave, and every cluster its wave
 //     has not reached runs the last completed revision, so the fleet runs
 //     the last completed revision or the newest, never a third.
-//   - Control through Git: spec.paused stops the rollout where it is; a
-//     commit trailer "Propagit-Rollout: skip-soak" skips the soak times of
-//     that commit's rollout, "Propagit-Rollout: abort" stops the rollout in
-//     force as a failure with Rollback would.
+//   - Control through Git: spec.paused stops the rollout where it is;
+//     spec.abort stops it as a failure with Rollback would; a commit
+//     trailer "Propagit-Rollout: skip-soak" skips the soak times of the
+//     rollouts that commit starts (an urgent fix). Both fields live in the
+//     policy's file, so only its owners can stop its rollouts; a trailer
+//     reaches only what its own commit started.
 package rollout

@@ -105,7 +105,6 @@ const (
 // from its trailers.
 type Control struct {
 	SkipSoak bool
-	Abort    bool
 }
 
 // Input is what one planning pass knows.
@@ -247,8 +246,8 @@ func (p *planner) run() {
 	if in.Control.SkipSoak && st.Revision == in.Revision {
 		st.SkipSoak = true
 	}
-	if in.Control.Abort && !st.Phase.Stopped() && st.Phase != Complete {
-		p.stop(fmt.Sprintf("aborted by the commit of %s (Propagit-Rollout: abort)", short(in.Revision)), true)
+	if in.Policy.Spec.Abort && !st.Phase.Stopped() && st.Phase != Complete {
+		p.stop(fmt.Sprintf("aborted: spec.abort is true at %s", short(in.Revision)), true)
 	}
 	switch st.Phase {
 	case Complete:

@@ -360,12 +360,19 @@ func TestRolloutPlannerAbort(t *testing.T) {
 	s.pass("r1", all("v2"))
 	s.healthy("c1")
 	s.pass("r1", all("v2"))
-	s.control = Control{Abort: true}
-	s.pass("r2", all("v2")) // an empty commit with the trailer
+	s.policy.Spec.Abort = true
+	s.pass("r2", all("v2")) // a commit setting spec.abort
 	s.expect(RolledBack, "canary", all("v1"))
-	if !strings.Contains(s.state.Reason, "aborted by the commit of r2") {
+	if !strings.Contains(s.state.Reason, "aborted: spec.abort is true at r2") {
 		t.Fatalf("reason %q", s.state.Reason)
 	}
+	// While abort is true a new rollout is rolled back at once.
+	s.pass("r3", all("v3"))
+	s.expect(RolledBack, "canary", all("v1"))
+	// Cleared, the next change rolls out again.
+	s.policy.Spec.Abort = false
+	s.pass("r4", all("v4"))
+	s.expect(Progressing, "canary", map[string]string{"c1": "v4", "e1": "v1"})
 }
 
 func TestRolloutPlannerRestartResumes(t *testing.T) {
@@ -396,11 +403,14 @@ func TestRolloutPlannerFailoverPlacementFlows(t *testing.T) {
 }
 
 func TestRolloutParseControl(t *testing.T) {
-	c, unknown := ParseControl("fix: image\n\nbody quoting Propagit-Rollout: abort\n\nPropagit-Rollout: skip-soak\nPropagit-Rollout: later\n")
-	if !c.SkipSoak || c.Abort || len(unknown) != 1 || unknown[0] != "later" {
-		t.Fatalf("got %+v unknown %v", c, unknown)
+	c, unknown := ParseControl("fix: image\n\nbody quoting Propagit-Rollout: skip-soak\n\nPropagit-Rollout: abort\nPropagit-Rollout: later\n")
+	if c.SkipSoak || len(unknown) != 2 || unknown[0] != "abort" {
+		t.Fatalf("got %+v unknown %v: only the trailer block counts, and abort is no trailer", c, unknown)
 	}
-	if c, _ := ParseControl("subject only Propagit-Rollout: abort"); c.Abort {
+	if c, _ := ParseControl("fix\n\nPropagit-Rollout: skip-soak"); !c.SkipSoak {
+		t.Fatal("skip-soak in the trailer block not read")
+	}
+	if c, _ := ParseControl("subject only Propagit-Rollout: skip-soak"); c.SkipSoak {
 		t.Fatal("a subject line is no trailer")
 	}
 }

@@ -54,6 +54,12 @@ type Spec struct {
 	// Paused stops the rollout where it is: no wave opens and no further
 	// cluster gets the revision until it is false again.
 	Paused bool `json:"paused,omitempty"`
+	// Abort stops the rollout in force as a failure with Rollback does
+	// (every cluster it reached runs the last completed revision again),
+	// and rolls back at once any rollout that starts while it is true.
+	// A field, not a commit trailer: only whoever may change this policy
+	// (its folder's owners) can abort its rollouts.
+	Abort bool `json:"abort,omitempty"`
 }
 
 // Wave is one step of a rollout.
