@@ -414,3 +414,22 @@ func TestRolloutParseControl(t *testing.T) {
 		t.Fatal("a subject line is no trailer")
 	}
 }
+
+// A controller that kept no state (one repository per member keeps it in
+// memory) restarts mid-rollout: the clusters already on the revision keep
+// it, the rollout starts again at the first wave that has clusters to
+// change, and, with no completed revision known, a failure halts it.
+func TestRolloutPlannerRestartWithoutState(t *testing.T) {
+	p := policy(func(sp *rolloutv1alpha1.Spec) { sp.OnFailure = rolloutv1alpha1.Rollback })
+	running := all("v1")
+	running["c1"] = "v2" // the canary took v2 before the restart
+	s := &sim{t: t, policy: p, clusters: clusters(), running: running, stable: all("v1"), health: map[string]Health{}, now: t0}
+	s.pass("r1", all("v2"))
+	s.expect(Progressing, "eu", map[string]string{"c1": "v2", "e1": "v2", "e2": "v2", "r1": "v1"})
+	s.health["e1"] = Failing
+	s.pass("r1", all("v2"))
+	s.expect(Halted, "eu", map[string]string{"e1": "v2", "r1": "v1"})
+	if !strings.Contains(s.state.Reason, "nothing to roll back to") {
+		t.Fatalf("reason %q", s.state.Reason)
+	}
+}
