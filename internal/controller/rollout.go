@@ -99,13 +99,19 @@ func (r *rollouts) digest(objs []*unstructured.Unstructured, gov map[string]int,
 // what it changes in the Works of this pass.
 func (c *Controller) planRollouts(ctx context.Context, cur *loaded, res *render.Result, rec *recording, now time.Time) (*rolloutOutcome, error) {
 	r := &c.rolls
-	if !r.read {
-		if err := c.readRollouts(ctx); err != nil {
-			return nil, err
-		}
-	}
 	out := &rolloutOutcome{objects: map[string][]*unstructured.Unstructured{}, held: map[string][]string{}}
 	policies := rollout.Policies(cur.set)
+	if !r.read {
+		if err := c.readRollouts(ctx); err != nil {
+			if len(policies) > 0 {
+				return nil, err // no wave can be planned without what was recorded
+			}
+			// Nothing to plan: a fleet without RolloutPolicies does not
+			// need the record (nor the rights to read it). It is read
+			// again on the next pass, before any policy is planned.
+			r.states = map[string]*rollout.State{}
+		}
+	}
 	if len(policies) == 0 && len(r.states) == 0 {
 		r.active = false
 		return out, nil
