@@ -274,6 +274,16 @@ func TestCRStoreRecordsAnnotations(t *testing.T) {
 	}
 }
 
+// The rollouts' record lives in a ConfigMap of the controller's
+// namespace; a store without that namespace keeps none.
+func TestRolloutStatesCRStore(t *testing.T) {
+	c := hub(t)
+	workstest.CheckRolloutStates(t, New(c, hubNamespace(t, c)))
+	if err := New(c, "").PutRollouts(ctxT(t), []byte("{}")); err == nil {
+		t.Error("a store without the controller's namespace wrote the rollouts")
+	}
+}
+
 func TestCRStoreRecorderHeartbeat(t *testing.T) {
 	c := hub(t)
 	workstest.CheckRecorderHeartbeat(t, New(c, hubNamespace(t, c)))

@@ -58,3 +58,7 @@ func TestGitStoreRecordsAnnotations(t *testing.T) {
 func TestGitStoreRecorderHeartbeat(t *testing.T) {
 	workstest.CheckRecorderHeartbeat(t, fileRemote(t).store(t))
 }
+
+func TestRolloutStatesGitStore(t *testing.T) {
+	workstest.CheckRolloutStates(t, fileRemote(t).store(t))
+}

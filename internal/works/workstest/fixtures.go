@@ -179,3 +179,22 @@ func CheckRecorderHeartbeat(t *testing.T, s works.RecorderHeartbeats) {
 		}
 	}
 }
+
+// CheckRolloutStates checks a works.RolloutStates: nothing before the
+// first write, then each write read back as written, the last one winning.
+func CheckRolloutStates(t *testing.T, s works.RolloutStates) {
+	t.Helper()
+	ctx := Ctx(t)
+	if data, err := s.Rollouts(ctx); err != nil || data != nil {
+		t.Fatalf("rollouts before any = %q, %v; want none", data, err)
+	}
+	for _, doc := range []string{`{"rollouts":[{"policy":"a","phase":"Progressing"}]}`, `{"rollouts":[]}`, `{"rollouts":[{"policy":"b","phase":"Complete"}]}`} {
+		if err := s.PutRollouts(ctx, []byte(doc)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Rollouts(ctx)
+		if err != nil || string(got) != doc {
+			t.Errorf("rollouts = %q, %v; want %q", got, err, doc)
+		}
+	}
+}
