@@ -88,3 +88,18 @@ func TestRolloutLint(t *testing.T) {
 		t.Errorf("the example has findings:\n%s", out)
 	}
 }
+
+// explain names the RolloutPolicy that governs a template and its
+// clusters' waves; a template none governs has no Rollout section.
+func TestRolloutExplain(t *testing.T) {
+	out := mustRun(t, "explain", "deploy/nginx", "-n", "demo", "../../examples/waves/fleet")
+	if !strings.Contains(out, "Rollout:\n  RolloutPolicy.propagit.io/demo/nginx rolls a new revision out in waves: canary: member1 → rest: member2 (on failure: Rollback)") {
+		t.Errorf("explain deploy/nginx has no rollout section:\n%s", out)
+	}
+	if out := mustRun(t, "explain", "svc/nginx", "-n", "demo", "../../examples/waves/fleet"); strings.Contains(out, "Rollout:") {
+		t.Errorf("explain svc/nginx, which no RolloutPolicy governs, has a rollout section:\n%s", out)
+	}
+	if out := mustRun(t, "explain", "deploy/nginx", "-n", "demo", "../../examples/waves/fleet", "-o", "json"); !strings.Contains(out, `"rollout": {`) {
+		t.Errorf("explain -o json has no rollout:\n%s", out)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/propagit/propagit/internal/diff"
 	"github.com/propagit/propagit/internal/override"
 	"github.com/propagit/propagit/internal/render"
+	"github.com/propagit/propagit/internal/rollout"
 )
 
 // explainFormats are the values of explain's -o.
@@ -80,6 +81,7 @@ func (o *explainOptions) run(w io.Writer, ref string) error {
 	}
 	b = redactSecretChanges(b)
 	e := render.Explain(b, res.Clusters)
+	e.Rollout = rollout.Explain(set, b, res.Clusters)
 	switch o.output {
 	case "json":
 		enc := json.NewEncoder(w)

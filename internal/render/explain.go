@@ -14,9 +14,13 @@ import (
 // Explanation is a Binding in words and plain data: what `propagit explain`
 // prints and what `-o json` emits.
 type Explanation struct {
-	Template string `json:"template"`
-	Source   string `json:"source"`
-	Skipped  string `json:"skipped,omitempty"`
+	// Rollout says how a new revision of the template reaches its
+	// clusters when a RolloutPolicy governs it (internal/rollout fills it
+	// in); nil when none does.
+	Rollout  *RolloutExplanation `json:"rollout,omitempty"`
+	Template string              `json:"template"`
+	Source   string              `json:"source"`
+	Skipped  string              `json:"skipped,omitempty"`
 	// Unclaimed says that no policy claims the template any more and that
 	// it keeps running where it was recorded.
 	Unclaimed     string              `json:"unclaimed,omitempty"`
@@ -189,4 +193,18 @@ func keptReplicas(t *Target) bool {
 	}
 	_, ok := t.Object.GetAnnotations()[workv1alpha1.AnnotationScheduledReplicas]
 	return ok
+}
+
+// RolloutExplanation is the RolloutPolicy governing a template and the
+// waves its clusters fall in, in order.
+type RolloutExplanation struct {
+	Policy    string        `json:"policy"`
+	OnFailure string        `json:"onFailure"`
+	Waves     []RolloutWave `json:"waves"`
+}
+
+// RolloutWave is one wave and the template's clusters in it.
+type RolloutWave struct {
+	Name     string   `json:"name"`
+	Clusters []string `json:"clusters"`
 }

@@ -63,6 +63,14 @@ func WriteExplanation(w io.Writer, e Explanation) {
 		}
 	}
 	writePlacement(w, e)
+	if r := e.Rollout; r != nil {
+		fmt.Fprintln(w, "\nRollout:")
+		var waves []string
+		for _, wv := range r.Waves {
+			waves = append(waves, wv.Name+": "+strings.Join(wv.Clusters, ", "))
+		}
+		fmt.Fprintf(w, "  %s rolls a new revision out in waves: %s (on failure: %s)\n", r.Policy, strings.Join(waves, " → "), r.OnFailure)
+	}
 }
 
 func writeClusters(w io.Writer, e Explanation) {
