@@ -85,7 +85,7 @@ func TestOpsInstallOverSSHThenUninstall(t *testing.T) {
 	stop()
 
 	out := propagitOK(t, bin, "uninstall", "--kubeconfig", hub.KubeconfigPath, "--controller-namespace", ns)
-	for _, kept := range []string{"Namespace/" + ns + " kept", "Namespace/karmada-cluster kept", "CustomResourceDefinition/works.propagit.io kept"} {
+	for _, kept := range []string{"Namespace/" + ns + " kept", "Namespace/karmada-cluster kept", "CustomResourceDefinition.apiextensions.k8s.io/works.propagit.io kept"} {
 		if !strings.Contains(out, kept) {
 			t.Errorf("uninstall without flags: no %q in\n%s", kept, out)
 		}

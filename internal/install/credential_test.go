@@ -69,7 +69,7 @@ func TestInstallOverSSH(t *testing.T) {
 	for i, u := range objs {
 		order[ref(u)] = i
 	}
-	ns, secret, depAt := order["Namespace/fleet-ops"], order["Secret/fleet-ops/propagit-git"], order["Deployment/fleet-ops/propagit-controller"]
+	ns, secret, depAt := order["Namespace/fleet-ops"], order["Secret/fleet-ops/propagit-git"], order["Deployment.apps/fleet-ops/propagit-controller"]
 	if secret != ns+1 || depAt < secret {
 		t.Fatalf("apply order: Namespace %d, Secret %d, Deployment %d; want the Secret right after its Namespace", ns, secret, depAt)
 	}

@@ -44,17 +44,17 @@ func TestBuildDefaults(t *testing.T) {
 		got[ref(u)] = true
 	}
 	for _, want := range []string{
-		"Namespace/propagit-system", "Namespace/karmada-cluster", "CustomResourceDefinition/works.propagit.io",
-		"ServiceAccount/propagit-system/propagit-controller", "Role/propagit-system/propagit-controller",
-		"Role/karmada-cluster/propagit-member-credentials", "RoleBinding/karmada-cluster/propagit-member-credentials",
-		"Deployment/propagit-system/propagit-controller", "Service/propagit-system/propagit-controller",
-		"NetworkPolicy/propagit-system/propagit-controller", "PodDisruptionBudget/propagit-system/propagit-controller",
+		"Namespace/propagit-system", "Namespace/karmada-cluster", "CustomResourceDefinition.apiextensions.k8s.io/works.propagit.io",
+		"ServiceAccount/propagit-system/propagit-controller", "Role.rbac.authorization.k8s.io/propagit-system/propagit-controller",
+		"Role.rbac.authorization.k8s.io/karmada-cluster/propagit-member-credentials", "RoleBinding.rbac.authorization.k8s.io/karmada-cluster/propagit-member-credentials",
+		"Deployment.apps/propagit-system/propagit-controller", "Service/propagit-system/propagit-controller",
+		"NetworkPolicy.networking.k8s.io/propagit-system/propagit-controller", "PodDisruptionBudget.policy/propagit-system/propagit-controller",
 	} {
 		if !got[want] {
 			t.Errorf("missing %s; built %v", want, got)
 		}
 	}
-	if got["ServiceMonitor/propagit-system/propagit-controller"] {
+	if got["ServiceMonitor.monitoring.coreos.com/propagit-system/propagit-controller"] {
 		t.Error("the ServiceMonitor is optional and was not asked for")
 	}
 	args := controllerArgs(t, objs)
@@ -88,7 +88,7 @@ func TestBuildNamespace(t *testing.T) {
 		if u.GetKind() == "Role" && u.GetName() == "propagit-member-credentials" && u.GetNamespace() != "karmada-cluster" {
 			t.Errorf("the credentials Role moved to %s", u.GetNamespace())
 		}
-		monitor = monitor || ref(u) == "ServiceMonitor/fleet-ops/propagit-controller"
+		monitor = monitor || ref(u) == "ServiceMonitor.monitoring.coreos.com/fleet-ops/propagit-controller"
 	}
 	if !monitor {
 		t.Error("--service-monitor: no ServiceMonitor in fleet-ops")

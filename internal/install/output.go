@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"io"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -60,10 +61,8 @@ func Apply(ctx context.Context, c client.Client, objs []*unstructured.Unstructur
 	return nil
 }
 
-// ref is Kind/namespace/name, or Kind/name for cluster-scoped objects.
+// ref names an object as every message of propagit does:
+// Kind.group/namespace/name (workv1alpha1.ObjectKey.Display).
 func ref(u *unstructured.Unstructured) string {
-	if u.GetNamespace() == "" {
-		return u.GetKind() + "/" + u.GetName()
-	}
-	return u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
+	return workv1alpha1.KeyOf(u).Display()
 }
