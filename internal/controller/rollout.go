@@ -40,6 +40,9 @@ type rollouts struct {
 	pending []byte
 	stable  map[string]*stableRender
 	digests map[*unstructured.Unstructured]string
+	// pass counts the planning passes (a stable render is made once per
+	// pass).
+	pass int
 	// inMemory is set when the store keeps no rollouts.
 	inMemory bool
 	// gateWhy is why each (policy, wave, cluster) gate last did not hold,
@@ -50,11 +53,15 @@ type rollouts struct {
 	active bool
 }
 
-// stableRender renders one stable revision, remembering between passes.
+// stableRender renders one stable revision, remembering between passes;
+// byCluster is this pass's render, made once for every held cluster.
 type stableRender struct {
-	set  *load.Set
-	memo *incremental.Memo
-	err  error
+	set       *load.Set
+	memo      *incremental.Memo
+	err       error
+	pass      int
+	byCluster map[string][]*unstructured.Unstructured
+	previous  *render.Previous
 }
 
 // rolloutOutcome is what the rollouts change in one pass: per cluster, the
@@ -67,7 +74,9 @@ type rolloutOutcome struct {
 }
 
 // digest returns the digest of the objects of objs whose template gov
-// maps to policy i ("" when there are none).
+// maps to policy i ("" when there are none). Each object's line (its key
+// and the hash of its JSON) is kept by pointer in seen: objects the memo
+// carries over are hashed once.
 func (r *rollouts) digest(objs []*unstructured.Unstructured, gov map[string]int, i int, seen map[*unstructured.Unstructured]string) string {
 	h := sha256.New()
 	n := 0
@@ -76,17 +85,17 @@ func (r *rollouts) digest(objs []*unstructured.Unstructured, gov map[string]int,
 		if !ok || j != i {
 			continue
 		}
-		d, ok := r.digests[o]
+		line, ok := r.digests[o]
 		if !ok {
 			data, err := json.Marshal(o.Object)
 			if err != nil {
 				data = []byte(err.Error())
 			}
 			sum := sha256.Sum256(data)
-			d = hex.EncodeToString(sum[:])
+			line = workv1alpha1.KeyOf(o).String() + " " + hex.EncodeToString(sum[:]) + "\n"
 		}
-		seen[o] = d
-		fmt.Fprintf(h, "%s %s\n", workv1alpha1.KeyOf(o), d)
+		seen[o] = line
+		h.Write([]byte(line))
 		n++
 	}
 	if n == 0 {
@@ -99,6 +108,7 @@ func (r *rollouts) digest(objs []*unstructured.Unstructured, gov map[string]int,
 // what it changes in the Works of this pass.
 func (c *Controller) planRollouts(ctx context.Context, cur *loaded, res *render.Result, rec *recording, now time.Time) (*rolloutOutcome, error) {
 	r := &c.rolls
+	r.pass++
 	out := &rolloutOutcome{objects: map[string][]*unstructured.Unstructured{}, held: map[string][]string{}}
 	policies := rollout.Policies(cur.set)
 	if !r.read {
@@ -131,6 +141,7 @@ func (c *Controller) planRollouts(ctx context.Context, cur *loaded, res *render.
 	healthCache := map[string]map[workv1alpha1.ObjectKey]workv1alpha1.ObjectResult{}
 	heldBy := map[string][]int{} // cluster → policies holding it
 	plans := make([]rollout.Plan, len(policies))
+	runningBy := make([]map[string]string, len(policies))
 	for i, ro := range policies {
 		name := ro.Display()
 		digests, running := map[string]string{}, map[string]string{}
@@ -142,6 +153,7 @@ func (c *Controller) planRollouts(ctx context.Context, cur *loaded, res *render.
 				running[cl.Name] = d
 			}
 		}
+		runningBy[i] = running
 		prev := r.states[name]
 		health := map[string]rollout.Health{}
 		if prev != nil {
@@ -180,7 +192,11 @@ func (c *Controller) planRollouts(ctx context.Context, cur *loaded, res *render.
 		for _, i := range idx {
 			st := plans[i].State
 			held := rec.objects[cl]
-			if st.Stable != "" && st.Stable != cur.revision {
+			// A cluster that runs the stable revision keeps what it
+			// runs; only one that must change back (a rollback, a
+			// superseded rollout, a placement that moved) gets the stable
+			// revision rendered again.
+			if st.Stable != "" && st.Stable != cur.revision && runningBy[i][cl] != st.StableTarget[cl] {
 				stable, err := c.stableObjects(ctx, cur, st.Stable, rec, cl)
 				if err != nil {
 					c.log.Error(err, "cannot render the stable revision; the cluster keeps what it runs", logging.KeyCluster, cl, "stable", workv1alpha1.ShortRevision(st.Stable))
@@ -243,7 +259,11 @@ func swapGoverned(objs, held []*unstructured.Unstructured, gov map[string]int, i
 			out = append(out, o)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b *unstructured.Unstructured) int { return workv1alpha1.KeyOf(a).Compare(workv1alpha1.KeyOf(b)) })
+	keys := make(map[*unstructured.Unstructured]workv1alpha1.ObjectKey, len(out))
+	for _, o := range out {
+		keys[o] = workv1alpha1.KeyOf(o)
+	}
+	slices.SortStableFunc(out, func(a, b *unstructured.Unstructured) int { return keys[a].Compare(keys[b]) })
 	return out
 }
 
@@ -292,7 +312,10 @@ func (c *Controller) stableObjects(ctx context.Context, cur *loaded, rev string,
 	r := &c.rolls
 	sr, ok := r.stable[rev]
 	if !ok {
-		sr = &stableRender{memo: incremental.NewMemo()}
+		// The placement history is the one of the first render: a
+		// history that moves on every pass would have the memo render
+		// everything again each time.
+		sr = &stableRender{memo: incremental.NewMemo(), previous: rec.previous}
 		if snap, err := c.source.ReadRevision(ctx, rev); err != nil {
 			sr.err = err
 		} else if sr.set, err = load.NewCache().Load(snap.FS, snap.Root); err != nil {
@@ -304,13 +327,14 @@ func (c *Controller) stableObjects(ctx context.Context, cur *loaded, rev string,
 	if sr.err != nil {
 		return nil, sr.err
 	}
-	res := sr.memo.Render(render.Input{Set: sr.set, Previous: rec.previous, Options: c.opts.Render, Charts: c.charts.For(sr.set)})
-	for _, w := range res.Works {
-		if w.Cluster == cl {
-			return w.Objects, nil
+	if sr.byCluster == nil || sr.pass != r.pass {
+		res := sr.memo.Render(render.Input{Set: sr.set, Previous: sr.previous, Options: c.opts.Render, Charts: c.charts.For(sr.set)})
+		sr.byCluster, sr.pass = make(map[string][]*unstructured.Unstructured, len(res.Works)), r.pass
+		for _, w := range res.Works {
+			sr.byCluster[w.Cluster] = w.Objects
 		}
 	}
-	return nil, nil
+	return sr.byCluster[cl], nil
 }
 
 // readRollouts reads the rollouts the store keeps, once.

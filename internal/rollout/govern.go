@@ -89,7 +89,10 @@ func governing(policies []load.Rollout, objs []*unstructured.Unstructured) int {
 	return -1
 }
 
-// TemplateOf returns the template key a rendered object came from.
+// TemplateOf returns the template key a rendered object came from. It
+// reads the one annotation (GetAnnotations would copy them all: this runs
+// for every object of every cluster on every pass).
 func TemplateOf(obj *unstructured.Unstructured) string {
-	return obj.GetAnnotations()[workv1alpha1.AnnotationTemplate]
+	v, _, _ := unstructured.NestedString(obj.Object, "metadata", "annotations", workv1alpha1.AnnotationTemplate)
+	return v
 }

@@ -68,6 +68,9 @@ type State struct {
 	// revision renders for it ("" for none): a newer revision that
 	// changes one supersedes the rollout.
 	Target map[string]string `json:"target,omitempty"`
+	// StableTarget is Target of the stable revision: a held cluster that
+	// runs it needs nothing rendered again.
+	StableTarget map[string]string `json:"stableTarget,omitempty"`
 }
 
 // Document is what the works store keeps: every policy's rollout.
@@ -226,6 +229,7 @@ func (p *planner) run() {
 	case prev == nil && !changes(in.Digests, in.Running):
 		// Nothing to roll out: what runs is the stable revision.
 		p.st = &State{Policy: in.Name, Revision: in.Revision, Stable: in.Revision, Phase: Complete, Started: in.Now, Target: clean(in.Digests)}
+		p.st.StableTarget = p.st.Target
 	case prev == nil:
 		p.start("")
 	case prev.Revision != in.Revision && !sameTargets(prev.Target, in.Digests):
@@ -237,10 +241,18 @@ func (p *planner) run() {
 			p.event(false, EventSuperseded, "revision %s supersedes the rollout of %s at wave %s; clusters it reached run %s again until their wave opens",
 				short(in.Revision), short(prev.Revision), prev.WaveName, orNone(stable))
 		}
+		stableTarget := prev.StableTarget
+		if prev.Phase == Complete {
+			stableTarget = prev.Target
+		}
 		p.start(stable)
+		p.st.StableTarget = stableTarget
 	default:
 		p.st = copyState(prev)
 		p.st.Target = clean(in.Digests) // same revision: placement may move (failover)
+		if p.st.Phase == Complete {
+			p.st.StableTarget = p.st.Target
+		}
 	}
 	st := p.st
 	if in.Control.SkipSoak && st.Revision == in.Revision {
@@ -378,7 +390,7 @@ func (p *planner) progress() {
 		}
 	}
 	st.Phase, st.WaveName = Complete, ""
-	st.Stable = st.Revision
+	st.Stable, st.StableTarget = st.Revision, st.Target
 	clear(p.plan.Held)
 	p.event(false, EventComplete, "rollout of %s complete", short(st.Revision))
 }
@@ -557,6 +569,7 @@ func copyState(s *State) *State {
 		out.Given[c] = &gc
 	}
 	out.Target = maps.Clone(s.Target)
+	out.StableTarget = maps.Clone(s.StableTarget)
 	return &out
 }
 

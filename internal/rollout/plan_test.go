@@ -179,6 +179,15 @@ func TestRolloutPlannerWavesInOrder(t *testing.T) {
 	}
 	s.hasEvent(EventWaveDone, "wave canary done")
 	s.hasEvent(EventComplete, "rollout of r1 complete")
+	if s.state.StableTarget["e1"] != "v2" {
+		t.Fatalf("stable target %v after completing, want the revision's", s.state.StableTarget)
+	}
+	// The next rollout keeps what the stable revision renders, so a held
+	// cluster that runs it needs nothing rendered again.
+	s.pass("r2", all("v3"))
+	if s.state.StableTarget["e1"] != "v2" || s.state.Target["e1"] != "v3" {
+		t.Fatalf("next rollout: stable target %v, target %v", s.state.StableTarget, s.state.Target)
+	}
 }
 
 func TestRolloutPlannerConcurrency(t *testing.T) {
