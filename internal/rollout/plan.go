@@ -273,9 +273,13 @@ func (p *planner) run() {
 			p.plan.Held[c] = true
 		}
 	default:
-		if in.Policy.Spec.Paused {
+		switch {
+		case st.Phase == Halted:
+			// Halted stays halted, paused or not: only a new revision
+			// starts again.
+		case in.Policy.Spec.Paused:
 			st.Phase = Paused
-		} else if st.Phase == Paused {
+		case st.Phase == Paused:
 			st.Phase = Progressing
 		}
 		p.progress()

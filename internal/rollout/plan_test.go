@@ -220,11 +220,27 @@ func TestRolloutPlannerHaltKeepsLaterWaves(t *testing.T) {
 		t.Fatalf("reason %q does not name the cluster and the deadline", s.state.Reason)
 	}
 	s.hasEvent(EventHalted, "halted")
-	// It stays halted, even when c1 turns healthy later.
+	// It stays halted, even when c1 turns healthy later, and through a
+	// pause and its end.
 	s.healthy("c1")
 	s.now = s.now.Add(time.Hour)
 	s.pass("r1", all("bad"))
 	s.expect(Halted, "canary", map[string]string{"e1": "v1"})
+	s.policy.Spec.Paused = true
+	s.pass("r1", all("bad"))
+	s.expect(Halted, "canary", map[string]string{"e1": "v1"})
+	s.policy.Spec.Paused = false
+	s.pass("r1", all("bad"))
+	s.expect(Halted, "canary", map[string]string{"e1": "v1"})
+	halts := 0
+	for _, e := range s.events {
+		if e.Reason == EventHalted {
+			halts++
+		}
+	}
+	if halts != 1 {
+		t.Fatalf("%d halt events, want 1: a halted rollout was taken up again", halts)
+	}
 }
 
 func TestRolloutPlannerRollback(t *testing.T) {
