@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/rolloutv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/load"
@@ -176,7 +175,7 @@ func (c *Controller) planRollouts(ctx context.Context, cur *loaded, res *render.
 		if ph := pl.State.Phase; ph == rollout.Progressing || ph == rollout.Paused {
 			out.active = true
 		}
-		c.rolloutEvents(pl, clusters)
+		c.rolloutEvents(pl)
 		c.opts.Metrics.Rollout(name, string(pl.State.Phase), pl.State.Wave, rolloutCounts(pl))
 	}
 	for name := range r.states {
@@ -392,25 +391,23 @@ func (c *Controller) saveRollouts(ctx context.Context) {
 }
 
 // rolloutEvents logs the transitions of a plan and sends each as an Event
-// on the Works of the clusters it concerns (those given the revision, or
-// every cluster when none was).
-func (c *Controller) rolloutEvents(pl rollout.Plan, clusters []*clusterv1alpha1.Cluster) {
+// on the Works of the clusters it concerns: the ones it names, else those
+// given the revision so far (never the whole fleet: a transition of a
+// rollout over a thousand members is not a thousand Events).
+func (c *Controller) rolloutEvents(pl rollout.Plan) {
 	for _, e := range pl.Events {
 		kind := corev1.EventTypeNormal
 		if e.Warning {
 			kind = corev1.EventTypeWarning
 		}
 		c.log.Info(e.Message, "reason", e.Reason)
-		var on []string
-		for cl := range pl.State.Given {
-			on = append(on, cl)
-		}
-		if len(on) == 0 {
-			for _, cl := range clusters {
-				on = append(on, cl.Name)
+		on := e.Clusters
+		if on == nil {
+			for cl := range pl.State.Given {
+				on = append(on, cl)
 			}
+			slices.Sort(on)
 		}
-		slices.Sort(on)
 		for _, cl := range on {
 			c.event(cl, kind, e.Reason, e.Message)
 		}

@@ -162,6 +162,9 @@ type Event struct {
 	Warning bool
 	Reason  string // WaveOpened, WaveDone, ClusterFailed, Halted, RolledBack, Complete, Superseded, Started
 	Message string
+	// Clusters are the clusters it concerns; nil for those given the
+	// revision.
+	Clusters []string
 }
 
 // Event reasons.
@@ -484,6 +487,7 @@ func (p *planner) judge() {
 			continue
 		}
 		p.event(true, EventClusterFailed, "cluster %s failed in wave %s: %s", c, g.Wave, g.Failed)
+		p.plan.Events[len(p.plan.Events)-1].Clusters = []string{c}
 	}
 }
 

@@ -220,6 +220,11 @@ func TestRolloutPlannerHaltKeepsLaterWaves(t *testing.T) {
 		t.Fatalf("reason %q does not name the cluster and the deadline", s.state.Reason)
 	}
 	s.hasEvent(EventHalted, "halted")
+	for _, e := range s.events {
+		if e.Reason == EventClusterFailed && (len(e.Clusters) != 1 || e.Clusters[0] != "c1") {
+			t.Fatalf("the failure event concerns %v, want [c1]", e.Clusters)
+		}
+	}
 	// It stays halted, even when c1 turns healthy later, and through a
 	// pause and its end.
 	s.healthy("c1")
