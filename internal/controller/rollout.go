@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -156,13 +157,17 @@ func (c *Controller) planRollouts(ctx context.Context, cur *loaded, res *render.
 		prev := r.states[name]
 		health := map[string]rollout.Health{}
 		if prev != nil {
+			var gated []gateCheck
 			for cl, g := range prev.Given {
 				if g.Failed == "" && (prev.Phase == rollout.Progressing || prev.Phase == rollout.Paused) {
 					health[cl] = c.rolloutHealth(ctx, rec, cl, gov, i, healthCache)
-					if health[cl] == rollout.Healthy && !c.gateHolds(ctx, name, waveOf(ro.Policy, g.Wave), cl) {
-						health[cl] = rollout.Pending
+					if w := waveOf(ro.Policy, g.Wave); health[cl] == rollout.Healthy && w != nil && w.Gate != nil && w.Gate.Prometheus != nil {
+						gated = append(gated, gateCheck{cluster: cl, wave: w})
 					}
 				}
+			}
+			for _, g := range c.runGates(ctx, name, gated) {
+				health[g.cluster] = rollout.Pending
 			}
 		}
 		pl := rollout.Decide(rollout.Input{Policy: ro.Policy, Name: name, Clusters: clusters, Revision: cur.revision, Control: cur.control,
@@ -480,28 +485,64 @@ func waveOf(p *rolloutv1alpha1.RolloutPolicy, name string) *rolloutv1alpha1.Wave
 	return nil
 }
 
-// gateHolds runs the wave's gate for cluster cl: true without one. A gate
-// that cannot be judged (no Prometheus given, an error) does not hold,
-// and says why in the log, once per new reason.
-func (c *Controller) gateHolds(ctx context.Context, policy string, w *rolloutv1alpha1.Wave, cl string) bool {
-	if w == nil || w.Gate == nil || w.Gate.Prometheus == nil {
-		return true
+// gateCheck is one cluster whose wave has a gate.
+type gateCheck struct {
+	cluster string
+	wave    *rolloutv1alpha1.Wave
+	why     string
+}
+
+// maxGateQueries bounds the gate queries in flight at once.
+const maxGateQueries = 8
+
+// gateBudget bounds all the gate queries of one policy in one pass.
+var gateBudget = promgate.Timeout
+
+// runGates runs the gates of checks in parallel, all within one query's
+// time limit (a slow Prometheus delays a pass by at most promgate.Timeout,
+// however many clusters a wave has), and returns those that do not hold:
+// without a Prometheus, on an error, or when the query returns samples.
+// Each reason is logged once.
+func (c *Controller) runGates(ctx context.Context, policy string, checks []gateCheck) []gateCheck {
+	if len(checks) == 0 {
+		return nil
 	}
-	why := ""
-	if c.opts.RolloutGate == nil {
-		why = "the wave has a Prometheus gate and the controller was given no --rollout-prometheus-url"
-	} else if failing, err := c.opts.RolloutGate.Failing(ctx, promgate.Expand(w.Gate.Prometheus.Query, cl)); err != nil {
-		why = err.Error()
-	} else if failing {
-		why = "the gate's query returns samples"
+	ctx, cancel := context.WithTimeout(ctx, gateBudget)
+	defer cancel()
+	sem := make(chan struct{}, maxGateQueries)
+	var wg sync.WaitGroup
+	for i := range checks {
+		g := &checks[i]
+		if c.opts.RolloutGate == nil {
+			g.why = "the wave has a Prometheus gate and the controller was given no --rollout-prometheus-url"
+			continue
+		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			failing, err := c.opts.RolloutGate.Failing(ctx, promgate.Expand(g.wave.Gate.Prometheus.Query, g.cluster))
+			switch {
+			case err != nil:
+				g.why = err.Error()
+			case failing:
+				g.why = "the gate's query returns samples"
+			}
+		})
 	}
-	key := policy + "/" + w.Name + "/" + cl
-	if why != "" && c.rolls.gateWhy[key] != why {
-		c.log.Info("rollout gate does not hold; the cluster counts as not healthy", "policy", policy, "wave", w.Name, logging.KeyCluster, cl, "reason", why)
-	}
+	wg.Wait()
 	if c.rolls.gateWhy == nil {
 		c.rolls.gateWhy = map[string]string{}
 	}
-	c.rolls.gateWhy[key] = why
-	return why == ""
+	var out []gateCheck
+	for _, g := range checks {
+		key := policy + "/" + g.wave.Name + "/" + g.cluster
+		if g.why != "" && c.rolls.gateWhy[key] != g.why {
+			c.log.Info("rollout gate does not hold; the cluster counts as not healthy", "policy", policy, "wave", g.wave.Name, logging.KeyCluster, g.cluster, "reason", g.why)
+		}
+		c.rolls.gateWhy[key] = g.why
+		if g.why != "" {
+			out = append(out, g)
+		}
+	}
+	return out
 }
