@@ -139,14 +139,8 @@ func (o *controllerOptions) run(parent context.Context) error {
 	follower := source.NewFollower(source.FollowOptions{URL: o.repo.url, Branch: o.branch, Path: o.path, Auth: auth,
 		CacheDir: filepath.Join(o.repo.cacheDir(o.cacheDir), "source"), Limits: o.limits.sourceLimits()})
 	o.store.log = log
-	signer, err := o.worksSigning.signer()
-	if err != nil {
+	if o.store.signer, err = o.worksSigning.signer(); err != nil {
 		return &ExitError{Code: 2, Err: err}
-	}
-	if signer != nil {
-		// Only a real key: a nil *verify.Signer in the interface would be
-		// called, and panic, on the first commit.
-		o.store.signer = signer
 	}
 	stores, err := o.store.build(o.repo, auth, filepath.Join(o.repo.cacheDir(o.cacheDir), "works"))
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/propagit/propagit/internal/controller"
 	"github.com/propagit/propagit/internal/join"
 	"github.com/propagit/propagit/internal/verify"
+	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
 // sourceVerifyOptions say which commits of the source must be signed and
@@ -87,12 +88,17 @@ func (o *worksSigningOptions) bindVerifier(f *pflag.FlagSet) {
 	f.StringVar(&o.trustedKeys, "works-trusted-keys", "", "file or folder (a mounted Secret or ConfigMap; propagit join --works-public-key writes it) of the controller's public keys: a Work is applied only when its commit is signed by one of them (git works store); read again on every new commit")
 }
 
-// signer returns the controller's Works signer; nil when not set.
-func (o *worksSigningOptions) signer() (*verify.Signer, error) {
+// signer returns the controller's Works signer; a nil interface when not
+// set (never a nil *verify.Signer inside one, which the store would call).
+func (o *worksSigningOptions) signer() (gitstore.CommitSigner, error) {
 	if o.signingKey == "" {
 		return nil, nil
 	}
-	return verify.ReadSigner(o.signingKey)
+	s, err := verify.ReadSigner(o.signingKey)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // verifier returns the agent's check of the Works' commits; nil when not
