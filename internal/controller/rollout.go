@@ -43,8 +43,6 @@ type rollouts struct {
 	// pass counts the planning passes (a stable render is made once per
 	// pass).
 	pass int
-	// inMemory is set when the store keeps no rollouts.
-	inMemory bool
 	// gateWhy is why each (policy, wave, cluster) gate last did not hold,
 	// so each reason is logged once.
 	gateWhy map[string]string
@@ -347,7 +345,7 @@ func (c *Controller) readRollouts(ctx context.Context) error {
 	r.states = map[string]*rollout.State{}
 	rs, ok := c.works.(works.RolloutStates)
 	if !ok {
-		r.read, r.inMemory = true, true
+		r.read = true // kept in memory only
 		return nil
 	}
 	data, err := rs.Rollouts(ctx)
@@ -382,9 +380,6 @@ func (c *Controller) saveRollouts(ctx context.Context) {
 	}
 	rs, ok := c.works.(works.RolloutStates)
 	if !ok {
-		if !r.inMemory {
-			r.inMemory = true
-		}
 		r.saved, r.pending = r.pending, nil
 		return
 	}

@@ -59,16 +59,7 @@ spec:
 		c := New(DefaultOptions(), stableSource{stable}, store, store, nil, logr.Discard())
 		c.recorded = newRecording(nil, nil, nil)
 		pass := func(revision string) {
-			set, err := c.files.Load(fs, "/repo")
-			if err != nil {
-				b.Fatal(err)
-			}
-			cur := &loaded{revision: revision, set: set, interp: set.Interpreter()}
-			ws, rec, err := c.renderWorks(context.Background(), cur, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			c.recorded, c.last = rec, cur
+			ws := renderPass(b, c, fs, revision)
 			held = 0
 			for _, w := range ws {
 				if w.Annotations["propagit.io/rollout-held"] != "" {

@@ -46,19 +46,7 @@ func BenchmarkSteadyState(b *testing.B) {
 	for b.Loop() {
 		c := New(DefaultOptions(), nil, nil, nil, nil, logr.Discard())
 		c.recorded = newRecording(nil, nil, nil) // an empty works store
-		pass := func(revision string) []*workv1alpha1.Work {
-			set, err := c.files.Load(fs, "/repo")
-			if err != nil {
-				b.Fatal(err)
-			}
-			cur := &loaded{revision: revision, set: set, interp: set.Interpreter()}
-			ws, rec, err := c.renderWorks(context.Background(), cur, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			c.recorded, c.last = rec, cur
-			return ws
-		}
+		pass := func(revision string) []*workv1alpha1.Work { return renderPass(b, c, fs, revision) }
 		pass("r1")
 		// The second pass has the first one's placement as history, as
 		// every pass after a controller's first has: with that new input
@@ -121,4 +109,22 @@ func holdsTemplate(w *workv1alpha1.Work, name, namespace string) bool {
 		}
 	}
 	return false
+}
+
+// renderPass is the controller's pass from load to the Works it would
+// record, on the folder fs at /repo, read as revision, remembered as
+// recorded: what the benchmarks time, without a works store or members.
+func renderPass(b *testing.B, c *Controller, fs filesys.FileSystem, revision string) []*workv1alpha1.Work {
+	b.Helper()
+	set, err := c.files.Load(fs, "/repo")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cur := &loaded{revision: revision, set: set, interp: set.Interpreter()}
+	ws, rec, err := c.renderWorks(context.Background(), cur, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.recorded, c.last = rec, cur
+	return ws
 }
