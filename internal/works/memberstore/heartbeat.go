@@ -1,0 +1,73 @@
+package memberstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/propagit/propagit/internal/logging"
+	"github.com/propagit/propagit/internal/works"
+)
+
+var _ works.RecorderHeartbeats = (*Store)(nil)
+
+// PutRecorderHeartbeat implements works.RecorderHeartbeats: the recording
+// controller's heartbeat goes to every tracked member's repository,
+// parallel at a time, so a reader that reaches any of them can tell a live
+// controller from a stopped one. A repository that cannot be written does
+// not stop the others; the error names each that failed.
+func (m *Store) PutRecorderHeartbeat(ctx context.Context, at time.Time) error {
+	clusters := m.trackedClusters()
+	errs := make([]error, len(clusters))
+	var g errgroup.Group
+	g.SetLimit(parallel)
+	for i, c := range clusters {
+		g.Go(func() error {
+			st, err := m.store(c)
+			if err == nil {
+				err = st.PutRecorderHeartbeat(ctx, at)
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", c, err)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return errors.Join(errs...)
+}
+
+// RecorderHeartbeat implements works.RecorderHeartbeats: the newest time
+// that more than half of the tracked members' repositories have a heartbeat
+// at or after. Each member can rewrite its own repository, so one member
+// forging a fresh heartbeat cannot hide a stopped controller (nor, alone,
+// make a live one look stopped); a repository that cannot be read counts
+// as having none. Zero when no majority has any.
+func (m *Store) RecorderHeartbeat(ctx context.Context) (time.Time, error) {
+	clusters := m.trackedClusters()
+	if len(clusters) == 0 {
+		return time.Time{}, nil
+	}
+	seen := make([]time.Time, len(clusters))
+	for i, c := range clusters {
+		st, err := m.store(c)
+		if err != nil {
+			return time.Time{}, err
+		}
+		at, err := st.RecorderHeartbeat(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return time.Time{}, ctx.Err()
+			}
+			m.log.Info("the recorder heartbeat of a works repository cannot be read", logging.KeyCluster, c, "error", err.Error())
+			continue
+		}
+		seen[i] = at
+	}
+	slices.SortFunc(seen, func(a, b time.Time) int { return b.Compare(a) }) // newest first
+	return seen[len(seen)/2], nil
+}

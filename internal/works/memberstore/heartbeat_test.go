@@ -1,0 +1,91 @@
+package memberstore
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-logr/logr"
+
+	"github.com/propagit/propagit/internal/works/gitstore"
+	"github.com/propagit/propagit/internal/works/workstest"
+)
+
+// bareRepos makes an empty bare works repository per cluster under a new
+// folder and returns the store template that reaches them.
+func bareRepos(t *testing.T, clusters ...string) (root, tmpl string) {
+	t.Helper()
+	root = t.TempDir()
+	for _, c := range clusters {
+		if _, err := git.PlainInit(filepath.Join(root, "works-"+c+".git"), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, "file://" + root + "/works-{cluster}.git"
+}
+
+// TestMemberStoreRecorderHeartbeat: the store of one repository per
+// member keeps the recording controller's heartbeat like the others do, so
+// status --exit-code can tell a stopped controller there too.
+func TestMemberStoreRecorderHeartbeat(t *testing.T) {
+	clusters := []string{"c0", "c1", "c2"}
+	_, tmpl := bareRepos(t, clusters...)
+	s, err := New(tmpl, gitstore.Options{}, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Track(clusters)
+	workstest.CheckRecorderHeartbeat(t, s)
+}
+
+// TestMemberCannotForgeTheRecorderHeartbeat: member c2 can push anything
+// to its own repository. Writing a heartbeat a day ahead there must not
+// make a controller that stopped an hour ago look alive to a reader that
+// reaches every member's repository; nor does c2 deleting its heartbeat
+// make a live controller look stopped.
+func TestMemberCannotForgeTheRecorderHeartbeat(t *testing.T) {
+	clusters := []string{"c0", "c1", "c2"}
+	root, tmpl := bareRepos(t, clusters...)
+	ctx := ctxT(t)
+	hub, err := New(tmpl, gitstore.Options{}, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub.Track(clusters)
+	last := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := hub.PutRecorderHeartbeat(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	reader := func() time.Time {
+		t.Helper()
+		r, err := New(tmpl, gitstore.Options{}, logr.Discard())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Track(clusters)
+		at, err := r.RecorderHeartbeat(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return at
+	}
+	if got := reader(); !got.Equal(last) {
+		t.Fatalf("before any forgery: heartbeat %v, want %v", got, last)
+	}
+	c2 := filepath.Join(root, "works-c2.git")
+	forge(t, c2, gitstore.RecorderHeartbeatRef, "")
+	if got := reader(); !got.Equal(last) {
+		t.Errorf("after c2 forged a heartbeat a day ahead: %v, want the controller's %v", got, last)
+	}
+	repo, err := git.PlainOpen(c2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Storer.RemoveReference(gitstore.RecorderHeartbeatRef); err != nil {
+		t.Fatal(err)
+	}
+	if got := reader(); !got.Equal(last) {
+		t.Errorf("after c2 deleted its heartbeat: %v, want the controller's %v", got, last)
+	}
+}
