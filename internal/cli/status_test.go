@@ -165,3 +165,40 @@ func TestStatusExitCodeWhenNothingOrNobodyRecords(t *testing.T) {
 		t.Errorf("a fresh heartbeat: exit %d, stderr %q; want 0 and nothing", code, stderr)
 	}
 }
+
+// TestStatusExitCodeMemberRepositories: with one works repository per
+// member, --exit-code reads the recording controller's heartbeat there
+// too: a stale one fails and says why, a fresh one passes.
+func TestStatusExitCodeMemberRepositories(t *testing.T) {
+	ctx := context.Background()
+	f := newMemberWorkFleet(t, "m1", "m2")
+	f.put(waitRev1, map[string]string{"m1": "a", "m2": "b"})
+	f.report("m1", true, "True", "ok")
+	f.report("m2", true, "True", "ok")
+	run := func() (int, string) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		cmd := NewRootCommand(&out, &errOut)
+		cmd.SetArgs([]string{"status", "--repo", f.url, "--cluster", "m1,m2", "--exit-code"})
+		err := cmd.ExecuteContext(ctx)
+		if err == nil {
+			return 0, errOut.String()
+		}
+		if code := exitCode(err); code > 1 {
+			t.Fatalf("status: %v", err)
+		}
+		return exitCode(err), errOut.String()
+	}
+	if err := f.store.PutRecorderHeartbeat(ctx, time.Now().Add(-10*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if code, stderr := run(); code != 1 || !strings.Contains(stderr, "stopped or cannot read its source") {
+		t.Errorf("a 10-minute-old heartbeat in the members' repositories: exit %d, stderr %q; want 1 and why", code, stderr)
+	}
+	if err := f.store.PutRecorderHeartbeat(ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if code, stderr := run(); code != 0 || stderr != "" {
+		t.Errorf("a fresh heartbeat: exit %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+}

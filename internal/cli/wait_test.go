@@ -12,11 +12,14 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
+	"github.com/propagit/propagit/internal/works"
 	"github.com/propagit/propagit/internal/works/gitstore"
+	"github.com/propagit/propagit/internal/works/memberstore"
 )
 
 const (
@@ -29,7 +32,33 @@ const (
 type workFleet struct {
 	t     *testing.T
 	url   string
-	store *gitstore.Store
+	store fleetStore
+}
+
+// fleetStore is what a recording controller and its members write.
+type fleetStore interface {
+	works.Store
+	works.StatusStore
+	works.RecorderHeartbeats
+}
+
+// newMemberWorkFleet is a workFleet of one works repository per member of
+// clusters (memberstore), reached by the store template url.
+func newMemberWorkFleet(t *testing.T, clusters ...string) *workFleet {
+	t.Helper()
+	root := t.TempDir()
+	for _, c := range clusters {
+		if _, err := git.PlainInit(filepath.Join(root, "works-"+c+".git"), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	url := "file://" + root + "/works-{cluster}.git"
+	store, err := memberstore.New(url, gitstore.Options{Branch: "propagit/works", CacheDir: t.TempDir()}, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Track(clusters)
+	return &workFleet{t: t, url: url, store: store}
 }
 
 func newWorkFleet(t *testing.T) *workFleet {
