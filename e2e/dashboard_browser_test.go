@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -120,6 +121,8 @@ func (b *browser) checkMarked() {
 	if !marked {
 		b.t.Error("the page was reloaded: the update should have come in place")
 	}
+	// The update says when, in the one zone and format the server writes.
+	b.waitFor("#live-status", "the time of the last update in UTC", regexp.MustCompile(`^Updated \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`).MatchString)
 }
 
 // checkKeyboardAndDark checks that the first Tab reaches the skip link,
@@ -156,10 +159,47 @@ func (b *browser) checkKeyboardAndDark() {
 	dark(false)
 }
 
+// layoutScript lists what a reader would see as broken on the page: the
+// page itself scrolling sideways, a cell whose text runs past its edge
+// (not wrapped), and a table column empty in every row.
+const layoutScript = `(() => {
+  const out = [];
+  const root = document.documentElement;
+  if (root.scrollWidth > window.innerWidth + 1) out.push("the page scrolls sideways: " + root.scrollWidth + "px wide in " + window.innerWidth);
+  for (const table of document.querySelectorAll("table")) {
+    const name = table.id || (table.closest("[id]") || {}).id || "a table";
+    const heads = [...table.querySelectorAll("thead th")].map(th => th.textContent.trim());
+    const rows = [...table.querySelectorAll("tbody tr")].filter(tr => tr.offsetParent !== null);
+    for (const td of table.querySelectorAll("tbody td")) {
+      if (td.scrollWidth > td.clientWidth + 1) out.push(name + ": a cell's text runs past its edge: " + td.textContent.trim().slice(0, 60));
+    }
+    if (rows.length === 0) continue;
+    heads.forEach((h, i) => {
+      if (rows.every(tr => tr.children[i] && tr.children[i].textContent.trim() === "")) out.push(name + ": column " + JSON.stringify(h) + " is empty in every row");
+    });
+  }
+  return out;
+})()`
+
+// checkLayout fails the test for each layout fault layoutScript finds on
+// the page shown.
+func (b *browser) checkLayout(page string) {
+	b.t.Helper()
+	faults, err := evaluate[[]string](b, layoutScript)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	for _, f := range faults {
+		b.t.Errorf("%s page: %s", page, f)
+	}
+}
+
 // shot saves a 1280×800 screenshot as <name>.png under the test's temp
-// dir, and under $PROPAGIT_DASHBOARD_SHOTS when set.
+// dir, and under $PROPAGIT_DASHBOARD_SHOTS when set, and checks the page's
+// layout (checkLayout).
 func (b *browser) shot(name string) {
 	b.t.Helper()
+	b.checkLayout(name)
 	ctx, cancel := context.WithTimeout(b.ctx, browserTimeout)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -27,6 +28,12 @@ type detailBody struct {
 	// ExplainError says why there is no trace.
 	ExplainError string
 	Revision     string
+}
+
+// ShowState says whether the placements' State column has anything to
+// show: a column empty in every row is left out.
+func (b *detailBody) ShowState() bool {
+	return slices.ContainsFunc(b.Placements, func(p Placement) bool { return p.Unclaimed || p.Frozen || p.Evicted != "" })
 }
 
 // manifest is one member's rendered object, as YAML with Secret values

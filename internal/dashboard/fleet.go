@@ -44,6 +44,12 @@ type fleetBody struct {
 	Counts  map[string]int
 }
 
+// ShowLabels says whether the Labels column has anything to show on this
+// page: a column empty in every row is left out.
+func (b *fleetBody) ShowLabels() bool {
+	return slices.ContainsFunc(b.Rows, func(r FleetRow) bool { return r.Meta.Region != "" || len(r.Meta.Labels) > 0 })
+}
+
 // memberState sums up a member for filtering and for its badge.
 func memberState(c status.ClusterRow) string {
 	switch {

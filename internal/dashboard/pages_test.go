@@ -188,7 +188,16 @@ func TestDashboardFleetLabelsAndRegions(t *testing.T) {
 	_, ts := newTestServer(t, store, func(o *Options) { o.Source = src })
 	_, body := get(t, ts, "/")
 	mustContain(t, between(body, `data-member="member1"`, "</tr>"), "region=eu-west", "env=prod")
-	mustContain(t, body, "<option>eu-west</option>")
+	mustContain(t, body, "<option>eu-west</option>", `<th scope="col">Labels</th>`)
+	// A page whose members have no label and no region has no Labels
+	// column: a column empty in every row is left out, its cells too.
+	_, body = get(t, ts, "/?q=member2")
+	if strings.Contains(body, `<th scope="col">Labels</th>`) {
+		t.Error("a page of members without labels has a Labels column")
+	}
+	if heads, cells := strings.Count(between(body, "<thead>", "</thead>"), "<th "), strings.Count(between(body, `data-member="member2"`, "</tr>"), "<td"); heads != cells+1 {
+		t.Errorf("member2's row has %d cells under %d heads (one is the row's own)", cells, heads)
+	}
 	for query, want := range map[string]string{
 		"/?region=eu-west": "member1", "/?label=env": "member1", "/?label=env%3Dprod": "member1", "/?label=env%3Ddev": "",
 		"/?region=us": "",

@@ -160,6 +160,12 @@ type templatesBody struct {
 	Only          string
 }
 
+// ShowState says whether the State column has anything to show on this
+// page: a column empty in every row is left out.
+func (b *templatesBody) ShowState() bool {
+	return slices.ContainsFunc(b.Rows, func(r TemplateRow) bool { return r.Unclaimed || r.Frozen > 0 || r.Failed > 0 })
+}
+
 func (s *Server) templates(w http.ResponseWriter, r *http.Request) {
 	s.servePage(w, r, "templates", "Templates", func(snap *Snapshot) (any, int) {
 		q := r.URL.Query()

@@ -44,7 +44,7 @@
           if (focused && document.getElementById(focused)) {
             document.getElementById(focused).focus();
           }
-          status.textContent = "Updated " + new Date().toLocaleTimeString();
+          status.textContent = "Updated " + new Date().toISOString().replace(/\.\d+Z$/, "Z"); // UTC, as every time the server writes
         });
       })
       .catch(function (err) {
