@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -349,6 +350,15 @@ func (c *Controller) readRollouts(ctx context.Context) error {
 		return nil
 	}
 	data, err := rs.Rollouts(ctx)
+	var refused *works.RefusedError
+	if errors.As(err, &refused) {
+		// Forged (not signed by this controller's key): never planned
+		// from. Each rollout starts again from what the clusters run, as
+		// with a lost record, and the next save replaces it.
+		c.log.Error(err, "the recorded rollouts are refused; each rollout starts again from what the clusters run")
+		r.read = true
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("failed to read the rollouts: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/hiddeco/sshsig"
 	"golang.org/x/crypto/ssh"
 )
@@ -126,4 +127,20 @@ func (s *Signer) PublicKey(principal string) (string, error) {
 // armorPublic opens an OpenPGP public key armor on w.
 func armorPublic(w io.Writer) (io.WriteCloser, error) {
 	return armor.Encode(w, openpgp.PublicKeyType, nil)
+}
+
+// VerifyOwn returns nil when tip is signed by this very key: a record only
+// the key's holder can have written, such as the controller's own state
+// kept in a repository that others (pull agents) may push to.
+func (s *Signer) VerifyOwn(objs Objects, tip plumbing.Hash) error {
+	pub, err := s.PublicKey("propagit")
+	if err != nil {
+		return err
+	}
+	limits := DefaultLimits()
+	keys, err := ParseKeys([]byte(pub), limits)
+	if err != nil {
+		return err
+	}
+	return New(keys, limits).Revision(objs, tip.String(), "", ModeTip).Error()
 }

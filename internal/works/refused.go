@@ -15,12 +15,18 @@ type RefusedError struct {
 	Commit string
 	// Where names the store (a repository, without credentials).
 	Where string
-	Err   error
+	// What names what was refused; "the Works" when empty.
+	What string
+	Err  error
 }
 
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("refused the Works at commit %s of %s, not signed by the controller's key: %v",
-		workv1alpha1.ShortRevision(e.Commit), e.Where, e.Err)
+	what := e.What
+	if what == "" {
+		what = "the Works"
+	}
+	return fmt.Sprintf("refused %s at commit %s of %s, not signed by the controller's key: %v",
+		what, workv1alpha1.ShortRevision(e.Commit), e.Where, e.Err)
 }
 
 func (e *RefusedError) Unwrap() error { return e.Err }

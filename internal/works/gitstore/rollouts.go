@@ -19,6 +19,11 @@ import (
 // previous one like a heartbeat. It lives in the status repository, which
 // only the controller and the agents write, outside refs/propagit/status/
 // and refs/propagit/heartbeat/, so no cluster name can collide with it.
+//
+// Agents can push to that repository, so with a signing key the commit is
+// signed like the Works, and read back only when this key signed it: a
+// record an agent forged (to open a wave early, or to name an old revision
+// as the stable one) is refused with a *works.RefusedError.
 const RolloutsRef = plumbing.ReferenceName("refs/propagit/rollouts")
 
 const rolloutsFile = "rollouts.json"
@@ -37,7 +42,7 @@ func (g *Store) PutRollouts(ctx context.Context, data []byte) error {
 		return err
 	}
 	sig := object.Signature{Name: g.opts.AuthorName, Email: g.opts.AuthorEmail, When: g.now()}
-	commit, err := gitrepo.WriteObject(s, &object.Commit{Author: sig, Committer: sig, Message: "propagit: rollouts\n", TreeHash: tree})
+	commit, err := g.writeSigned(s, &object.Commit{Author: sig, Committer: sig, Message: "propagit: rollouts\n", TreeHash: tree})
 	if err != nil {
 		return fmt.Errorf("failed to store the rollouts: %w", err)
 	}
@@ -50,6 +55,11 @@ func (g *Store) Rollouts(ctx context.Context) ([]byte, error) {
 	tip, err := g.fetch(ctx, g.statusEP, s, RolloutsRef, RolloutsRef, 1)
 	if err != nil || tip.IsZero() {
 		return nil, err
+	}
+	if own, ok := g.opts.Signer.(OwnVerifier); ok {
+		if err := own.VerifyOwn(s, tip); err != nil {
+			return nil, &works.RefusedError{Commit: tip.String(), Where: g.statusEP.Safe, What: "the rollouts record " + string(RolloutsRef), Err: err}
+		}
 	}
 	c, err := object.GetCommit(s, tip)
 	if err != nil {

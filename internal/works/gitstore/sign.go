@@ -23,6 +23,13 @@ type TipVerifier interface {
 	VerifyTip(s storer.EncodedObjectStorer, tip plumbing.Hash) error
 }
 
+// OwnVerifier is a CommitSigner that also tells whether a commit was
+// signed by its own key (verify.Signer is one): the store checks with it
+// the records only the controller writes.
+type OwnVerifier interface {
+	VerifyOwn(s storer.EncodedObjectStorer, tip plumbing.Hash) error
+}
+
 // sign signs c with the store's Signer, when it has one.
 func (g *Store) sign(c *object.Commit) error {
 	if g.opts.Signer == nil {

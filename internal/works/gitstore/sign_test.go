@@ -3,11 +3,13 @@ package gitstore
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/propagit/propagit/internal/verify"
 	"github.com/propagit/propagit/internal/verify/verifytest"
 	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/workstest"
 )
 
 // TestSupplyChainSignedWorks: the controller's store signs its commits; an
@@ -52,6 +54,41 @@ func checkSignedWorks(t *testing.T, r *remote) {
 		w, err := agent.ListCluster(ctx, "c0")
 		if err != nil || w == nil || w.Spec.SourceRevision != rev {
 			t.Fatalf("genuine Work after the forged one: %v, %v", w, err)
+		}
+	}
+}
+
+// TestSupplyChainForgedRolloutsRefused: the rollouts' record lives in the
+// status repository, which pull agents push to. With a signing key the
+// controller's store signs the record and reads back only what its own
+// key signed: a record an agent pushed (unsigned, or signed by another
+// key) is refused with a *works.RefusedError naming the commit, and the
+// controller's next write is read again.
+func TestSupplyChainForgedRolloutsRefused(t *testing.T) {
+	r := httpRemote(t)
+	ctx := ctxT(t)
+	ctrlKey, other := verifytest.SSHKey(t, "propagit-controller"), verifytest.SSHKey(t, "mallory")
+	controller := r.store(t, func(o *Options) { o.Signer = ctrlKey.Signer })
+	workstest.CheckRolloutStates(t, controller)
+	for i, forger := range []*Store{r.store(t), r.store(t, func(o *Options) { o.Signer = other.Signer })} {
+		forged := fmt.Sprintf(`{"rollouts":[{"policy":"web","phase":"Complete","stableRevision":"evil%d"}]}`, i)
+		if err := forger.PutRollouts(ctx, []byte(forged)); err != nil {
+			t.Fatal(err)
+		}
+		data, err := controller.Rollouts(ctx)
+		var refused *works.RefusedError
+		if !errors.As(err, &refused) || data != nil {
+			t.Fatalf("forged record %d: %q, %v; want it refused", i, data, err)
+		}
+		if !strings.Contains(err.Error(), "rollouts") || refused.Commit == "" {
+			t.Errorf("the refusal does not name the record and its commit: %v", err)
+		}
+		genuine := fmt.Sprintf(`{"rollouts":[{"policy":"web","phase":"Progressing","revision":"rev%d"}]}`, i)
+		if err := controller.PutRollouts(ctx, []byte(genuine)); err != nil {
+			t.Fatal(err)
+		}
+		if data, err := controller.Rollouts(ctx); err != nil || string(data) != genuine {
+			t.Fatalf("the controller's record after the forged one: %q, %v", data, err)
 		}
 	}
 }
