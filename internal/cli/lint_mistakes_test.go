@@ -122,6 +122,15 @@ spec:
 			want:  `copy.yaml:1: Deployment.apps/demo/nginx is defined twice: first at app.yaml:1`,
 		},
 		{
+			// The policy selects the Deployment, so it selects something;
+			// its second selector is a typo all the same.
+			name: "one selector of two matching nothing",
+			files: map[string]string{"policy.yaml": strings.Replace(newcomerPolicy("placement", "nginx", "member2"),
+				"  placement:", "  - apiVersion: v1\n    kind: Service\n    name: ngnix\n  placement:", 1)},
+			code: 1,
+			want: `policy.yaml:10: warning: PropagationPolicy.policy.karmada.io/demo/nginx: resourceSelectors[1] (v1 Service ngnix) selects no template: no template is of kind Service`,
+		},
+		{
 			// A namespace no Namespace declares is info, not a warning:
 			// apply creates it on each member, so the fleet works, and
 			// fleets whose namespaces are made by another tool are common.

@@ -121,7 +121,8 @@ func TestDiffOverrideTypoIsNoDeletion(t *testing.T) {
 	}
 }
 
-// TestRenderAndLintFailOnOverrideTypo puts demo/web back and the typo in
+// TestRenderAndLintFailOnOverrideTypo puts demo/web (the Deployment and
+// its Service) back and the typo in
 // the working tree:
 // render writes everything else and exits 1, lint exits 1 (error), diff of
 // the working tree exits 2.
@@ -129,6 +130,7 @@ func TestRenderAndLintFailOnOverrideTypo(t *testing.T) {
 	dir := safetyRepo(t)
 	fleet := filepath.Join(dir, "fleet")
 	writeFile(t, filepath.Join(fleet, "apps/web/deployment.yaml"), fleetWeb) // deleted by the last commit
+	writeFile(t, filepath.Join(fleet, "apps/web/service.yaml"), fleetWebService) // its policy selects it
 	runCLI(t, 0, "render", "--source", fleet, "--out", filepath.Join(t.TempDir(), "ok"))
 	runCLI(t, 0, "lint", "--source", fleet)
 	writeFile(t, filepath.Join(fleet, "policies/web-typo.yaml"), fleetWebTypo)

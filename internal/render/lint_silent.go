@@ -64,6 +64,15 @@ func lintSilent(set *load.Set, res *Result, root string, loc *locator, helm bool
 		if !selected[p.Display()] {
 			hints, field := selectorHints(set, p.Policy.Spec.ResourceSelectors)
 			add(loc.at(p.Source, field), SeverityWarning, RuleSelectsNothing, "%s selects no template%s", p.Display(), hints)
+			continue
+		}
+		// The policy selects something, but one of its selectors may be
+		// a typo all the same (a Deployment `ngnix` beside its Service).
+		for j, sel := range p.Policy.Spec.ResourceSelectors {
+			if hint, f := selectorHint(set, sel); hint != "" {
+				add(loc.at(p.Source, fmt.Sprintf("spec.resourceSelectors[%d].%s", j, f)), SeverityWarning, RuleSelectsNothing,
+					"%s: resourceSelectors[%d] (%s %s%s) selects no template: %s", p.Display(), j, sel.APIVersion, sel.Kind, nameSuffix(sel.Name), hint)
+			}
 		}
 	}
 	out = append(out, lintUnusedOverrides(set, res, loc)...)
@@ -207,7 +216,8 @@ func selectorHint(set *load.Set, s policyv1alpha1.ResourceSelector) (hint, field
 // declares: apply creates it on each member, unmanaged (never updated or
 // pruned), which is seldom what the author had in mind.
 func lintUndeclaredNamespaces(res *Result, loc *locator) []Finding {
-	declared := map[string]bool{"default": true}
+	// The namespaces every cluster has.
+	declared := map[string]bool{"default": true, "kube-system": true, "kube-public": true, "kube-node-lease": true}
 	for _, b := range res.Bindings {
 		if autoPropagated(b.Template) || b.Template.Object.GetKind() == "Namespace" {
 			declared[b.Template.Object.GetName()] = true
