@@ -129,7 +129,7 @@ func TestDiffOverrideTypoIsNoDeletion(t *testing.T) {
 func TestRenderAndLintFailOnOverrideTypo(t *testing.T) {
 	dir := safetyRepo(t)
 	fleet := filepath.Join(dir, "fleet")
-	writeFile(t, filepath.Join(fleet, "apps/web/deployment.yaml"), fleetWeb) // deleted by the last commit
+	writeFile(t, filepath.Join(fleet, "apps/web/deployment.yaml"), fleetWeb)     // deleted by the last commit
 	writeFile(t, filepath.Join(fleet, "apps/web/service.yaml"), fleetWebService) // its policy selects it
 	runCLI(t, 0, "render", "--source", fleet, "--out", filepath.Join(t.TempDir(), "ok"))
 	runCLI(t, 0, "lint", "--source", fleet)
