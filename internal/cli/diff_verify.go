@@ -17,8 +17,9 @@ import (
 
 // diffVerify is diff's --trusted-keys: the text and markdown reports say
 // in one line, under their title, whether the head would pass the
-// controller's --verify-commits with those keys. It changes nothing else:
-// the exit status stays diff's (propagit verify is the gate for CI).
+// controller's --verify-commits with those keys, and the JSON report in
+// its field signatures, commit by commit. It changes nothing else: the
+// exit status stays diff's (propagit verify is the gate for CI).
 type diffVerify struct {
 	trustedKeys string
 	mode        string
@@ -54,15 +55,20 @@ func (o *diffVerify) validate(modeSet bool) error {
 }
 
 // write writes report in format onto w, with the line saying whether head
-// verifies under the title of the text and markdown reports. The markdown
-// report stays within diff.MarkdownLimit with the line.
+// verifies under the title of the text and markdown reports, and the
+// verdict in the JSON report's signatures. The markdown report stays
+// within diff.MarkdownLimit with the line.
 func (o *diffVerify) write(w io.Writer, report *diff.Report, format diff.Format, base, head diff.Revision) error {
-	if o.keys == nil || format == diff.JSON {
+	if o.keys == nil {
 		return diff.Write(w, report, format)
 	}
 	n := o.note(base, head)
 	var s string
 	switch format {
+	case diff.JSON:
+		with := *report
+		with.Signatures = n.json(o.mode)
+		return diff.Write(w, &with, format)
 	case diff.Text:
 		s = underTitle(report.Text(), termsafe.String(n.text()))
 	case diff.Markdown:
@@ -95,6 +101,8 @@ type signedNote struct {
 	signers []string
 	commits int
 	why     string
+	// results are the verdicts on the commits checked, newest first.
+	results []verify.Result
 }
 
 // note verifies head as the controller would: its commit (tip), or every
@@ -115,15 +123,28 @@ func (o *diffVerify) note(base, head diff.Revision) signedNote {
 		return signedNote{why: rep.Err.Error()}
 	}
 	if err := rep.Error(); err != nil {
-		return signedNote{checked: true, why: err.Error()}
+		return signedNote{checked: true, why: err.Error(), results: rep.Results}
 	}
-	n := signedNote{signed: true, checked: true, commits: len(rep.Results)}
+	n := signedNote{signed: true, checked: true, commits: len(rep.Results), results: rep.Results}
 	for _, r := range rep.Results {
 		if !slices.Contains(n.signers, r.Signer) {
 			n.signers = append(n.signers, r.Signer)
 		}
 	}
 	return n
+}
+
+// json is the verdict for the JSON report.
+func (n signedNote) json(mode string) *diff.Signatures {
+	s := &diff.Signatures{Mode: mode, Checked: n.checked, Verified: n.signed, Commits: []diff.SignedCommit{}}
+	if !n.signed {
+		s.Error = n.why
+	}
+	for _, r := range n.results {
+		s.Commits = append(s.Commits, diff.SignedCommit{Commit: r.Commit, Method: r.Method, Key: r.Key, Signer: r.Signer,
+			Reason: r.Reason, Message: r.Message})
+	}
+	return s
 }
 
 func (n signedNote) text() string {

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,12 +52,14 @@ spec:
 }
 
 // TestSupplyChainDiffNotesSignature: diff --trusted-keys says under the
-// title of its text and markdown reports whether the head would pass the
-// controller's verification: signed by a trusted key (who), unsigned,
-// signed by a key that is not trusted, and, with --verify-commits all, an
-// unsigned commit between the base and a signed head. The rest of the
-// report, the JSON report and the exit status are what they are without
-// the flag.
+// title of its text and markdown reports, and in the JSON report's
+// signatures (decoded back: mode, verified, error, and each commit checked
+// with its signer or reason), whether the head would pass the controller's
+// verification: signed by a trusted key (who), unsigned, signed by a key
+// that is not trusted, and, with --verify-commits all, an unsigned commit
+// between the base and a signed head. The rest of each report and the exit
+// status are what they are without the flag, and the JSON report has no
+// signatures without it.
 func TestSupplyChainDiffNotesSignature(t *testing.T) {
 	release := verifytest.SSHKey(t, "release@example.com")
 	mallory := verifytest.SSHKey(t, "mallory@example.com")
@@ -80,20 +85,28 @@ func TestSupplyChainDiffNotesSignature(t *testing.T) {
 		// text is the whole line (or its start and end, around "…").
 		text string
 		md   string
+		// commits are the commits the JSON report lists, newest first,
+		// each as "hash signer" (verifies) or "hash !Reason".
+		commits []string
 	}{
 		{"signed by a trusted key", base, signed, nil,
-			"Signed: yes, by release@example.com", "**Signed: yes**, by `release@example.com`"},
+			"Signed: yes, by release@example.com", "**Signed: yes**, by `release@example.com`",
+			[]string{signed + " release@example.com"}},
 		{"unsigned", base, unsigned, nil,
 			"Signed: NO — commit " + shortRev(unsigned) + ": not signed" + refuse,
-			":x: **Signed: NO** — commit " + shortRev(unsigned) + ": not signed" + refuse},
+			":x: **Signed: NO** — commit " + shortRev(unsigned) + ": not signed" + refuse,
+			[]string{unsigned + " !Unsigned"}},
 		{"signed by a key that is not trusted", base, forged, nil,
 			"Signed: NO — commit " + shortRev(forged) + ": SSH key SHA256:…is not in the trusted keys" + refuse,
-			":x: **Signed: NO** — commit " + shortRev(forged) + ": SSH key SHA256:…is not in the trusted keys" + refuse},
+			":x: **Signed: NO** — commit " + shortRev(forged) + ": SSH key SHA256:…is not in the trusted keys" + refuse,
+			[]string{forged + " !UntrustedKey"}},
 		{"all: an unsigned commit between the base and a signed head", base, signed, []string{"--verify-commits", "all"},
 			"Signed: NO — commit " + shortRev(unsigned) + ": not signed" + refuse,
-			":x: **Signed: NO** — commit " + shortRev(unsigned) + ": not signed" + refuse},
+			":x: **Signed: NO** — commit " + shortRev(unsigned) + ": not signed" + refuse,
+			[]string{signed + " release@example.com", unsigned + " !Unsigned"}},
 		{"all: every commit since the base signed", unsigned, signed2, []string{"--verify-commits", "all"},
-			"Signed: yes, by release@example.com (2 commits)", "**Signed: yes**, by `release@example.com` (2 commits)"},
+			"Signed: yes, by release@example.com (2 commits)", "**Signed: yes**, by `release@example.com` (2 commits)",
+			[]string{signed2 + " release@example.com", signed + " release@example.com"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []string{"diff", src, "--base", tc.from, "--head", tc.head}
@@ -122,10 +135,44 @@ func TestSupplyChainDiffNotesSignature(t *testing.T) {
 					t.Errorf("-o %s: the report without the line differs from the report without --trusted-keys:\n%s\n---\n%s", f.format, got, plain)
 				}
 			}
-			plain, _ := runCLI(t, 0, append(args, "-o", "json")...)
-			got, _ := runCLI(t, 0, append(append(args, "-o", "json"), keyed...)...)
-			if got != plain {
-				t.Errorf("-o json changed with --trusted-keys")
+			plainJSON, _ := runCLI(t, 0, append(args, "-o", "json")...)
+			gotJSON, _ := runCLI(t, 0, append(append(args, "-o", "json"), keyed...)...)
+			plain, got := decodeDiff(t, plainJSON), decodeDiff(t, gotJSON)
+			if strings.Contains(plainJSON, `"signatures"`) || plain.Signatures != nil {
+				t.Errorf("-o json without --trusted-keys has signatures:\n%s", plainJSON)
+			}
+			sigs := got.Signatures
+			if sigs == nil {
+				t.Fatalf("-o json with --trusted-keys has no signatures:\n%s", gotJSON)
+			}
+			mode := "tip"
+			if len(tc.extra) > 0 {
+				mode = "all"
+			}
+			verified := !strings.HasPrefix(tc.text, "Signed: NO")
+			if sigs.Mode != mode || !sigs.Checked || sigs.Verified != verified {
+				t.Errorf("-o json: signatures mode %q, checked %v, verified %v; want %q, true, %v", sigs.Mode, sigs.Checked, sigs.Verified, mode, verified)
+			}
+			if wantErr := strings.TrimSuffix(strings.TrimPrefix(tc.text, "Signed: NO — "), refuse); verified && sigs.Error != "" || !verified && !lineMatches(sigs.Error, wantErr) {
+				t.Errorf("-o json: signatures error %q, want %q", sigs.Error, map[bool]string{true: "", false: wantErr}[verified])
+			}
+			var commits []string
+			for _, c := range sigs.Commits {
+				switch {
+				case c.Reason == "" && c.Message == "" && c.Method == "ssh" && strings.HasPrefix(c.Key, "SHA256:"):
+					commits = append(commits, c.Commit+" "+c.Signer)
+				case c.Reason != "" && c.Message != "":
+					commits = append(commits, c.Commit+" !"+c.Reason)
+				default:
+					commits = append(commits, fmt.Sprintf("%+v", c))
+				}
+			}
+			if !slices.Equal(commits, tc.commits) {
+				t.Errorf("-o json: signatures commits %q, want %q", commits, tc.commits)
+			}
+			got.Signatures = nil
+			if !reflect.DeepEqual(got, plain) {
+				t.Errorf("-o json: the report besides signatures differs from the report without --trusted-keys:\n%s\n---\n%s", gotJSON, plainJSON)
 			}
 		})
 	}
@@ -134,6 +181,10 @@ func TestSupplyChainDiffNotesSignature(t *testing.T) {
 	out, _ := runCLI(t, 0, "diff", src, "--base", base, "--trusted-keys", keys)
 	if want := "\n\nSigned: not checked — the head is the working tree, not a commit\n\n"; !strings.Contains(out, want) {
 		t.Errorf("working tree head: want %q in\n%s", want, out)
+	}
+	out, _ = runCLI(t, 0, "diff", src, "--base", base, "--trusted-keys", keys, "-o", "json")
+	if s := decodeDiff(t, out).Signatures; s == nil || s.Checked || s.Verified || s.Error != "the head is the working tree, not a commit" || s.Commits == nil || len(s.Commits) != 0 {
+		t.Errorf("working tree head: -o json signatures %+v, want not checked, not verified, why, and no commit", s)
 	}
 	// --exit-code keeps its meaning: 1 when something differs, signed or not.
 	runCLI(t, 1, "diff", src, "--base", base, "--head", unsigned, "--trusted-keys", keys, "--exit-code")
@@ -153,6 +204,19 @@ func TestSupplyChainDiffNotesSignature(t *testing.T) {
 			t.Errorf("%v: stdout %q, stderr %q; want no report and an error saying %q", tc.args, stdout, stderr, tc.want)
 		}
 	}
+}
+
+// decodeDiff decodes diff's JSON report, failing on a field the report
+// does not know.
+func decodeDiff(t *testing.T, out string) diff.Report {
+	t.Helper()
+	var r diff.Report
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		t.Fatalf("the JSON report does not decode: %v\n%s", err, out)
+	}
+	return r
 }
 
 // lineMatches reports whether line is want, or, when want holds "…",

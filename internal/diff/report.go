@@ -93,6 +93,47 @@ type Report struct {
 	// their clusters, no longer managed, by object. They are not
 	// deletions.
 	Orphaned []Orphaned `json:"orphaned"`
+	// Signatures is, with diff --trusted-keys, whether the head's commits
+	// are signed as the controller's --verify-commits requires; absent
+	// without --trusted-keys.
+	Signatures *Signatures `json:"signatures,omitempty"`
+}
+
+// Signatures is the verdict on the head's commit signatures, in the words
+// of `propagit verify -o json`.
+type Signatures struct {
+	// Mode is "tip" (the head commit is checked) or "all" (every commit
+	// from the base to the head).
+	Mode string `json:"mode"`
+	// Checked is false when the commits could not be checked (the head is
+	// the working tree, or a commit is missing from a shallow clone);
+	// Error then says why.
+	Checked bool `json:"checked"`
+	// Verified is true when every commit checked verifies: the controller
+	// will accept the head.
+	Verified bool `json:"verified"`
+	// Error is why the head does not verify, or was not checked; "" when
+	// it verifies.
+	Error string `json:"error,omitempty"`
+	// Commits are the commits checked, newest first, each with who signed
+	// it or why it does not verify; empty when none was checked.
+	Commits []SignedCommit `json:"commits"`
+}
+
+// SignedCommit is the verdict on one commit.
+type SignedCommit struct {
+	// Commit is the full hash.
+	Commit string `json:"commit"`
+	// Method is "ssh" or "openpgp"; "" when the commit is not signed.
+	Method string `json:"method,omitempty"`
+	// Key is the signing key's fingerprint, when the signature names one.
+	Key string `json:"key,omitempty"`
+	// Signer is who the trusted key belongs to.
+	Signer string `json:"signer,omitempty"`
+	// Reason is "" when the commit verifies, else why, as a word
+	// ("Unsigned", "UntrustedKey", …), and Message in words.
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // Cluster is the difference on one member cluster.
