@@ -41,7 +41,10 @@ controller stopped recording: the recording controller writes a heartbeat
 to the store after each pass that read its source (a ref in the Git store,
 a Lease in the cr store), and one older than --stale-after means it has
 not read its source since (stopped, or its source is unreachable); a
-warning on stderr says so with or without --exit-code. --watch prints the report again each time it
+warning on stderr says so with or without --exit-code. With the heartbeat
+the controller records a source revision it refused (--verify-commits):
+the report says which, why and since when, and --exit-code exits 1 while
+the newest revision is refused. --watch prints the report again each time it
 changes, every --interval, until interrupted. -o wide adds the Kubernetes
 version and allocatable CPU and memory that pull agents report, and the
 whole message; -o name prints cluster/<name> per member.`,
@@ -57,7 +60,7 @@ whole message; -o name prints cluster/<name> per member.`,
 	o.storeReadOptions.bindFlags(cmd, "show only this member", 5*time.Second, "how often --watch reads the store (at least 100ms)")
 	f := cmd.Flags()
 	bindFormat(cmd, &o.output, "text", status.Formats, "output format")
-	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 unless every member shown runs the newest revision applied and healthy, and every RolloutPolicy's rollout completed")
+	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 unless every member shown runs the newest revision applied and healthy, every RolloutPolicy's rollout completed, and the controller refuses no newer source revision")
 	f.BoolVarP(&o.watch, "watch", "w", false, "print the report again whenever it changes, until interrupted")
 	f.DurationVar(&o.staleAfter, "stale-after", 5*time.Minute, "a controller heartbeat older than this means it stopped recording (keep it above the controller's --interval)")
 	return cmd
@@ -102,7 +105,7 @@ func (o *statusOptions) run(parent context.Context, w, stderr io.Writer) error {
 			fmt.Fprintln(stderr, "warning: "+stopped)
 		}
 		rolledOut, _ := status.RolloutsDone(rep.Rollouts)
-		if o.exitCode && (!rep.AllRunning() || stopped != "" || !rolledOut) {
+		if o.exitCode && (!rep.AllRunning() || stopped != "" || !rolledOut || rep.SourceRefused != nil) {
 			return &ExitError{Code: 1}
 		}
 		return nil
@@ -181,12 +184,18 @@ func (o *statusOptions) report(ctx context.Context, st *stores) (*status.Report,
 		return nil, err
 	}
 	if hb, ok := st.works.(works.RecorderHeartbeats); ok {
-		at, err := hb.RecorderHeartbeat(ctx)
+		state, err := hb.RecorderHeartbeat(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if !at.IsZero() {
-			rep.RecorderHeartbeat = &at
+		if !state.At.IsZero() {
+			rep.RecorderHeartbeat = &state.At
+		}
+		if state = state.Sanitized(); state.Refused() {
+			rep.SourceRefused = &status.SourceRefusal{Revision: state.RefusedRevision, Reason: state.RefusedReason}
+			if !state.RefusedSince.IsZero() {
+				rep.SourceRefused.Since = &state.RefusedSince
+			}
 		}
 	}
 	if rep.Rollouts, err = readRollouts(ctx, st.works); err != nil {

@@ -3,10 +3,19 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/propagit/propagit/internal/gitrepo"
+	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
 func TestHelpGolden(t *testing.T) {
@@ -140,7 +149,7 @@ func TestStatusExitCodeWhenNothingOrNobodyRecords(t *testing.T) {
 	if code, stderr := run("--repo", f.url, "--exit-code"); code != 0 || stderr != "" {
 		t.Errorf("no heartbeat kept (an older controller): exit %d, stderr %q; want 0 and nothing", code, stderr)
 	}
-	if err := f.store.PutRecorderHeartbeat(ctx, time.Now().Add(-10*time.Minute)); err != nil {
+	if err := f.store.PutRecorderHeartbeat(ctx, works.RecorderState{At: time.Now().Add(-10 * time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	code, stderr := run("--repo", f.url, "--exit-code")
@@ -152,13 +161,13 @@ func TestStatusExitCodeWhenNothingOrNobodyRecords(t *testing.T) {
 	}
 	// A heartbeat from the future (a forged one, or a clock far off) does
 	// not pass for a live controller.
-	if err := f.store.PutRecorderHeartbeat(ctx, time.Now().Add(24*time.Hour)); err != nil {
+	if err := f.store.PutRecorderHeartbeat(ctx, works.RecorderState{At: time.Now().Add(24 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	if code, stderr := run("--repo", f.url, "--exit-code"); code != 1 || !strings.Contains(stderr, "in the future") {
 		t.Errorf("a heartbeat a day ahead: exit %d, stderr %q; want 1 and why", code, stderr)
 	}
-	if err := f.store.PutRecorderHeartbeat(ctx, time.Now()); err != nil {
+	if err := f.store.PutRecorderHeartbeat(ctx, works.RecorderState{At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if code, stderr := run("--repo", f.url, "--exit-code"); code != 0 || stderr != "" {
@@ -189,16 +198,118 @@ func TestStatusExitCodeMemberRepositories(t *testing.T) {
 		}
 		return exitCode(err), errOut.String()
 	}
-	if err := f.store.PutRecorderHeartbeat(ctx, time.Now().Add(-10*time.Minute)); err != nil {
+	if err := f.store.PutRecorderHeartbeat(ctx, works.RecorderState{At: time.Now().Add(-10 * time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	if code, stderr := run(); code != 1 || !strings.Contains(stderr, "stopped or cannot read its source") {
 		t.Errorf("a 10-minute-old heartbeat in the members' repositories: exit %d, stderr %q; want 1 and why", code, stderr)
 	}
-	if err := f.store.PutRecorderHeartbeat(ctx, time.Now()); err != nil {
+	if err := f.store.PutRecorderHeartbeat(ctx, works.RecorderState{At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if code, stderr := run(); code != 0 || stderr != "" {
 		t.Errorf("a fresh heartbeat: exit %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+}
+
+// TestStatusShowsARefusedSource: the recording controller keeps with its
+// heartbeat the newest source revision it refused (--verify-commits).
+// status prints which, why, since when and what members keep, in its text
+// report and as sourceRefused in JSON; --exit-code exits 1 while it is
+// refused though every member runs the newest recorded revision healthy,
+// and 0 once the controller clears it. A refusal forged straight into the
+// status repository, with terminal escapes and a reason far too long, is
+// printed without the escapes and cut.
+func TestStatusShowsARefusedSource(t *testing.T) {
+	ctx := context.Background()
+	f := newWorkFleet(t)
+	f.put(waitRev1, map[string]string{"m1": "a"})
+	f.report("m1", true, "True", "ok")
+	run := func(args ...string) (int, string) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		cmd := NewRootCommand(&out, &errOut)
+		cmd.SetArgs(append([]string{"status", "--repo", f.url}, args...))
+		err := cmd.ExecuteContext(ctx)
+		if err == nil {
+			return 0, out.String()
+		}
+		if code := exitCode(err); code != 1 {
+			t.Fatalf("status %v: %v", args, err)
+		}
+		return 1, out.String()
+	}
+	refused := strings.Repeat("9a70926e", 5)
+	since := time.Now().Add(-time.Hour).Truncate(time.Second).UTC()
+	if err := f.store.PutRecorderHeartbeat(ctx, works.RecorderState{At: time.Now(), RefusedRevision: refused,
+		RefusedReason: "commit 9a70926: not signed", RefusedSince: since}); err != nil {
+		t.Fatal(err)
+	}
+	want := "source: revision 9a70926 refused: commit 9a70926: not signed (since " + since.Format(time.RFC3339) + "); members keep " + waitRev1[:7]
+	code, out := run("--exit-code")
+	if code != 1 || !strings.Contains(out, "\n"+want+"\n") {
+		t.Errorf("a refused source: exit %d, want 1 and the line %q in\n%s", code, want, out)
+	}
+	if code, out := run(); code != 0 || !strings.Contains(out, want) {
+		t.Errorf("a refused source without --exit-code: exit %d, want 0 and the line in\n%s", code, out)
+	}
+	_, out = run("-o", "json")
+	var rep struct {
+		SourceRefused *struct {
+			Revision, Reason string
+			Since            time.Time
+		} `json:"sourceRefused"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.SourceRefused; r == nil || r.Revision != refused || r.Reason != "commit 9a70926: not signed" || !r.Since.Equal(since) {
+		t.Errorf("-o json: sourceRefused %+v, want %s, its reason and %v", r, refused, since)
+	}
+	_, out = run("-o", "yaml")
+	if !strings.Contains(out, "sourceRefused:\n  reason: 'commit 9a70926: not signed'\n  revision: "+refused+"\n") {
+		t.Errorf("-o yaml lacks sourceRefused:\n%s", out)
+	}
+
+	if err := f.store.PutRecorderHeartbeat(ctx, works.RecorderState{At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := run("--exit-code"); code != 0 || strings.Contains(out, "refused") {
+		t.Errorf("the refusal cleared: exit %d, want 0 and no refusal in\n%s", code, out)
+	}
+	_, out = run("-o", "json")
+	if strings.Contains(out, "sourceRefused") {
+		t.Errorf("the refusal cleared: -o json still has sourceRefused:\n%s", out)
+	}
+
+	// Anyone who can push to the status repository can write the heartbeat.
+	repo, err := git.PlainOpen(strings.TrimPrefix(f.url, "file://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := gitrepo.WriteTree(repo.Storer, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := object.Signature{Name: "x", Email: "x@example.com", When: time.Now()}
+	c, err := gitrepo.WriteObject(repo.Storer, &object.Commit{Author: sig, Committer: sig, TreeHash: tree,
+		Message: "propagit: recorder heartbeat\n\nRefused-Revision: " + refused + "\nRefused-Since: " + since.Format(time.RFC3339) +
+			"\nRefused-Reason: \x1b]0;owned\a\x1b[2Jfine\u202e" + strings.Repeat("x", 10000) + "\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Storer.SetReference(plumbing.NewHashReference(gitstore.RecorderHeartbeatRef, c)); err != nil {
+		t.Fatal(err)
+	}
+	code, out = run("--exit-code")
+	line := ""
+	for l := range strings.SplitSeq(out, "\n") {
+		if strings.HasPrefix(l, "source: ") {
+			line = l
+		}
+	}
+	if code != 1 || strings.ContainsAny(out, "\x1b\a\u202e") || !strings.HasPrefix(line, "source: revision 9a70926 refused: ]0;owned[2Jfinexxx") ||
+		!strings.Contains(line, "x… (since ") || len(line) > works.MaxRefusedReason+200 {
+		t.Errorf("a forged refusal: exit %d, want 1 and a line without escapes, cut; got line %q", code, line)
 	}
 }

@@ -38,9 +38,15 @@ type Controller struct {
 	log     logr.Logger
 	clock   clock.WithTicker
 	trigger chan struct{}
-	// beaten is when the recorder heartbeat was last written (Reconcile's
-	// goroutine only).
+	// beaten is when the recorder heartbeat was last written, and beat
+	// what it said (Reconcile's goroutine only).
 	beaten time.Time
+	beat   works.RecorderState
+	// refused is the newest source revision when it does not verify, nil
+	// when it verifies or none is refused; refusedSince is when this
+	// process first refused it (Reconcile's goroutine only).
+	refused      *UnverifiedError
+	refusedSince time.Time
 	// files keeps what was parsed from each source file: a commit parses
 	// only the files it changed.
 	files *load.Cache
@@ -239,7 +245,13 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 		c.opts.Metrics.ReconcileDuration(c.clock.Since(start), result)
 	}()
 	cur, err := c.fetchAndLoad(ctx)
+	refused := asUnverified(err) != nil
 	if cur == nil {
+		if refused && c.recording() {
+			// Nothing verified yet (a restart on a refused tip): what is
+			// recorded stays, and status says why nothing newer comes.
+			c.heartbeat(ctx)
+		}
 		return err
 	}
 	sourceErr := ""
@@ -283,7 +295,7 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 	c.dispatch(ws, sourceErr)
 	c.readPullStates(ctx, ws)
 	c.recordWorks()
-	if sourceErr == "" {
+	if sourceErr == "" || refused {
 		c.heartbeat(ctx)
 	}
 	return nil
@@ -294,20 +306,39 @@ func (c *Controller) Reconcile(ctx context.Context) (err error) {
 const recorderHeartbeatEvery = 30 * time.Second
 
 // heartbeat writes the recorder heartbeat to a store that keeps one, after
-// a pass that read the source and recorded its Works: `propagit status`
-// then tells a quiet repository from a controller that stopped. A failed
-// write is logged; it changes nothing applied.
+// a pass that read the source and recorded its Works, or found its newest
+// revision refused: `propagit status` then tells a quiet repository from a
+// controller that stopped, and says which revision is refused and why. It
+// is written at most every recorderHeartbeatEvery, and at once when the
+// verdict on the source changes. A failed write is logged; it changes
+// nothing applied.
 func (c *Controller) heartbeat(ctx context.Context) {
 	hb, ok := c.works.(works.RecorderHeartbeats)
-	now := c.clock.Now()
-	if !ok || now.Sub(c.beaten) < recorderHeartbeatEvery {
+	if !ok {
 		return
 	}
-	if err := hb.PutRecorderHeartbeat(ctx, now); err != nil {
+	now := c.clock.Now()
+	state := works.RecorderState{At: now}
+	if uv := c.refused; uv != nil {
+		state.RefusedRevision, state.RefusedReason, state.RefusedSince = uv.Revision, uv.Err.Error(), c.refusedSince
+	}
+	changed := state.RefusedRevision != c.beat.RefusedRevision || state.RefusedReason != c.beat.RefusedReason
+	if !c.beaten.IsZero() && !changed && now.Sub(c.beaten) < recorderHeartbeatEvery {
+		return
+	}
+	if state.Refused() && c.beaten.IsZero() {
+		// The first write of this process: a refusal of the same revision
+		// recorded before a restart keeps its time.
+		if prev, err := hb.RecorderHeartbeat(ctx); err == nil && prev.RefusedRevision == state.RefusedRevision && !prev.RefusedSince.IsZero() &&
+			prev.RefusedSince.Before(state.RefusedSince) {
+			state.RefusedSince, c.refusedSince = prev.RefusedSince, prev.RefusedSince
+		}
+	}
+	if err := hb.PutRecorderHeartbeat(ctx, state); err != nil {
 		c.log.Error(err, "failed to write the recorder heartbeat")
 		return
 	}
-	c.beaten = now
+	c.beaten, c.beat = now, state
 }
 
 // recording reports whether this replica renders and records the Works.
@@ -381,6 +412,10 @@ func (c *Controller) fetchAndLoad(ctx context.Context) (*loaded, error) {
 	c.stages.done(metrics.StageFetch)
 	if uv := asUnverified(err); uv != nil {
 		c.fetchFailed = false // fetched: no retry fixes a signature
+		if c.refused == nil || c.refused.Revision != uv.Revision {
+			c.refusedSince = c.clock.Now()
+		}
+		c.refused = uv
 		return c.refuseUnverified(uv)
 	}
 	c.fetchFailed = err != nil
@@ -389,6 +424,7 @@ func (c *Controller) fetchAndLoad(ctx context.Context) (*loaded, error) {
 		err = fmt.Errorf("failed to fetch the source: %w", err)
 		return c.keepLast(err), err
 	}
+	c.refused = nil
 	c.opts.Metrics.SourceFetchSuccess(c.clock.Now())
 	c.opts.Metrics.SourceUnverified("")
 	c.mu.Lock()

@@ -34,11 +34,11 @@ func TestRecorderHeartbeat(t *testing.T) {
 	ctx := context.Background()
 	beat := func() time.Time {
 		t.Helper()
-		at, err := f.store.RecorderHeartbeat(ctx)
+		state, err := f.store.RecorderHeartbeat(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return at
+		return state.At
 	}
 	start := f.clock.Now()
 	for i, step := range []struct {

@@ -20,8 +20,8 @@ import (
 // it fetched before reading its tree, and the controller refuses a revision
 // that does not verify exactly as it refuses one that does not load — the
 // last good revision stays in force — and reports it (log, Event, metric,
-// commit status, and the push members' status message, which `propagit
-// status` shows).
+// commit status, the push members' status message, and the recorder
+// heartbeat's state in the works store, which `propagit status` shows).
 
 // EventVerificationFailed is the reason of the Warning Event of a refused
 // revision.

@@ -55,6 +55,9 @@ func Write(w io.Writer, rep *Report, format string, now time.Time) error {
 func writeText(w io.Writer, r *Report, now time.Time, wide bool) {
 	w = termsafe.NewWriter(w)
 	fmt.Fprintln(w, r.Summary)
+	if r.SourceRefused != nil {
+		fmt.Fprintln(w, termsafe.String(r.SourceRefused.Line(r.Revision)))
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := "CLUSTER\tMODE\tCLUSTER READY\tTAINTS\tREADY\tAPPLIED\tOBJECTS\tHEALTHY\tFAILED\tDRIFT\tLAST HEARD\tVERSION"

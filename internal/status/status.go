@@ -54,8 +54,37 @@ type Report struct {
 	// source and recorded (works.RecorderHeartbeats); nil when the store
 	// keeps none.
 	RecorderHeartbeat *time.Time `json:"recorderHeartbeat,omitempty"`
+	// SourceRefused is the newest source revision when the recording
+	// controller refused it (--verify-commits: its commits do not
+	// verify), as it recorded with its heartbeat; nil when it did not.
+	// Members keep Revision.
+	SourceRefused *SourceRefusal `json:"sourceRefused,omitempty"`
 	// Rollouts are where the RolloutPolicies' newest rollouts stand.
 	Rollouts []RolloutRow `json:"rollouts,omitempty"`
+}
+
+// SourceRefusal is a source revision the controller refused.
+type SourceRefusal struct {
+	// Revision is the refused revision, full hash.
+	Revision string `json:"revision"`
+	// Reason says why: "commit 9a70926: not signed".
+	Reason string `json:"reason"`
+	// Since is when the controller first refused it.
+	Since *time.Time `json:"since,omitempty"`
+}
+
+// Line is the report's line on the refusal: "source: revision 9a70926
+// refused: commit 9a70926: not signed (since 2026-12-03T17:00:00Z);
+// members keep 97f4f05".
+func (s *SourceRefusal) Line(kept string) string {
+	line := "source: revision " + workv1alpha1.ShortRevision(s.Revision) + " refused: " + s.Reason
+	if s.Since != nil {
+		line += " (since " + s.Since.UTC().Format(time.RFC3339) + ")"
+	}
+	if kept == "" {
+		return line + "; nothing is recorded"
+	}
+	return line + "; members keep " + workv1alpha1.ShortRevision(kept)
 }
 
 // RenderErrorRow is one template that failed to render for one cluster.

@@ -287,7 +287,7 @@ func TestRolloutStatesCRStore(t *testing.T) {
 func TestCRStoreRecorderHeartbeat(t *testing.T) {
 	c := hub(t)
 	workstest.CheckRecorderHeartbeat(t, New(c, hubNamespace(t, c)))
-	if err := New(c, "").PutRecorderHeartbeat(ctxT(t), time.Now()); err == nil {
+	if err := New(c, "").PutRecorderHeartbeat(ctxT(t), works.RecorderState{At: time.Now()}); err == nil {
 		t.Error("a store without the controller's namespace wrote a heartbeat")
 	}
 }

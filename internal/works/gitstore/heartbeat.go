@@ -3,6 +3,7 @@ package gitstore
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -10,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/propagit/propagit/internal/gitrepo"
+	"github.com/propagit/propagit/internal/works"
 )
 
 // HeartbeatRef returns the ref whose tip says when cluster's applier last
@@ -27,15 +29,61 @@ func HeartbeatRef(cluster string) plumbing.ReferenceName {
 // can collide with it.
 const RecorderHeartbeatRef = plumbing.ReferenceName("refs/propagit/recorder/heartbeat")
 
-// PutRecorderHeartbeat implements works.RecorderHeartbeats.
-func (g *Store) PutRecorderHeartbeat(ctx context.Context, at time.Time) error {
-	return g.pushHeartbeat(ctx, RecorderHeartbeatRef, "propagit: recorder heartbeat\n", at)
+// The trailers of the recorder heartbeat's commit message that carry a
+// refused source revision (works.RecorderState).
+const (
+	trailerRefusedRevision = "Refused-Revision: "
+	trailerRefusedSince    = "Refused-Since: "
+	trailerRefusedReason   = "Refused-Reason: "
+)
+
+// PutRecorderHeartbeat implements works.RecorderHeartbeats: the commit
+// time is the heartbeat, and a refused revision goes in trailers of its
+// message.
+func (g *Store) PutRecorderHeartbeat(ctx context.Context, state works.RecorderState) error {
+	state = state.Sanitized()
+	message := "propagit: recorder heartbeat\n"
+	if state.Refused() {
+		message += "\n" + trailerRefusedRevision + state.RefusedRevision + "\n" +
+			trailerRefusedSince + state.RefusedSince.Format(time.RFC3339) + "\n" +
+			trailerRefusedReason + state.RefusedReason + "\n"
+	}
+	return g.pushHeartbeat(ctx, RecorderHeartbeatRef, message, state.At)
 }
 
 // RecorderHeartbeat implements works.RecorderHeartbeats.
-func (g *Store) RecorderHeartbeat(ctx context.Context) (time.Time, error) {
-	return g.readHeartbeat(ctx, RecorderHeartbeatRef)
+func (g *Store) RecorderHeartbeat(ctx context.Context) (works.RecorderState, error) {
+	c, err := g.heartbeatCommit(ctx, RecorderHeartbeatRef)
+	if err != nil || c == nil {
+		return works.RecorderState{}, err
+	}
+	return parseRecorderState(c.Committer.When, c.Message), nil
 }
+
+// parseRecorderState reads the state a heartbeat commit made at at with
+// message carries, Sanitized: anyone who can push to the status
+// repository can write it.
+func parseRecorderState(at time.Time, message string) works.RecorderState {
+	state := works.RecorderState{At: at}
+	if len(message) > maxHeartbeatMessage {
+		message = message[:maxHeartbeatMessage]
+	}
+	for line := range strings.SplitSeq(message, "\n") {
+		switch {
+		case strings.HasPrefix(line, trailerRefusedRevision):
+			state.RefusedRevision = strings.TrimPrefix(line, trailerRefusedRevision)
+		case strings.HasPrefix(line, trailerRefusedReason):
+			state.RefusedReason = strings.TrimPrefix(line, trailerRefusedReason)
+		case strings.HasPrefix(line, trailerRefusedSince):
+			state.RefusedSince, _ = time.Parse(time.RFC3339, strings.TrimPrefix(line, trailerRefusedSince))
+		}
+	}
+	return state.Sanitized()
+}
+
+// maxHeartbeatMessage bounds how much of a heartbeat commit's message is
+// read: what the controller writes is far shorter.
+const maxHeartbeatMessage = 4096
 
 // putHeartbeat force-pushes a heartbeat commit of cluster made at at.
 func (g *Store) putHeartbeat(ctx context.Context, cluster string, at time.Time) error {
@@ -67,14 +115,24 @@ func (g *Store) heartbeat(ctx context.Context, cluster string) (time.Time, error
 // readHeartbeat returns the commit time at ref's tip; zero when there is
 // no such ref.
 func (g *Store) readHeartbeat(ctx context.Context, ref plumbing.ReferenceName) (time.Time, error) {
+	c, err := g.heartbeatCommit(ctx, ref)
+	if err != nil || c == nil {
+		return time.Time{}, err
+	}
+	return c.Committer.When, nil
+}
+
+// heartbeatCommit returns the commit at ref's tip; nil when there is no
+// such ref.
+func (g *Store) heartbeatCommit(ctx context.Context, ref plumbing.ReferenceName) (*object.Commit, error) {
 	s := memory.NewStorage()
 	tip, err := g.fetch(ctx, g.statusEP, s, ref, ref, 1)
 	if err != nil || tip.IsZero() {
-		return time.Time{}, err
+		return nil, err
 	}
 	c, err := object.GetCommit(s, tip)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("failed to read the heartbeat %s: %w", ref, err)
+		return nil, fmt.Errorf("failed to read the heartbeat %s: %w", ref, err)
 	}
-	return c.Committer.When, nil
+	return c, nil
 }

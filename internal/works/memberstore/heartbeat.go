@@ -20,7 +20,7 @@ var _ works.RecorderHeartbeats = (*Store)(nil)
 // parallel at a time, so a reader that reaches any of them can tell a live
 // controller from a stopped one. A repository that cannot be written does
 // not stop the others; the error names each that failed.
-func (m *Store) PutRecorderHeartbeat(ctx context.Context, at time.Time) error {
+func (m *Store) PutRecorderHeartbeat(ctx context.Context, state works.RecorderState) error {
 	clusters := m.trackedClusters()
 	errs := make([]error, len(clusters))
 	var g errgroup.Group
@@ -29,7 +29,7 @@ func (m *Store) PutRecorderHeartbeat(ctx context.Context, at time.Time) error {
 		g.Go(func() error {
 			st, err := m.store(c)
 			if err == nil {
-				err = st.PutRecorderHeartbeat(ctx, at)
+				err = st.PutRecorderHeartbeat(ctx, state)
 			}
 			if err != nil {
 				errs[i] = fmt.Errorf("%s: %w", c, err)
@@ -43,31 +43,57 @@ func (m *Store) PutRecorderHeartbeat(ctx context.Context, at time.Time) error {
 
 // RecorderHeartbeat implements works.RecorderHeartbeats: the newest time
 // that more than half of the tracked members' repositories have a heartbeat
-// at or after. Each member can rewrite its own repository, so one member
-// forging a fresh heartbeat cannot hide a stopped controller (nor, alone,
-// make a live one look stopped); a repository that cannot be read counts
-// as having none. Zero when no majority has any.
-func (m *Store) RecorderHeartbeat(ctx context.Context) (time.Time, error) {
+// at or after, and the refused revision (with its reason and time) that
+// more than half of them hold, none when no majority holds the same. Each
+// member can rewrite its own repository, so one member forging a fresh
+// heartbeat cannot hide a stopped controller (nor, alone, make a live one
+// look stopped), and one member can neither invent a refusal nor hide one;
+// a repository that cannot be read counts as having none. Zero when no
+// majority has any.
+func (m *Store) RecorderHeartbeat(ctx context.Context) (works.RecorderState, error) {
 	clusters := m.trackedClusters()
 	if len(clusters) == 0 {
-		return time.Time{}, nil
+		return works.RecorderState{}, nil
 	}
-	seen := make([]time.Time, len(clusters))
+	states := make([]works.RecorderState, len(clusters))
 	for i, c := range clusters {
 		st, err := m.store(c)
 		if err != nil {
-			return time.Time{}, err
+			return works.RecorderState{}, err
 		}
-		at, err := st.RecorderHeartbeat(ctx)
+		state, err := st.RecorderHeartbeat(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				return time.Time{}, ctx.Err()
+				return works.RecorderState{}, ctx.Err()
 			}
 			m.log.Info("the recorder heartbeat of a works repository cannot be read", logging.KeyCluster, c, "error", err.Error())
 			continue
 		}
-		seen[i] = at
+		states[i] = state
+	}
+	seen := make([]time.Time, len(states))
+	for i, s := range states {
+		seen[i] = s.At
 	}
 	slices.SortFunc(seen, func(a, b time.Time) int { return b.Compare(a) }) // newest first
-	return seen[len(seen)/2], nil
+	out := works.RecorderState{At: seen[len(seen)/2]}
+	if out.At.IsZero() {
+		return works.RecorderState{}, nil
+	}
+	for _, s := range states {
+		if !s.Refused() {
+			continue
+		}
+		held := 0
+		for _, o := range states {
+			if o.RefusedRevision == s.RefusedRevision && o.RefusedReason == s.RefusedReason && o.RefusedSince.Equal(s.RefusedSince) {
+				held++
+			}
+		}
+		if 2*held > len(states) {
+			out.RefusedRevision, out.RefusedReason, out.RefusedSince = s.RefusedRevision, s.RefusedReason, s.RefusedSince
+			break
+		}
+	}
+	return out, nil
 }

@@ -2,12 +2,14 @@ package memberstore
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-logr/logr"
 
+	"github.com/propagit/propagit/internal/works"
 	"github.com/propagit/propagit/internal/works/gitstore"
 	"github.com/propagit/propagit/internal/works/workstest"
 )
@@ -43,7 +45,9 @@ func TestMemberStoreRecorderHeartbeat(t *testing.T) {
 // to its own repository. Writing a heartbeat a day ahead there must not
 // make a controller that stopped an hour ago look alive to a reader that
 // reaches every member's repository; nor does c2 deleting its heartbeat
-// make a live controller look stopped.
+// make a live controller look stopped. The refused revision the
+// controller wrote is read the same way: c2 can neither hide it nor, once
+// the controller cleared it, put one back.
 func TestMemberCannotForgeTheRecorderHeartbeat(t *testing.T) {
 	clusters := []string{"c0", "c1", "c2"}
 	root, tmpl := bareRepos(t, clusters...)
@@ -53,30 +57,32 @@ func TestMemberCannotForgeTheRecorderHeartbeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	hub.Track(clusters)
-	last := time.Now().Add(-time.Hour).Truncate(time.Second)
-	if err := hub.PutRecorderHeartbeat(ctx, last); err != nil {
+	last := time.Now().Add(-time.Hour).Truncate(time.Second).UTC()
+	refused := works.RecorderState{At: last, RefusedRevision: strings.Repeat("9a", 20), RefusedReason: "commit 9a9a9a9: not signed",
+		RefusedSince: last.Add(-time.Minute)}
+	if err := hub.PutRecorderHeartbeat(ctx, refused); err != nil {
 		t.Fatal(err)
 	}
-	reader := func() time.Time {
+	reader := func() works.RecorderState {
 		t.Helper()
 		r, err := New(tmpl, gitstore.Options{}, logr.Discard())
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.Track(clusters)
-		at, err := r.RecorderHeartbeat(ctx)
+		state, err := r.RecorderHeartbeat(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return at
+		return state
 	}
-	if got := reader(); !got.Equal(last) {
-		t.Fatalf("before any forgery: heartbeat %v, want %v", got, last)
+	if got := reader(); got != refused {
+		t.Fatalf("before any forgery: %+v, want %+v", got, refused)
 	}
 	c2 := filepath.Join(root, "works-c2.git")
 	forge(t, c2, gitstore.RecorderHeartbeatRef, "")
-	if got := reader(); !got.Equal(last) {
-		t.Errorf("after c2 forged a heartbeat a day ahead: %v, want the controller's %v", got, last)
+	if got := reader(); got != refused {
+		t.Errorf("after c2 forged a heartbeat a day ahead without the refusal: %+v, want the controller's %+v", got, refused)
 	}
 	repo, err := git.PlainOpen(c2)
 	if err != nil {
@@ -85,7 +91,17 @@ func TestMemberCannotForgeTheRecorderHeartbeat(t *testing.T) {
 	if err := repo.Storer.RemoveReference(gitstore.RecorderHeartbeatRef); err != nil {
 		t.Fatal(err)
 	}
-	if got := reader(); !got.Equal(last) {
-		t.Errorf("after c2 deleted its heartbeat: %v, want the controller's %v", got, last)
+	if got := reader(); got != refused {
+		t.Errorf("after c2 deleted its heartbeat: %+v, want the controller's %+v", got, refused)
+	}
+
+	clear := works.RecorderState{At: last.Add(time.Minute)}
+	if err := hub.PutRecorderHeartbeat(ctx, clear); err != nil {
+		t.Fatal(err)
+	}
+	forgeCommit(t, c2, gitstore.RecorderHeartbeatRef, "propagit: recorder heartbeat\n\nRefused-Revision: "+strings.Repeat("ab", 20)+
+		"\nRefused-Since: 2026-12-03T17:00:00Z\nRefused-Reason: forged\n")
+	if got := reader(); got != clear {
+		t.Errorf("after c2 forged a refusal: %+v, want the controller's %+v", got, clear)
 	}
 }

@@ -19,6 +19,13 @@ import (
 // ref of the bare repository dir.
 func forge(t *testing.T, dir string, ref plumbing.ReferenceName, revision string) {
 	t.Helper()
+	forgeCommit(t, dir, ref, "propagit: render x\n\n"+gitstore.SourceRevisionTrailer+revision+"\n")
+}
+
+// forgeCommit sets ref in the bare repository dir to a commit with an
+// empty tree and message, committed a day in the future.
+func forgeCommit(t *testing.T, dir string, ref plumbing.ReferenceName, message string) {
+	t.Helper()
 	repo, err := git.PlainOpen(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -29,8 +36,7 @@ func forge(t *testing.T, dir string, ref plumbing.ReferenceName, revision string
 		t.Fatal(err)
 	}
 	sig := object.Signature{Name: "propagit", Email: "propagit@localhost", When: time.Now().Add(24 * time.Hour)}
-	c, err := gitrepo.WriteObject(s, &object.Commit{Author: sig, Committer: sig, TreeHash: tree,
-		Message: "propagit: render x\n\n" + gitstore.SourceRevisionTrailer + revision + "\n"})
+	c, err := gitrepo.WriteObject(s, &object.Commit{Author: sig, Committer: sig, TreeHash: tree, Message: message})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,21 +162,44 @@ func Reversed(st *workv1alpha1.WorkStatus) *workv1alpha1.WorkStatus {
 
 // CheckRecorderHeartbeat: a store with no heartbeat reads zero; each
 // heartbeat written is read back (to the second, as Git keeps commit
-// times), the newest replacing the one before.
+// times), the newest replacing the one before, with the refused source
+// revision it carries, its reason and since when: a refusal is read back
+// as written, a heartbeat without one clears it, and a reason with
+// control characters or longer than works.MaxRefusedReason is read back
+// without them and cut.
 func CheckRecorderHeartbeat(t *testing.T, s works.RecorderHeartbeats) {
 	t.Helper()
 	ctx := Ctx(t)
-	if at, err := s.RecorderHeartbeat(ctx); err != nil || !at.IsZero() {
-		t.Fatalf("heartbeat before any = %v, %v; want zero", at, err)
+	if got, err := s.RecorderHeartbeat(ctx); err != nil || got != (works.RecorderState{}) {
+		t.Fatalf("heartbeat before any = %+v, %v; want zero", got, err)
 	}
 	t0 := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
-	for _, at := range []time.Time{t0, t0.Add(time.Minute), t0.Add(2 * time.Minute)} {
-		if err := s.PutRecorderHeartbeat(ctx, at); err != nil {
+	rev := strings.Repeat("9a70926e", 5)
+	long := strings.Repeat("é", works.MaxRefusedReason)
+	for _, tc := range []struct {
+		name      string
+		put, want works.RecorderState
+	}{
+		{"first", works.RecorderState{At: t0}, works.RecorderState{At: t0}},
+		{"refused", works.RecorderState{At: t0.Add(time.Minute), RefusedRevision: rev, RefusedReason: "commit 9a70926: not signed", RefusedSince: t0.Add(30 * time.Second)},
+			works.RecorderState{At: t0.Add(time.Minute), RefusedRevision: rev, RefusedReason: "commit 9a70926: not signed", RefusedSince: t0.Add(30 * time.Second)}},
+		{"still refused", works.RecorderState{At: t0.Add(2 * time.Minute), RefusedRevision: rev, RefusedReason: "commit 9a70926: not signed", RefusedSince: t0.Add(30 * time.Second)},
+			works.RecorderState{At: t0.Add(2 * time.Minute), RefusedRevision: rev, RefusedReason: "commit 9a70926: not signed", RefusedSince: t0.Add(30 * time.Second)}},
+		{"cleared", works.RecorderState{At: t0.Add(3 * time.Minute)}, works.RecorderState{At: t0.Add(3 * time.Minute)}},
+		{"control characters", works.RecorderState{At: t0.Add(4 * time.Minute), RefusedRevision: rev, RefusedReason: "a\nb\x1b]0;x\a\u202ec", RefusedSince: t0},
+			works.RecorderState{At: t0.Add(4 * time.Minute), RefusedRevision: rev, RefusedReason: "a b]0;xc", RefusedSince: t0}},
+		{"long reason", works.RecorderState{At: t0.Add(5 * time.Minute), RefusedRevision: rev, RefusedReason: long, RefusedSince: t0},
+			works.RecorderState{At: t0.Add(5 * time.Minute), RefusedRevision: rev, RefusedReason: long[:works.MaxRefusedReason-len("…")-1] + "…", RefusedSince: t0}},
+		{"not a revision", works.RecorderState{At: t0.Add(6 * time.Minute), RefusedRevision: "main", RefusedReason: "x", RefusedSince: t0},
+			works.RecorderState{At: t0.Add(6 * time.Minute)}},
+	} {
+		if err := s.PutRecorderHeartbeat(ctx, tc.put); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.RecorderHeartbeat(ctx)
-		if err != nil || !got.Equal(at) {
-			t.Errorf("heartbeat = %v, %v; want %v", got, err, at)
+		if err != nil || !got.At.Equal(tc.want.At) || !got.RefusedSince.Equal(tc.want.RefusedSince) ||
+			got.RefusedRevision != tc.want.RefusedRevision || got.RefusedReason != tc.want.RefusedReason {
+			t.Errorf("%s: heartbeat = %+v, %v; want %+v", tc.name, got, err, tc.want)
 		}
 	}
 }

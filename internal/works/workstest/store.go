@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/works"
@@ -25,7 +24,8 @@ type Store struct {
 	status       map[string]*workv1alpha1.WorkStatus
 	newest       string
 	statusWrites int
-	beat         time.Time
+	beat         works.RecorderState
+	beats        int
 }
 
 var (
@@ -139,17 +139,27 @@ func (s *Store) StatusWrites() int {
 	return s.statusWrites
 }
 
-// PutRecorderHeartbeat keeps at as the recorder heartbeat.
-func (s *Store) PutRecorderHeartbeat(_ context.Context, at time.Time) error {
+// PutRecorderHeartbeat keeps state as the recorder heartbeat, Sanitized
+// as the real stores keep it.
+func (s *Store) PutRecorderHeartbeat(_ context.Context, state works.RecorderState) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.beat = at
+	s.beat = state.Sanitized()
+	s.beats++
 	return nil
 }
 
 // RecorderHeartbeat returns the last heartbeat kept; zero when none.
-func (s *Store) RecorderHeartbeat(context.Context) (time.Time, error) {
+func (s *Store) RecorderHeartbeat(context.Context) (works.RecorderState, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.beat, nil
+}
+
+// RecorderHeartbeatWrites returns how many times PutRecorderHeartbeat was
+// called.
+func (s *Store) RecorderHeartbeatWrites() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.beats
 }
