@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"sort"
@@ -91,6 +92,7 @@ func BenchmarkSyncWebhook(b *testing.B) {
 		writeConfigMaps(co, ns, objects, v)
 		rev := co.CommitPush("set " + v)
 		before := probe.snapshot()
+		settleHeap()
 		b.StartTimer()
 		start := time.Now()
 		hook.push(rev)
@@ -187,6 +189,7 @@ func benchOneTemplate(b *testing.B, namespaces, perNamespace, members int) {
 		before, opens := scrapeRequests(b, env.Members), fw.watchOpens()
 		fw.resetEvents()
 		costBefore := probe.snapshot()
+		settleHeap()
 		b.StartTimer()
 		start := time.Now()
 		hook.push(rev)
@@ -228,12 +231,24 @@ func benchOneTemplate(b *testing.B, namespaces, perNamespace, members int) {
 	reportLatency(b, lat, fmt.Sprintf("push→1 of %d templates applied on %d members (webhook)", namespaces*perNamespace, members))
 }
 
+// settleHeap collects the garbage the benchmark itself made between two
+// timed commits (its Git working copy, the members' /metrics it parsed,
+// the status it polled: more than the controller allocates), as testing.B
+// does before a run, so that a timed commit pays only for the collections
+// its own allocations cause. The controller runs in this process; a
+// deployed one does not share its heap with a test harness.
+func settleHeap() { runtime.GC() }
+
 // profileCommits starts a CPU profile into $PROPAGIT_BENCH_CPUPROFILE, if
-// set, and returns what stops it.
+// set, writes the allocations so far to $PROPAGIT_BENCH_MEMPROFILE.base,
+// if that is set, and returns what stops them: the allocations profile at
+// the end goes to $PROPAGIT_BENCH_MEMPROFILE, to read with
+// `go tool pprof -sample_index=alloc_space -base FILE.base FILE`.
 func profileCommits(b *testing.B) func() {
+	stopMem := memProfile(b, os.Getenv("PROPAGIT_BENCH_MEMPROFILE"))
 	path := os.Getenv("PROPAGIT_BENCH_CPUPROFILE")
 	if path == "" {
-		return func() {}
+		return stopMem
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -248,6 +263,30 @@ func profileCommits(b *testing.B) func() {
 			b.Error(err)
 		}
 		b.Logf("CPU profile of the timed commits: %s", path)
+		stopMem()
+	}
+}
+
+// memProfile writes the allocations profile to path.base now and to path
+// when the returned func is called; nothing when path is "".
+func memProfile(b *testing.B, path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	write := func(p string) {
+		f, err := os.Create(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	write(path + ".base")
+	return func() {
+		write(path)
+		b.Logf("allocations of the timed commits: go tool pprof -sample_index=alloc_space -base %s.base %s", path, path)
 	}
 }
 
