@@ -79,6 +79,28 @@ func (s *Syncer) apply(ctx context.Context, mgr Writer, w *workv1alpha1.Work, st
 // removed returns the inventory entries refs, the objects of the next
 // Work, no longer hold.
 func removed(refs []workv1alpha1.ObjectRef, inventory []workv1alpha1.ObjectRef) []workv1alpha1.ObjectRef {
+	byKey := func(a, b workv1alpha1.ObjectRef) int { return a.Compare(b.ObjectKey) }
+	if slices.IsSortedFunc(refs, byKey) && slices.IsSortedFunc(inventory, byKey) {
+		// Side by side, without a map of every ref (see notCurrent).
+		var out []workv1alpha1.ObjectRef
+		j := 0
+		for _, r := range inventory {
+			for j < len(refs) && byKey(refs[j], r) < 0 {
+				j++
+			}
+			wanted := false
+			for k := j; k < len(refs) && byKey(refs[k], r) == 0; k++ {
+				if refs[k].ObjectKey == r.ObjectKey {
+					wanted = true
+					break
+				}
+			}
+			if !wanted {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
 	wanted := make(map[workv1alpha1.ObjectKey]bool, len(refs))
 	for _, r := range refs {
 		wanted[r.ObjectKey] = true
@@ -131,18 +153,7 @@ func firstFailure(res *apply.Result) string {
 // (a partial apply keeps the health of the objects it did not touch) and
 // sets Healthy and Ready.
 func (s *Syncer) health(ctx context.Context, mgr HealthReader, st *workv1alpha1.WorkStatus, w *workv1alpha1.Work) bool {
-	current := map[workv1alpha1.ObjectRef]bool{}
-	for _, o := range st.Objects {
-		if o.Health == workv1alpha1.HealthCurrent {
-			current[o.ObjectRef] = true
-		}
-	}
-	var unknown []workv1alpha1.ObjectRef
-	for _, r := range st.Inventory {
-		if !current[r] {
-			unknown = append(unknown, r)
-		}
-	}
+	unknown := notCurrent(st.Inventory, st.Objects)
 	results, err := mgr.Health(ctx, unknown)
 	if err != nil {
 		s.set(st, workv1alpha1.ConditionHealthy, metav1.ConditionUnknown, workv1alpha1.ReasonHealthUnknown, err.Error())
@@ -193,6 +204,48 @@ func (s *Syncer) health(ctx context.Context, mgr HealthReader, st *workv1alpha1.
 	return true
 }
 
+// notCurrent returns the inventory entries whose result is not known to
+// be Current. Both lists are normally sorted by object key (union and
+// mergeResults keep them so): they are then walked side by side, where a
+// map of a member's thousands of results would be built on every sync.
+func notCurrent(inventory []workv1alpha1.ObjectRef, objects []workv1alpha1.ObjectResult) []workv1alpha1.ObjectRef {
+	byKey := func(a, b workv1alpha1.ObjectRef) int { return a.Compare(b.ObjectKey) }
+	if !slices.IsSortedFunc(inventory, byKey) ||
+		!slices.IsSortedFunc(objects, func(a, b workv1alpha1.ObjectResult) int { return byKey(a.ObjectRef, b.ObjectRef) }) {
+		current := make(map[workv1alpha1.ObjectRef]bool, len(objects))
+		for _, o := range objects {
+			if o.Health == workv1alpha1.HealthCurrent {
+				current[o.ObjectRef] = true
+			}
+		}
+		var out []workv1alpha1.ObjectRef
+		for _, r := range inventory {
+			if !current[r] {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	var out []workv1alpha1.ObjectRef
+	j := 0
+	for _, r := range inventory {
+		for j < len(objects) && byKey(objects[j].ObjectRef, r) < 0 {
+			j++
+		}
+		found := false // among the results of r's key (one, but for another version)
+		for k := j; k < len(objects) && byKey(objects[k].ObjectRef, r) == 0; k++ {
+			if objects[k].ObjectRef == r && objects[k].Health == workv1alpha1.HealthCurrent {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // record counts one apply in the metrics.
 func (s *Syncer) record(res *apply.Result, err error) {
 	m := s.opts.Metrics
@@ -214,6 +267,30 @@ func (s *Syncer) record(res *apply.Result, err error) {
 
 // union returns inventory plus refs, sorted and without duplicates.
 func union(inventory, refs []workv1alpha1.ObjectRef) []workv1alpha1.ObjectRef {
+	if slices.IsSortedFunc(inventory, refOrder) && slices.IsSortedFunc(refs, refOrder) {
+		// Merged side by side, without a map of every ref (see notCurrent).
+		out := make([]workv1alpha1.ObjectRef, 0, max(len(inventory), len(refs)))
+		i, j := 0, 0
+		for i < len(inventory) || j < len(refs) {
+			var r workv1alpha1.ObjectRef
+			if j == len(refs) || (i < len(inventory) && refOrder(inventory[i], refs[j]) <= 0) {
+				r, i = inventory[i], i+1
+			} else {
+				r, j = refs[j], j+1
+			}
+			dup := false // an equal ref sorts beside it, at the end of out
+			for k := len(out) - 1; k >= 0 && refOrder(out[k], r) == 0; k-- {
+				if out[k] == r {
+					dup = true
+					break
+				}
+			}
+			if !dup {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
 	seen := map[workv1alpha1.ObjectRef]bool{}
 	out := make([]workv1alpha1.ObjectRef, 0, len(inventory)+len(refs))
 	for _, list := range [][]workv1alpha1.ObjectRef{inventory, refs} {
@@ -224,8 +301,11 @@ func union(inventory, refs []workv1alpha1.ObjectRef) []workv1alpha1.ObjectRef {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b workv1alpha1.ObjectRef) int {
-		return cmp.Or(a.Compare(b.ObjectKey), strings.Compare(a.Version, b.Version))
-	})
+	slices.SortFunc(out, refOrder)
 	return out
+}
+
+// refOrder is the order of an inventory: by object key, then version.
+func refOrder(a, b workv1alpha1.ObjectRef) int {
+	return cmp.Or(a.Compare(b.ObjectKey), strings.Compare(a.Version, b.Version))
 }

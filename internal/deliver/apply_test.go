@@ -2,6 +2,7 @@ package deliver
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -94,6 +95,43 @@ func TestDecodeMemoDecodesOnlyWhatChanged(t *testing.T) {
 	}
 }
 
+// TestManifestIndexChangedInPlace: in a list as long as the Work searched,
+// a few manifests changed in place are answered "absent" without hashing
+// every manifest into a map; past inPlaceMisses the map is built and a
+// manifest that moved is found again. Two manifests swapped in a Work of
+// the same length are decoded (and applied) again, as changed: safe, and
+// rare.
+func TestManifestIndexChangedInPlace(t *testing.T) {
+	var raws [][]byte
+	for i := range 2 * inPlaceMisses {
+		raws = append(raws, []byte(cm(fmt.Sprint("c", i), "1")))
+	}
+	x := manifestIndex{raws: raws, aligned: true}
+	if j := x.find(3, []byte(cm("c3", "2"))); j != -1 || x.byRaw != nil {
+		t.Fatalf("one manifest changed in place: find = %d, map built %v; want -1 and no map", j, x.byRaw != nil)
+	}
+	for i := range inPlaceMisses {
+		x.find(i, []byte(cm(fmt.Sprint("c", i), "3")))
+	}
+	if j := x.find(0, raws[5]); j != 5 || x.byRaw == nil {
+		t.Errorf("past %d misses: a moved manifest found at %d (map built %v), want 5", inPlaceMisses, j, x.byRaw != nil)
+	}
+	if j := (&manifestIndex{raws: raws}).find(0, raws[5]); j != 5 {
+		t.Errorf("a list of another length: a moved manifest found at %d, want 5", j)
+	}
+
+	prev := workOf(t, cm("a", "1"), cm("b", "1"))
+	var m decodeMemo
+	if _, _, err := m.decode(prev, nil); err != nil {
+		t.Fatal(err)
+	}
+	swapped := workOf(t, cm("b", "1"), cm("a", "1"))
+	objs, refs, err := m.decode(swapped, prev)
+	if err != nil || len(objs) != 2 || refs[0] != ref("b") || refs[1] != ref("a") {
+		t.Errorf("two manifests swapped: %d objects, refs %v, %v; want both again, refs b, a", len(objs), refs, err)
+	}
+}
+
 func TestMergeResultsKeepsUntouchedHealth(t *testing.T) {
 	prev := []workv1alpha1.ObjectResult{
 		{ObjectRef: ref("a"), Action: workv1alpha1.ActionUnchanged, Health: workv1alpha1.HealthCurrent},
@@ -116,5 +154,111 @@ func TestMergeResultsKeepsUntouchedHealth(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("merged:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestNotCurrentMatchesTheMapRule: the side-by-side walk of sorted lists
+// gives what the plain rule (a set of the Current results) gives, on
+// random inventories and results — sorted, unsorted, with duplicates, with
+// a key under two versions, and results outside the inventory.
+func TestNotCurrentMatchesTheMapRule(t *testing.T) {
+	plain := func(inv []workv1alpha1.ObjectRef, objs []workv1alpha1.ObjectResult) []workv1alpha1.ObjectRef {
+		current := map[workv1alpha1.ObjectRef]bool{}
+		for _, o := range objs {
+			if o.Health == workv1alpha1.HealthCurrent {
+				current[o.ObjectRef] = true
+			}
+		}
+		var out []workv1alpha1.ObjectRef
+		for _, r := range inv {
+			if !current[r] {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	rng := rand.New(rand.NewPCG(7, 32))
+	refAt := func() workv1alpha1.ObjectRef {
+		r := ref(fmt.Sprint("o", rng.IntN(12)))
+		if rng.IntN(6) == 0 {
+			r.Version = "v2"
+		}
+		return r
+	}
+	healths := []workv1alpha1.Health{workv1alpha1.HealthCurrent, workv1alpha1.HealthCurrent, workv1alpha1.HealthInProgress, ""}
+	byKey := func(a, b workv1alpha1.ObjectRef) int { return a.Compare(b.ObjectKey) }
+	for c := range 500 {
+		var inv []workv1alpha1.ObjectRef
+		var objs []workv1alpha1.ObjectResult
+		for range rng.IntN(10) {
+			inv = append(inv, refAt())
+		}
+		for range rng.IntN(10) {
+			objs = append(objs, workv1alpha1.ObjectResult{ObjectRef: refAt(), Health: healths[rng.IntN(len(healths))]})
+		}
+		if c%4 != 0 { // mostly sorted, as syncs keep them
+			slices.SortStableFunc(inv, byKey)
+			slices.SortStableFunc(objs, func(a, b workv1alpha1.ObjectResult) int { return byKey(a.ObjectRef, b.ObjectRef) })
+		}
+		if got, want := notCurrent(inv, objs), plain(inv, objs); !slices.Equal(got, want) {
+			t.Fatalf("case %d: inventory %v, results %v: got %v, want %v", c, inv, objs, got, want)
+		}
+	}
+}
+
+// TestUnionAndRemovedMatchThePlainRule: union and removed, walking sorted
+// lists side by side, give what the plain rules (a set of refs, a set of
+// keys) give, on random lists — sorted, unsorted, with duplicates and a
+// key under two versions.
+func TestUnionAndRemovedMatchThePlainRule(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	refAt := func() workv1alpha1.ObjectRef {
+		r := ref(fmt.Sprint("o", rng.IntN(12)))
+		if rng.IntN(6) == 0 {
+			r.Version = "v2"
+		}
+		return r
+	}
+	list := func(sorted bool) []workv1alpha1.ObjectRef {
+		var out []workv1alpha1.ObjectRef
+		for range rng.IntN(10) {
+			out = append(out, refAt())
+		}
+		if sorted {
+			slices.SortStableFunc(out, refOrder)
+		}
+		return out
+	}
+	for c := range 500 {
+		inv, refs := list(c%4 != 0), list(c%3 != 0)
+		got := union(inv, refs)
+		set := map[workv1alpha1.ObjectRef]bool{}
+		for _, r := range slices.Concat(inv, refs) {
+			set[r] = true
+		}
+		seen := map[workv1alpha1.ObjectRef]bool{}
+		for _, r := range got {
+			if seen[r] || !set[r] {
+				t.Fatalf("case %d: union(%v, %v) = %v: %v twice or not in either", c, inv, refs, got, r)
+			}
+			seen[r] = true
+		}
+		if len(seen) != len(set) || !slices.IsSortedFunc(got, refOrder) {
+			t.Fatalf("case %d: union(%v, %v) = %v: want each of %d refs once, sorted", c, inv, refs, got, len(set))
+		}
+
+		wanted := map[workv1alpha1.ObjectKey]bool{}
+		for _, r := range refs {
+			wanted[r.ObjectKey] = true
+		}
+		var want []workv1alpha1.ObjectRef
+		for _, r := range inv {
+			if !wanted[r.ObjectKey] {
+				want = append(want, r)
+			}
+		}
+		if got := removed(refs, inv); !slices.Equal(got, want) {
+			t.Fatalf("case %d: removed(%v, %v) = %v, want %v", c, refs, inv, got, want)
+		}
 	}
 }

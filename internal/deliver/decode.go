@@ -31,7 +31,8 @@ func (m *decodeMemo) decode(w, prev *workv1alpha1.Work) ([]*unstructured.Unstruc
 			before.raws[i] = mf.Raw
 		}
 	}
-	memo := manifestIndex{raws: m.raws}
+	before.aligned = prev != nil && len(before.raws) == len(w.Spec.Manifests)
+	memo := manifestIndex{raws: m.raws, aligned: len(m.raws) == len(w.Spec.Manifests)}
 	raws := make([][]byte, len(w.Spec.Manifests))
 	refs := make([]workv1alpha1.ObjectRef, 0, len(w.Spec.Manifests))
 	var objs []*unstructured.Unstructured
@@ -39,9 +40,11 @@ func (m *decodeMemo) decode(w, prev *workv1alpha1.Work) ([]*unstructured.Unstruc
 		mf := &w.Spec.Manifests[i]
 		raws[i] = mf.Raw
 		unchanged := mf.Raw != nil && prev != nil && before.find(i, mf.Raw) >= 0
-		if j := memo.find(i, mf.Raw); j >= 0 && unchanged {
-			refs = append(refs, m.refs[j])
-			continue
+		if unchanged {
+			if j := memo.find(i, mf.Raw); j >= 0 {
+				refs = append(refs, m.refs[j])
+				continue
+			}
 		}
 		obj, err := workv1alpha1.DecodeManifest(mf)
 		if err != nil {
@@ -62,10 +65,22 @@ func (m *decodeMemo) decode(w, prev *workv1alpha1.Work) ([]*unstructured.Unstruc
 // the position is tried first, at the cost of a pointer comparison; only
 // a Work whose manifests moved (one added or removed) pays for hashing
 // them into a map, once.
+//
+// While the list is as long as the Work searched (aligned), the first few
+// misses are taken as manifests changed in place and answered -1 without
+// the map: a commit that changes one object then hashes no manifest. A
+// manifest that in fact moved is then decoded and applied again, which
+// changes nothing on the member.
 type manifestIndex struct {
-	raws  [][]byte
-	byRaw map[string]int
+	raws    [][]byte
+	byRaw   map[string]int
+	aligned bool
+	misses  int
 }
+
+// inPlaceMisses is how many misses an aligned list takes as changes in
+// place before it builds its map.
+const inPlaceMisses = 16
 
 // find returns the position of raw in the list, -1 when absent (and for a
 // nil raw, a manifest not held as bytes).
@@ -75,6 +90,9 @@ func (x *manifestIndex) find(i int, raw []byte) int {
 	}
 	if i < len(x.raws) && bytes.Equal(x.raws[i], raw) {
 		return i
+	}
+	if x.misses++; x.aligned && x.misses <= inPlaceMisses {
+		return -1
 	}
 	if x.byRaw == nil {
 		x.byRaw = make(map[string]int, len(x.raws))

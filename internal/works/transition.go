@@ -104,8 +104,15 @@ func Normalize(st *workv1alpha1.WorkStatus) *workv1alpha1.WorkStatus {
 		out.Drift[i].Time = *truncate(&out.Drift[i].Time)
 	}
 	sort.SliceStable(out.Conditions, func(i, j int) bool { return out.Conditions[i].Type < out.Conditions[j].Type })
-	sort.SliceStable(out.Inventory, func(i, j int) bool { return RefLess(out.Inventory[i], out.Inventory[j]) })
-	sort.SliceStable(out.Objects, func(i, j int) bool { return RefLess(out.Objects[i].ObjectRef, out.Objects[j].ObjectRef) })
+	// The long lists are usually sorted already: checking costs one pass,
+	// sorting them again a stable sort of a member's thousands of entries
+	// on every sync.
+	if less := func(i, j int) bool { return RefLess(out.Inventory[i], out.Inventory[j]) }; !sort.SliceIsSorted(out.Inventory, less) {
+		sort.SliceStable(out.Inventory, less)
+	}
+	if less := func(i, j int) bool { return RefLess(out.Objects[i].ObjectRef, out.Objects[j].ObjectRef) }; !sort.SliceIsSorted(out.Objects, less) {
+		sort.SliceStable(out.Objects, less)
+	}
 	sort.SliceStable(out.Drift, func(i, j int) bool {
 		a, b := out.Drift[i], out.Drift[j]
 		if !a.Time.Equal(&b.Time) {
