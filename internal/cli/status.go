@@ -62,7 +62,7 @@ whole message; -o name prints cluster/<name> per member.`,
 	bindFormat(cmd, &o.output, "text", status.Formats, "output format")
 	f.BoolVar(&o.exitCode, "exit-code", false, "exit 1 unless every member shown runs the newest revision applied and healthy, every RolloutPolicy's rollout completed, and the controller refuses no newer source revision")
 	f.BoolVarP(&o.watch, "watch", "w", false, "print the report again whenever it changes, until interrupted")
-	f.DurationVar(&o.staleAfter, "stale-after", 5*time.Minute, "a controller heartbeat older than this means it stopped recording (keep it above the controller's --interval)")
+	f.DurationVar(&o.staleAfter, "stale-after", status.DefaultStaleAfter, "a controller heartbeat older than this means it stopped recording (keep it above the controller's --interval)")
 	return cmd
 }
 
@@ -113,26 +113,23 @@ func (o *statusOptions) run(parent context.Context, w, stderr io.Writer) error {
 	return o.watchReports(ctx, st, w)
 }
 
-// maxHeartbeatSkew is how far ahead of this machine's clock a heartbeat
-// may be and still count: clocks differ by seconds, not minutes.
-const maxHeartbeatSkew = time.Minute
-
-// recorderStopped says why the controller looks stopped: its heartbeat
-// is older than --stale-after; "" when it is recent or there is none (a
-// store kept by a controller that writes none, or by none at all).
+// recorderStopped says why the controller looks stopped, as
+// status.JudgeRecorder judges its heartbeat: older than --stale-after, or
+// far in the future; "" when it is recent or there is none (a store kept
+// by a controller that writes none, or by none at all).
 func (o *statusOptions) recorderStopped(rep *status.Report, now time.Time) string {
 	hb := rep.RecorderHeartbeat
-	if hb != nil && hb.Sub(now) > maxHeartbeatSkew {
+	switch status.JudgeRecorder(hb, now, o.staleAfter) {
+	case status.RecorderAhead:
 		// Written by a clock far ahead, or by someone else than the
 		// controller: it proves nothing about the controller now.
 		return fmt.Sprintf("the controller's heartbeat in the store is %s in the future (a clock far off, or not written by the controller): it cannot tell whether the controller still records",
 			hb.Sub(now).Round(time.Second))
+	case status.RecorderStale:
+		return fmt.Sprintf("the controller last read its source and recorded %s ago (its heartbeat in the store, older than --stale-after %s): it is stopped or cannot read its source; what members run may be behind",
+			now.Sub(*hb).Round(time.Second), o.staleAfter)
 	}
-	if hb == nil || now.Sub(*hb) < o.staleAfter {
-		return ""
-	}
-	return fmt.Sprintf("the controller last read its source and recorded %s ago (its heartbeat in the store, older than --stale-after %s): it is stopped or cannot read its source; what members run may be behind",
-		now.Sub(*hb).Round(time.Second), o.staleAfter)
+	return ""
 }
 
 // watchReports prints the report whenever its data changes (not its
@@ -188,15 +185,7 @@ func (o *statusOptions) report(ctx context.Context, st *stores) (*status.Report,
 		if err != nil {
 			return nil, err
 		}
-		if !state.At.IsZero() {
-			rep.RecorderHeartbeat = &state.At
-		}
-		if state = state.Sanitized(); state.Refused() {
-			rep.SourceRefused = &status.SourceRefusal{Revision: state.RefusedRevision, Reason: state.RefusedReason}
-			if !state.RefusedSince.IsZero() {
-				rep.SourceRefused.Since = &state.RefusedSince
-			}
-		}
+		rep.SetRecorder(state)
 	}
 	if rep.Rollouts, err = readRollouts(ctx, st.works); err != nil {
 		return nil, err

@@ -96,7 +96,10 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request, name, title s
 // reportJSON serves the report `propagit status -o json` prints.
 func (s *Server) reportJSON(w http.ResponseWriter, r *http.Request) {
 	snap := s.Current()
-	if notModified(w, r, etag(snap, r)) {
+	// The report carries the controller's heartbeat, which moves without
+	// changing the pages' Version.
+	tag := `"` + hashOf(snap.Version, r.URL.RequestURI(), snap.Recorder.Heartbeat.Format(time.RFC3339Nano)) + `"`
+	if notModified(w, r, tag) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

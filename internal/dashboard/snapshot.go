@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,7 +25,7 @@ type Snapshot struct {
 	// Taken is when the records were read.
 	Taken time.Time
 	// Version changes whenever anything a page shows changes: it is the
-	// hash of the records read.
+	// hash of the records read and of the banners on the recorder.
 	Version string
 	Newest  string
 	Inputs  []status.Input
@@ -38,6 +39,16 @@ type Snapshot struct {
 	// Error is the last failure to read the records or the source ("" when
 	// the last refresh was clean).
 	Error string
+	// Recorder is what the recording controller keeps with its heartbeat,
+	// as judged at Taken: the banners on every page.
+	Recorder Recorder
+	// records is the hash of the records alone: while it does not change,
+	// the last report and indexes are reused, however often the
+	// controller's heartbeat moves.
+	records string
+	// beat is the recorder state as the store keeps it (zero when it keeps
+	// none).
+	beat works.RecorderState
 	// rollouts is the rollouts' record, as the store keeps it (nil when
 	// it keeps none).
 	rollouts []byte
@@ -45,6 +56,55 @@ type Snapshot struct {
 	index *lazyIndex
 	// objects are the decoded manifests by cluster, for the index.
 	objects map[string][]*unstructured.Unstructured
+}
+
+// Recorder is what the pages say of the recording controller: the source
+// revision it refused, and whether its heartbeat says it stopped, judged
+// as `propagit status --exit-code` judges it.
+type Recorder struct {
+	// Heartbeat is its last heartbeat, UTC; zero when the store keeps none.
+	Heartbeat time.Time
+	// Verdict is what Heartbeat says at the snapshot's time, with
+	// status.DefaultStaleAfter.
+	Verdict status.RecorderVerdict
+	// Refused is the newest source revision when the controller refused
+	// it; nil when it did not.
+	Refused *status.SourceRefusal
+}
+
+// recorderOf judges state at now.
+func recorderOf(state works.RecorderState, now time.Time) Recorder {
+	var rep status.Report
+	rep.SetRecorder(state)
+	r := Recorder{Verdict: status.JudgeRecorder(rep.RecorderHeartbeat, now, status.DefaultStaleAfter), Refused: rep.SourceRefused}
+	if rep.RecorderHeartbeat != nil {
+		r.Heartbeat = *rep.RecorderHeartbeat
+	}
+	return r
+}
+
+// Stale reports whether the heartbeat is older than
+// status.DefaultStaleAfter.
+func (r Recorder) Stale() bool { return r.Verdict == status.RecorderStale }
+
+// Ahead reports whether the heartbeat is too far in the future to count.
+func (r Recorder) Ahead() bool { return r.Verdict == status.RecorderAhead }
+
+// key is what the banners show, for Version: the heartbeat only when a
+// banner shows it, so a controller that beats does not change the pages.
+func (r Recorder) key() string {
+	var hb string
+	if r.Verdict != status.RecorderLive {
+		hb = r.Heartbeat.Format(time.RFC3339)
+	}
+	parts := []string{strconv.Itoa(int(r.Verdict)), hb}
+	if f := r.Refused; f != nil {
+		parts = append(parts, f.Revision, f.Reason)
+		if f.Since != nil {
+			parts = append(parts, f.Since.Format(time.RFC3339))
+		}
+	}
+	return hashOf(parts...)
 }
 
 // MemberMeta is what Git says about a member.
@@ -96,17 +156,22 @@ func (s *Server) read(ctx context.Context) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	if snap.Version, err = version(snap); err != nil {
+	if snap.records, err = version(snap); err != nil {
 		return nil, err
 	}
-	if cur := s.Current(); cur.Version == snap.Version && !cur.Taken.IsZero() {
+	snap.Version = hashOf(snap.records, snap.Recorder.key())
+	if cur := s.Current(); cur.records == snap.records && !cur.Taken.IsZero() {
 		same := *cur
-		same.Taken = snap.Taken
+		same.Taken, same.Version, same.Recorder, same.beat = snap.Taken, snap.Version, snap.Recorder, snap.beat
+		rep := *cur.Report // shared with the pages being served: copied, not changed
+		rep.SetRecorder(snap.beat)
+		same.Report = &rep
 		return &same, nil
 	}
 	if snap.Report, err = status.Build(snap.Inputs, snap.Newest); err != nil {
 		return nil, fmt.Errorf("failed to fold the status: %w", err)
 	}
+	snap.Report.SetRecorder(snap.beat)
 	if snap.Report.Rollouts, err = status.RolloutRows(snap.rollouts); err != nil {
 		snap.Error = err.Error() // the records still show
 	}
@@ -149,6 +214,14 @@ func (s *Server) gather(ctx context.Context) (*Snapshot, error) {
 			return nil, fmt.Errorf("failed to read the rollouts: %w", err)
 		}
 	}
+	if hb, ok := s.opts.Works.(works.RecorderHeartbeats); ok {
+		// The controller's verdict on its source and its heartbeat, as
+		// `propagit status` reads them.
+		if snap.beat, err = hb.RecorderHeartbeat(ctx); err != nil {
+			return nil, fmt.Errorf("failed to read the controller's heartbeat: %w", err)
+		}
+	}
+	snap.Recorder = recorderOf(snap.beat, snap.Taken)
 	if s.opts.Source != nil {
 		if snap.Commits, err = s.opts.Source.Commits(ctx, s.opts.Commits); err != nil {
 			snap.Error = fmt.Sprintf("failed to read the source history: %v", err) // the records still show
