@@ -24,7 +24,6 @@ import (
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/cli"
-	"github.com/propagit/propagit/internal/gitserver"
 	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/testenv"
 	"github.com/propagit/propagit/internal/verify"
@@ -300,43 +299,19 @@ func TestSupplyChainPullRefusesForgedWork(t *testing.T) {
 func TestSupplyChainPullForgedWorkMemberRepos(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	a, b := env.Members[0], env.Members[1]
-	admin, authA, authB := gitAccount("propagit", "controller-pw"), gitAccount("agent-a", "a-pw"), gitAccount("agent-b", "b-pw")
-	srv, err := gitserver.New(t.TempDir(), gitserver.Options{Username: admin.Username, Password: admin.Password,
-		Users: []gitserver.User{
-			{Username: authA.Username, Password: authA.Password, Repos: []string{"works-" + a.Name + ".git"}},
-			{Username: authB.Username, Password: authB.Password, Repos: []string{"works-" + b.Name + ".git"}},
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	sourceURL, err := srv.InitBare("fleet.git")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range []*testenv.Member{a, b} {
-		if _, err := srv.InitBare("works-" + m.Name + ".git"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	urlA, urlB := srv.RepoURL("works-"+a.Name+".git"), srv.RepoURL("works-"+b.Name+".git")
+	ns := randomName("forged")
+	repos := startMemberRepos(t, a, b, ns, policyYAML(ns, a.Name, b.Name))
+	admin, authA, authB, f, rev1 := repos.admin, repos.authA, repos.authB, repos.fleet, repos.rev1
+	urlA, urlB := repos.worksURL(a), repos.worksURL(b)
 	controllerKey := verifytest.SSHKey(t, "propagit-controller")
 	keys := verifytest.TrustedKeys(t, controllerKey)
-	ns := randomName("forged")
-	f := &fleet{Checkout: e2etest.NewCheckout(t, sourceURL, sourceBranch, admin), t: t}
-	f.write("clusters/"+a.Name+".yaml", e2etest.ClusterYAML(a.Name, clusterv1alpha1.SyncModePull))
-	f.write("clusters/"+b.Name+".yaml", e2etest.ClusterYAML(b.Name, clusterv1alpha1.SyncModePull))
-	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
-	f.write("policy.yaml", policyYAML(ns, a.Name, b.Name))
-	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
-	rev1 := f.CommitPush("app on two pull members, each with its own works repository")
 
 	hub := func() *runningController {
-		store, err := memberstore.New(srv.URL+"/works-{cluster}.git", gitstore.Options{Auth: admin, Signer: controllerKey.Signer}, testLogger(t, "works"))
+		store, err := memberstore.New(repos.worksTemplate, gitstore.Options{Auth: admin, Signer: controllerKey.Signer}, testLogger(t, "works"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return startController(t, hubSetup{SourceURL: sourceURL, Auth: admin, Works: store, Status: store, Options: controllerOptions()})
+		return startController(t, hubSetup{SourceURL: repos.sourceURL, Auth: admin, Works: store, Status: store, Options: controllerOptions()})
 	}
 	c := hub()
 	agentA := startVerifyingAgent(t, a, urlA, authA, keys)

@@ -31,7 +31,6 @@ import (
 	"github.com/propagit/propagit/internal/api/clusterv1alpha1"
 	"github.com/propagit/propagit/internal/api/workv1alpha1"
 	"github.com/propagit/propagit/internal/cli"
-	"github.com/propagit/propagit/internal/gitserver"
 	"github.com/propagit/propagit/internal/metrics"
 	"github.com/propagit/propagit/internal/testenv"
 	"github.com/propagit/propagit/internal/works/crstore"
@@ -208,11 +207,6 @@ func TestTrustPullCRStoreIsolation(t *testing.T) {
 	}
 }
 
-// gitAccount is a basic-auth account of the test Git server.
-func gitAccount(user, password string) *githttp.BasicAuth {
-	return &githttp.BasicAuth{Username: user, Password: password}
-}
-
 // lsRemote lists url's refs with auth, as the first step of any fetch.
 func lsRemote(url string, auth transport.AuthMethod) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -240,31 +234,10 @@ func TestTrustPullGitStoreIsolation(t *testing.T) {
 	)
 	env := testenv.Start(t, testenv.Options{Members: 2})
 	a, b := env.Members[0], env.Members[1]
-	admin, authA, authB := gitAccount("propagit", "controller-pw"), gitAccount("agent-a", "a-pw"), gitAccount("agent-b", "b-pw")
-	srv, err := gitserver.New(t.TempDir(), gitserver.Options{Username: admin.Username, Password: admin.Password,
-		Users: []gitserver.User{
-			{Username: authA.Username, Password: authA.Password, Repos: []string{"works-" + a.Name + ".git"}},
-			{Username: authB.Username, Password: authB.Password, Repos: []string{"works-" + b.Name + ".git"}},
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	sourceURL, _ := srv.InitBare("fleet.git")
-	for _, m := range []*testenv.Member{a, b} {
-		if _, err := srv.InitBare("works-" + m.Name + ".git"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tmpl := srv.URL + "/works-{cluster}.git"
 	ns := randomName("trust")
-	f := &fleet{Checkout: e2etest.NewCheckout(t, sourceURL, sourceBranch, admin), t: t}
-	f.write("clusters/"+a.Name+".yaml", e2etest.ClusterYAML(a.Name, clusterv1alpha1.SyncModePull))
-	f.write("clusters/"+b.Name+".yaml", e2etest.ClusterYAML(b.Name, clusterv1alpha1.SyncModePull))
-	f.write("namespace.yaml", e2etest.NamespaceYAML(ns))
-	f.write("policy.yaml", twoClusterPolicyYAML(ns, a.Name, b.Name, tolerate))
-	f.write("app.yaml", configMapYAML(ns, "app", "v1"))
-	rev1 := f.CommitPush("app on two pull members, each with its own works repository")
+	repos := startMemberRepos(t, a, b, ns, twoClusterPolicyYAML(ns, a.Name, b.Name, tolerate))
+	admin, authA, authB, f, rev1 := repos.admin, repos.authA, repos.authB, repos.fleet, repos.rev1
+	sourceURL, tmpl := repos.sourceURL, repos.worksTemplate
 
 	store, err := memberstore.New(tmpl, gitstore.Options{Auth: admin}, testLogger(t, "works"))
 	if err != nil {
@@ -299,8 +272,8 @@ func TestTrustPullGitStoreIsolation(t *testing.T) {
 	}
 
 	// A's account: its own repository only.
-	urlB := srv.RepoURL("works-" + b.Name + ".git")
-	if err := lsRemote(srv.RepoURL("works-"+a.Name+".git"), authA); err != nil {
+	urlB := repos.worksURL(b)
+	if err := lsRemote(repos.worksURL(a), authA); err != nil {
 		t.Errorf("A lists its own works repository: %v", err)
 	}
 	for what, url := range map[string]string{"B's works repository": urlB, "the source repository": sourceURL} {
@@ -325,7 +298,7 @@ func TestTrustPullGitStoreIsolation(t *testing.T) {
 	forged := &workv1alpha1.WorkStatus{AppliedRevision: "forged", Heartbeat: &fresh,
 		Cluster: &clusterv1alpha1.ClusterStatus{Conditions: []metav1.Condition{{Type: clusterv1alpha1.ConditionReady,
 			Status: metav1.ConditionFalse, Reason: "Forged", Message: "forged by A", LastTransitionTime: metav1.NewTime(forgedAt)}}}}
-	intoA := newGitStore(t, gitstore.Options{URL: srv.RepoURL("works-" + a.Name + ".git"), Auth: authA})
+	intoA := newGitStore(t, gitstore.Options{URL: repos.worksURL(a), Auth: authA})
 	if err := intoA.PutStatus(ctx, b.Name, forged); err != nil {
 		t.Fatalf("A writes into its own repository: %v", err)
 	}
