@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,7 +68,7 @@ func NewClient(t testing.TB, cfg *rest.Config, adds ...func(*runtime.Scheme) err
 // Namespaces and CRDs.
 func HubClient(t testing.TB, cfg *rest.Config) client.Client {
 	t.Helper()
-	return NewClient(t, cfg, apiextensionsv1.AddToScheme, corev1.AddToScheme, workv1alpha1.AddToScheme)
+	return NewClient(t, cfg, apiextensionsv1.AddToScheme, corev1.AddToScheme, coordinationv1.AddToScheme, workv1alpha1.AddToScheme)
 }
 
 // StartHub makes m a hub: it installs the Work CRD from deploy/, waits,

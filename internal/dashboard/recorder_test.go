@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -192,4 +193,31 @@ func TestDashboardRecorderHeartbeatBanner(t *testing.T) {
 
 	beat(clock.Add(-time.Minute))
 	check("fresh again", "")
+}
+
+// unreadableBeat is a store whose recorder heartbeat cannot be read (a hub
+// Role without the Lease rule, a client whose scheme lacks Leases).
+type unreadableBeat struct{ *memStore }
+
+func (unreadableBeat) RecorderHeartbeat(context.Context) (works.RecorderState, error) {
+	return works.RecorderState{}, errors.New(`no kind is registered for the type v1.Lease`)
+}
+
+// TestDashboardHeartbeatUnreadable: a heartbeat that cannot be read is
+// said on every page, and the members still show: it does not blank the
+// dashboard.
+func TestDashboardHeartbeatUnreadable(t *testing.T) {
+	store := newMemStore()
+	d := deployment("demo", "nginx", 2)
+	store.put(t, "member1", rev1, readyStatus(rev1, time.Now(), d), d)
+	_, ts := newTestServer(t, store, func(o *Options) { o.Works = unreadableBeat{store} })
+	for _, path := range recorderPages(d) {
+		res, body := get(t, ts, path)
+		if res.StatusCode != http.StatusOK {
+			t.Errorf("%s: %d, want 200", path, res.StatusCode)
+		}
+		mustContain(t, body, `id="recorder-unread">failed to read the controller&#39;s heartbeat: no kind is registered`)
+	}
+	_, body := get(t, ts, "/")
+	mustContain(t, body, `data-member="member1"`)
 }

@@ -70,6 +70,8 @@ type Recorder struct {
 	// Refused is the newest source revision when the controller refused
 	// it; nil when it did not.
 	Refused *status.SourceRefusal
+	// ReadError says why the heartbeat could not be read; "" when it was.
+	ReadError string
 }
 
 // recorderOf judges state at now.
@@ -97,7 +99,7 @@ func (r Recorder) key() string {
 	if r.Verdict != status.RecorderLive {
 		hb = r.Heartbeat.Format(time.RFC3339)
 	}
-	parts := []string{strconv.Itoa(int(r.Verdict)), hb}
+	parts := []string{strconv.Itoa(int(r.Verdict)), hb, r.ReadError}
 	if f := r.Refused; f != nil {
 		parts = append(parts, f.Revision, f.Reason)
 		if f.Since != nil {
@@ -214,14 +216,18 @@ func (s *Server) gather(ctx context.Context) (*Snapshot, error) {
 			return nil, fmt.Errorf("failed to read the rollouts: %w", err)
 		}
 	}
+	var beatErr string
 	if hb, ok := s.opts.Works.(works.RecorderHeartbeats); ok {
 		// The controller's verdict on its source and its heartbeat, as
 		// `propagit status` reads them.
+		// A heartbeat that cannot be read (a Role without the Lease rule)
+		// is said on every page, and the records still show.
 		if snap.beat, err = hb.RecorderHeartbeat(ctx); err != nil {
-			return nil, fmt.Errorf("failed to read the controller's heartbeat: %w", err)
+			snap.beat, beatErr = works.RecorderState{}, fmt.Sprintf("failed to read the controller's heartbeat: %v", err)
 		}
 	}
 	snap.Recorder = recorderOf(snap.beat, snap.Taken)
+	snap.Recorder.ReadError = beatErr
 	if s.opts.Source != nil {
 		if snap.Commits, err = s.opts.Source.Commits(ctx, s.opts.Commits); err != nil {
 			snap.Error = fmt.Sprintf("failed to read the source history: %v", err) // the records still show
