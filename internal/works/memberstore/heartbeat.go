@@ -2,15 +2,12 @@ package memberstore
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
 var _ works.RecorderHeartbeats = (*Store)(nil)
@@ -21,24 +18,7 @@ var _ works.RecorderHeartbeats = (*Store)(nil)
 // controller from a stopped one. A repository that cannot be written does
 // not stop the others; the error names each that failed.
 func (m *Store) PutRecorderHeartbeat(ctx context.Context, state works.RecorderState) error {
-	clusters := m.trackedClusters()
-	errs := make([]error, len(clusters))
-	var g errgroup.Group
-	g.SetLimit(parallel)
-	for i, c := range clusters {
-		g.Go(func() error {
-			st, err := m.store(c)
-			if err == nil {
-				err = st.PutRecorderHeartbeat(ctx, state)
-			}
-			if err != nil {
-				errs[i] = fmt.Errorf("%s: %w", c, err)
-			}
-			return nil
-		})
-	}
-	_ = g.Wait()
-	return errors.Join(errs...)
+	return m.toEveryMember(func(st *gitstore.Store) error { return st.PutRecorderHeartbeat(ctx, state) })
 }
 
 // RecorderHeartbeat implements works.RecorderHeartbeats: the newest time

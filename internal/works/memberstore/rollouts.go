@@ -3,13 +3,10 @@ package memberstore
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/propagit/propagit/internal/logging"
 	"github.com/propagit/propagit/internal/works"
+	"github.com/propagit/propagit/internal/works/gitstore"
 )
 
 var _ works.RolloutStates = (*Store)(nil)
@@ -20,24 +17,7 @@ var _ works.RolloutStates = (*Store)(nil)
 // repository that cannot be written does not stop the others; the error
 // names each that failed.
 func (m *Store) PutRollouts(ctx context.Context, data []byte) error {
-	clusters := m.trackedClusters()
-	errs := make([]error, len(clusters))
-	var g errgroup.Group
-	g.SetLimit(parallel)
-	for i, c := range clusters {
-		g.Go(func() error {
-			st, err := m.store(c)
-			if err == nil {
-				err = st.PutRollouts(ctx, data)
-			}
-			if err != nil {
-				errs[i] = fmt.Errorf("%s: %w", c, err)
-			}
-			return nil
-		})
-	}
-	_ = g.Wait()
-	return errors.Join(errs...)
+	return m.toEveryMember(func(st *gitstore.Store) error { return st.PutRollouts(ctx, data) })
 }
 
 // Rollouts implements works.RolloutStates: the record that more than half

@@ -2,6 +2,7 @@ package memberstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -140,6 +141,30 @@ func (m *Store) ListCluster(ctx context.Context, cluster string) (*workv1alpha1.
 
 // parallel bounds the repositories one call reaches at once.
 const parallel = 8
+
+// toEveryMember runs put on the store of every tracked member, parallel
+// at a time. A repository that cannot be written does not stop the
+// others; the error names each that failed.
+func (m *Store) toEveryMember(put func(*gitstore.Store) error) error {
+	clusters := m.trackedClusters()
+	errs := make([]error, len(clusters))
+	var g errgroup.Group
+	g.SetLimit(parallel)
+	for i, c := range clusters {
+		g.Go(func() error {
+			st, err := m.store(c)
+			if err == nil {
+				err = put(st)
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", c, err)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return errors.Join(errs...)
+}
 
 // Put writes each Work to its cluster's repository, and removes the Work
 // of each tracked cluster absent from ws. It returns the clusters whose
