@@ -27,17 +27,25 @@ func bareRepos(t *testing.T, clusters ...string) (root, tmpl string) {
 	return root, "file://" + root + "/works-{cluster}.git"
 }
 
+// tracked returns a store of the repositories tmpl reaches, with opts,
+// tracking clusters.
+func tracked(t *testing.T, tmpl string, opts gitstore.Options, clusters ...string) *Store {
+	t.Helper()
+	s, err := New(tmpl, opts, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Track(clusters)
+	return s
+}
+
 // TestMemberStoreRecorderHeartbeat: the store of one repository per
 // member keeps the recording controller's heartbeat like the others do, so
 // status --exit-code can tell a stopped controller there too.
 func TestMemberStoreRecorderHeartbeat(t *testing.T) {
 	clusters := []string{"c0", "c1", "c2"}
 	_, tmpl := bareRepos(t, clusters...)
-	s, err := New(tmpl, gitstore.Options{}, logr.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Track(clusters)
+	s := tracked(t, tmpl, gitstore.Options{}, clusters...)
 	workstest.CheckRecorderHeartbeat(t, s)
 }
 
@@ -52,11 +60,7 @@ func TestMemberCannotForgeTheRecorderHeartbeat(t *testing.T) {
 	clusters := []string{"c0", "c1", "c2"}
 	root, tmpl := bareRepos(t, clusters...)
 	ctx := ctxT(t)
-	hub, err := New(tmpl, gitstore.Options{}, logr.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub.Track(clusters)
+	hub := tracked(t, tmpl, gitstore.Options{}, clusters...)
 	last := time.Now().Add(-time.Hour).Truncate(time.Second).UTC()
 	refused := works.RecorderState{At: last, RefusedRevision: strings.Repeat("9a", 20), RefusedReason: "commit 9a9a9a9: not signed",
 		RefusedSince: last.Add(-time.Minute)}
@@ -65,11 +69,7 @@ func TestMemberCannotForgeTheRecorderHeartbeat(t *testing.T) {
 	}
 	reader := func() works.RecorderState {
 		t.Helper()
-		r, err := New(tmpl, gitstore.Options{}, logr.Discard())
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Track(clusters)
+		r := tracked(t, tmpl, gitstore.Options{}, clusters...)
 		state, err := r.RecorderHeartbeat(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -4,8 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/go-logr/logr"
-
 	"github.com/propagit/propagit/internal/verify/verifytest"
 	"github.com/propagit/propagit/internal/works/gitstore"
 	"github.com/propagit/propagit/internal/works/workstest"
@@ -17,11 +15,7 @@ import (
 func TestMemberStoreRollouts(t *testing.T) {
 	clusters := []string{"c0", "c1", "c2"}
 	_, tmpl := bareRepos(t, clusters...)
-	s, err := New(tmpl, gitstore.Options{}, logr.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Track(clusters)
+	s := tracked(t, tmpl, gitstore.Options{}, clusters...)
 	workstest.CheckRolloutStates(t, s)
 }
 
@@ -37,22 +31,14 @@ func TestMemberCannotForgeTheRollouts(t *testing.T) {
 	root, tmpl := bareRepos(t, clusters...)
 	ctx := ctxT(t)
 	key := verifytest.SSHKey(t, "propagit-controller").Signer
-	hub, err := New(tmpl, gitstore.Options{Signer: key}, logr.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub.Track(clusters)
+	hub := tracked(t, tmpl, gitstore.Options{Signer: key}, clusters...)
 	genuine := []byte(`{"rollouts":[{"policy":"web","phase":"Progressing","revision":"rev2","stableRevision":"rev1"}]}`)
 	if err := hub.PutRollouts(ctx, genuine); err != nil {
 		t.Fatal(err)
 	}
 	read := func(opts gitstore.Options) string {
 		t.Helper()
-		r, err := New(tmpl, opts, logr.Discard())
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Track(clusters)
+		r := tracked(t, tmpl, opts, clusters...)
 		data, err := r.Rollouts(ctx)
 		if err != nil {
 			t.Fatal(err)
